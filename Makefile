@@ -1,0 +1,60 @@
+# Docket: `make run` serves the demo console, `make test` runs the suite.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+# Find a Python 3.12+ by itself: $PYTHON, then python3.13/python3.12/python3 on PATH, then pyenv.
+PYTHON ?= $(shell for c in python3.13 python3.12 python3 \
+	$$(ls -d $$HOME/.pyenv/versions/3.1[2-9]*/bin/python 2>/dev/null | sort -r) \
+	/usr/local/bin/python3.13 /usr/local/bin/python3.12 /usr/bin/python3.13 /usr/bin/python3.12; do \
+	p=$$(command -v $$c 2>/dev/null) || continue; \
+	$$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1 && { echo $$p; break; }; \
+	done)
+
+.PHONY: help install run worker test test-sqlite test-postgres test-e2e bench clean
+
+help:
+	@echo "make run      install, migrate, load the demo, create demo users, serve on 127.0.0.1:$(PORT)"
+	@echo "make test     install and run the whole test suite"
+	@echo "make worker   start a Celery worker (needs CELERY_BROKER_URL)"
+
+$(BIN)/uv:
+	@if [ -z "$(PYTHON)" ]; then \
+		echo "Docket needs Python 3.12 or newer and found none on PATH or in pyenv." >&2; \
+		echo "Install one (e.g. 'pyenv install 3.12') or run: make PYTHON=/path/to/python3.12 ..." >&2; \
+		exit 1; fi
+	@echo "Using $(PYTHON) ($$($(PYTHON) --version))"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check "uv==0.13.9"
+
+install: $(BIN)/uv
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(BIN)/uv sync --frozen --inexact --python $(BIN)/python -q
+
+run: install
+	mkdir -p var
+	DJANGO_DEBUG=1 $(BIN)/python manage.py migrate --noinput
+	DJANGO_DEBUG=1 $(BIN)/python manage.py load_demo
+	DJANGO_DEBUG=1 $(BIN)/python manage.py demo_users
+	DJANGO_DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+worker: install
+	@if [ -z "$$CELERY_BROKER_URL" ]; then echo "Set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0) to run a worker." >&2; exit 1; fi
+	$(BIN)/celery -A console worker -l info --concurrency $${CELERY_CONCURRENCY:-2}
+
+# The suite on SQLite, then on PostgreSQL when DATABASE_URL (or TEST_DATABASE_URL) is set,
+# then the browser tests in Chromium.
+test: install
+	$(BIN)/python -m pytest -m "not e2e" -q
+	@if [ -n "$(TEST_DATABASE_URL)" ]; then \
+		echo "== again on PostgreSQL"; \
+		DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python -m pytest -m "not e2e" -q; fi
+	$(BIN)/python -m pytest -m e2e -q
+
+bench: install
+	@for b in bench/*.py; do echo "== $$b"; $(BIN)/python $$b; done
+
+clean:
+	rm -rf $(VENV) var/*.sqlite3 staticfiles

@@ -1,0 +1,42 @@
+"""The three roles and the console permissions each one holds."""
+
+REVIEWER = "reviewer"
+ENGINEER = "engineer"
+LEAD = "lead"
+
+ROLE_PERMISSIONS: dict[str, list[str]] = {
+    REVIEWER: ["view_console", "review"],
+    ENGINEER: ["view_console", "triage", "edit_rules", "import_data", "run_judge", "run_gate"],
+    LEAD: [
+        "view_console", "review", "triage", "edit_rules", "import_data", "run_judge",
+        "view_calibration", "promote", "manage_sample", "manage_gates", "run_gate",
+    ],
+}
+
+
+def roles_sync(*, apps=None) -> None:
+    """Create the role groups and grant each exactly its permissions (idempotent)."""
+    from django.apps import apps as global_apps
+    from django.contrib.auth.management import create_permissions
+
+    apps = apps or global_apps
+    Group = apps.get_model("auth", "Group")
+    Permission = apps.get_model("auth", "Permission")
+    config = apps.get_app_config("console")
+    # Historical app configs have no models module; create_permissions only checks it is set.
+    had_module = getattr(config, "models_module", None)
+    config.models_module = had_module or True
+    create_permissions(config, apps=apps, verbosity=0)
+    config.models_module = had_module
+    for role, codenames in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=role)
+        perms = Permission.objects.filter(content_type__app_label="console", codename__in=codenames)
+        group.permissions.set(perms)
+
+
+def user_roles(user) -> list[str]:
+    """Return the role names the user belongs to, in a stable order."""
+    if not user.is_authenticated:
+        return []
+    names = set(user.groups.values_list("name", flat=True))
+    return [r for r in (REVIEWER, ENGINEER, LEAD) if r in names]

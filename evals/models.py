@@ -1,0 +1,234 @@
+"""Judged material: agents, transcripts, rules and their versions, judges and verdicts."""
+from django.db import models
+from django.db.models import Q
+
+
+class Severity(models.TextChoices):
+    MINOR = "minor", "minor"
+    MAJOR = "major", "major"
+    CRITICAL = "critical", "critical"
+
+
+SEVERITY_WEIGHT = {Severity.MINOR: 1, Severity.MAJOR: 3, Severity.CRITICAL: 10}
+
+
+class Agent(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class AgentVersion(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
+    version = models.CharField(max_length=100)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent__name", "version"]
+        constraints = [models.UniqueConstraint(fields=["agent", "version"], name="agent_version_unique")]
+
+    def __str__(self):
+        return f"{self.agent.name} {self.version}"
+
+
+class Transcript(models.Model):
+    """One conversation. `external_id` is the id callers use; `checksum` pins its canonical turns."""
+
+    external_id = models.CharField(max_length=200, unique=True)
+    agent_version = models.ForeignKey(AgentVersion, on_delete=models.PROTECT, related_name="transcripts")
+    checksum = models.CharField(max_length=64, db_index=True)
+    audio_url = models.CharField(max_length=2000, blank=True)
+    language = models.CharField(max_length=20, blank=True)
+    scenario = models.CharField(max_length=200, blank=True, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    imported_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "external_id"]
+
+    def __str__(self):
+        return self.external_id
+
+
+class Turn(models.Model):
+    class Speaker(models.TextChoices):
+        AGENT = "agent", "agent"
+        USER = "user", "user"
+        TOOL = "tool", "tool"
+        SYSTEM = "system", "system"
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveIntegerField()
+    speaker = models.CharField(max_length=10, choices=Speaker.choices)
+    text = models.TextField(blank=True)
+    start_ms = models.PositiveIntegerField(null=True, blank=True)
+    end_ms = models.PositiveIntegerField(null=True, blank=True)
+    asr_confidence = models.FloatField(null=True, blank=True)
+    phase = models.CharField(max_length=50, blank=True)
+    tool_calls = models.JSONField(default=list, blank=True)
+    tool_call_id = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["transcript", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["transcript", "index"], name="turn_index_unique"),
+            models.CheckConstraint(
+                condition=Q(asr_confidence__isnull=True) | Q(asr_confidence__gte=0, asr_confidence__lte=1),
+                name="turn_asr_confidence_range",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.transcript_id}#{self.index}"
+
+
+class Rule(models.Model):
+    """A conduct rule: stable id, group, optional phase and detector. Its text lives in versions."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "active"
+        RETIRED = "retired", "retired"
+
+    rule_id = models.CharField(max_length=200, unique=True)
+    group = models.CharField(max_length=100, db_index=True)
+    phase = models.CharField(max_length=50, blank=True)
+    severity = models.CharField(max_length=10, choices=Severity.choices, default=Severity.MAJOR)
+    safety = models.BooleanField(default=False)
+    detector = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["group", "rule_id"]
+
+    def __str__(self):
+        return self.rule_id
+
+
+class RuleVersion(models.Model):
+    """Immutable text (and detector) of a rule. Editing a rule creates version n+1."""
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "draft"
+        CANDIDATE = "candidate", "candidate"
+        GATED = "gated", "gated"
+        RETIRED = "retired", "retired"
+
+    rule = models.ForeignKey(Rule, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    text = models.TextField()
+    detector = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CANDIDATE, db_index=True)
+    source = models.CharField(max_length=200, blank=True, help_text="Where this version came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rule__rule_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["rule", "number"], name="rule_version_number_unique"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="rule_version_number_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.rule.rule_id} v{self.number}"
+
+
+class Judge(models.Model):
+    """What produced a verdict: an LLM model with a prompt version, a detector, or an import."""
+
+    class Kind(models.TextChoices):
+        LLM = "llm", "LLM judge"
+        DETECTOR = "detector", "detector"
+        CLASSIFIER = "classifier", "classifier"
+        EXTERNAL = "external", "external"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.EXTERNAL)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class JudgeRun(models.Model):
+    """One run of the judge runner over a set of transcripts and rules, with its costs."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        STOPPED = "stopped", "stopped (cost cap)"
+        FAILED = "failed", "failed"
+
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="runs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    params = models.JSONField(default=dict, blank=True)
+    started_by = models.CharField(max_length=150, blank=True)
+    tasks_total = models.PositiveIntegerField(default=0)
+    tasks_done = models.PositiveIntegerField(default=0)
+    calls_made = models.PositiveIntegerField(default=0)
+    cache_hits = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    errors = models.PositiveIntegerField(default=0)
+    stop_reason = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"judge run {self.pk}"
+
+
+class Verdict(models.Model):
+    """One check of one transcript against one rule version by one judge. Negative verdicts too."""
+
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="verdicts")
+    rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="verdicts")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
+    judge_run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts")
+    flagged = models.BooleanField()
+    turn = models.PositiveIntegerField(null=True, blank=True)
+    turns = models.JSONField(default=list, blank=True)
+    severity = models.CharField(max_length=10, choices=Severity.choices, blank=True)
+    rationale = models.TextField(blank=True)
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True, help_text="Non-empty when the check failed; excluded from every figure.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["transcript", "rule_version"]
+        constraints = [
+            models.UniqueConstraint(fields=["transcript", "rule_version", "judge"], name="verdict_key_unique"),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__lte=100), name="verdict_confidence_range"
+            ),
+            models.CheckConstraint(
+                condition=Q(flagged=True) | Q(turn__isnull=True), name="verdict_unflagged_cites_no_turn"
+            ),
+        ]
+        indexes = [models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge")]
+
+    def __str__(self):
+        return f"{self.transcript_id}/{self.rule_version_id}/{self.judge_id}"
+
+    @property
+    def errored(self) -> bool:
+        return bool(self.error)

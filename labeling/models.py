@@ -1,0 +1,181 @@
+"""Where people meet verdicts: samples, claims, marks, issue rows, promotion decisions."""
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from evals.models import Rule, RuleVersion, Severity, Transcript, Verdict, Judge
+
+
+class DailySample(models.Model):
+    """The calls drawn for review on one day. Drawn once per day, seeded by the date."""
+
+    day = models.DateField(unique=True)
+    size = models.PositiveIntegerField()
+    params = models.JSONField(default=dict, blank=True, help_text="Seed, window and counts of the draw.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-day"]
+
+    def __str__(self):
+        return f"sample {self.day}"
+
+
+class SampleItem(models.Model):
+    """One call in a day's sample, with why it was drawn and its inclusion probability."""
+
+    class Reason(models.TextChoices):
+        UNIFORM = "uniform", "uniform draw"
+        JUDGE_CHECK = "judge_check", "judge check"
+        MANUAL = "manual", "queued by hand"
+
+    sample = models.ForeignKey(DailySample, on_delete=models.CASCADE, related_name="items")
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="sample_items")
+    reason = models.CharField(max_length=12, choices=Reason.choices)
+    inclusion_probability = models.FloatField()
+    reviews_needed = models.PositiveSmallIntegerField(default=1)
+    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["sample", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["sample", "transcript"], name="sample_item_unique"),
+            models.CheckConstraint(
+                condition=Q(inclusion_probability__gt=0, inclusion_probability__lte=1),
+                name="sample_item_probability_range",
+            ),
+            models.CheckConstraint(condition=Q(reviews_needed__gte=1), name="sample_item_reviews_needed_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.sample.day} {self.transcript_id}"
+
+
+class Assignment(models.Model):
+    """A reviewer's hold on a sample item: claimed under a lease, then finished or given back."""
+
+    item = models.ForeignKey(SampleItem, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    claimed_at = models.DateTimeField()
+    lease_expires_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    released_at = models.DateTimeField(null=True, blank=True, help_text="Skipped or lease lapsed.")
+
+    class Meta:
+        ordering = ["-claimed_at"]
+        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="assignment_once_per_reviewer")]
+
+    def __str__(self):
+        return f"{self.reviewer_id} holds {self.item_id}"
+
+
+class Mark(models.Model):
+    """A reviewer's judgement of one verdict: right or wrong. One per reviewer and verdict."""
+
+    verdict = models.ForeignKey(Verdict, on_delete=models.CASCADE, related_name="marks")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="marks")
+    correct = models.BooleanField()
+    note = models.CharField(max_length=500, blank=True)
+    assignment = models.ForeignKey(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="marks")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [models.UniqueConstraint(fields=["verdict", "reviewer"], name="mark_once_per_reviewer")]
+
+    def __str__(self):
+        return f"{'right' if self.correct else 'wrong'} on {self.verdict_id}"
+
+
+class Settlement(models.Model):
+    """A lead's decision on a verdict whose reviewers are tied."""
+
+    verdict = models.OneToOneField(Verdict, on_delete=models.CASCADE, related_name="settlement")
+    correct = models.BooleanField()
+    settled_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    reason = models.CharField(max_length=500, blank=True)
+    settled_at = models.DateTimeField(auto_now_add=True)
+
+
+class IssueRow(models.Model):
+    """Something bad a reviewer found in a call. `number` is stable and sequential."""
+
+    class Status(models.TextChoices):
+        NEW = "new", "new"
+        TRIAGED = "triaged", "triaged"
+        IN_PROGRESS = "in_progress", "in progress"
+        RESOLVED = "resolved", "resolved"
+        WONT_FIX = "wont_fix", "won't fix"
+
+    class Outcome(models.TextChoices):
+        NONE = "", "untriaged"
+        NEW_RULE = "new_rule", "write a rule"
+        NEW_SIGNAL = "new_signal", "add a signal"
+        RULE_FIX = "rule_fix", "fix the rule"
+        DUPLICATE = "duplicate", "duplicate"
+        WONT_FIX = "wont_fix", "won't fix"
+
+    number = models.PositiveIntegerField(unique=True)
+    transcript = models.ForeignKey(Transcript, on_delete=models.PROTECT, related_name="issue_rows")
+    turn = models.PositiveIntegerField(null=True, blank=True)
+    what = models.TextField()
+    severity = models.CharField(max_length=10, choices=Severity.choices)
+    audio_only = models.BooleanField(default=False)
+    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reported_rows")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.NEW, db_index=True)
+    outcome = models.CharField(max_length=12, choices=Outcome.choices, blank=True, default="", db_index=True)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="assigned_rows"
+    )
+    duplicate_of = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="duplicates")
+    rule = models.ForeignKey(Rule, on_delete=models.SET_NULL, null=True, blank=True, related_name="issue_rows")
+    rule_version = models.ForeignKey(
+        RuleVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="issue_rows"
+    )
+    signal_request = models.TextField(blank=True, help_text="A detector asked for that does not exist yet.")
+    reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-number"]
+
+    def __str__(self):
+        return f"row {self.number}"
+
+
+class IssueRowEvent(models.Model):
+    """One change to an issue row (or a comment on it): who, when, what."""
+
+    row = models.ForeignKey(IssueRow, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    kind = models.CharField(max_length=30)
+    data = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["at", "id"]
+
+
+class PromotionDecision(models.Model):
+    """A lead's promotion or demotion of a rule version, with the figures at that moment."""
+
+    class Action(models.TextChoices):
+        PROMOTE = "promote", "promote"
+        DEMOTE = "demote", "demote"
+
+    rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="decisions")
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
+    reason = models.TextField(blank=True)
+    figures = models.JSONField(default=dict, blank=True)
+    replaced = models.ForeignKey(
+        RuleVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="replaced_by_decisions"
+    )
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at"]

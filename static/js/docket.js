@@ -1,0 +1,1 @@
+// Docket's small shared script. Page-specific behaviour lives in its own file.

@@ -1,0 +1,120 @@
+"""factory_boy factories for every model the tests build."""
+import hashlib
+
+import factory
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from evals import models as em
+from labeling import models as lm
+
+PASSWORD = "docket-test-pw"
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    password = factory.PostGenerationMethodCall("set_password", PASSWORD)
+
+    @factory.post_generation
+    def roles(self, create, extracted, **kwargs):
+        for role in extracted or ():
+            self.groups.add(Group.objects.get(name=role))
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Agent
+        django_get_or_create = ("name",)
+
+    name = "phone-screen"
+
+
+class AgentVersionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.AgentVersion
+        django_get_or_create = ("agent", "version")
+
+    agent = factory.SubFactory(AgentFactory)
+    version = "2026-11-28.1"
+
+
+class TranscriptFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Transcript
+
+    external_id = factory.Sequence(lambda n: f"call-{n:06d}")
+    agent_version = factory.SubFactory(AgentVersionFactory)
+    checksum = factory.LazyAttribute(lambda o: hashlib.sha256(o.external_id.encode()).hexdigest())
+    language = "en"
+
+
+class TurnFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Turn
+
+    transcript = factory.SubFactory(TranscriptFactory)
+    index = factory.Sequence(lambda n: n)
+    speaker = "agent"
+    text = "Hello."
+
+
+class RuleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Rule
+
+    rule_id = factory.Sequence(lambda n: f"asking.rule-{n}")
+    group = "asking"
+    severity = "minor"
+
+
+class RuleVersionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.RuleVersion
+
+    rule = factory.SubFactory(RuleFactory)
+    number = 1
+    text = "Ask one question per turn."
+
+
+class JudgeFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Judge
+        django_get_or_create = ("name",)
+
+    name = "gpt-4o-mini/conduct-v3"
+    kind = "llm"
+
+
+class VerdictFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = em.Verdict
+
+    transcript = factory.SubFactory(TranscriptFactory)
+    rule_version = factory.SubFactory(RuleVersionFactory)
+    judge = factory.SubFactory(JudgeFactory)
+    flagged = False
+    rationale = "Fine."
+    confidence = 80
+
+
+class DailySampleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = lm.DailySample
+        django_get_or_create = ("day",)
+
+    day = factory.Faker("date_object")
+    size = 10
+
+
+class SampleItemFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = lm.SampleItem
+
+    sample = factory.SubFactory(DailySampleFactory)
+    transcript = factory.SubFactory(TranscriptFactory)
+    reason = "uniform"
+    inclusion_probability = 0.5

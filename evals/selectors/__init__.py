@@ -1,0 +1,1 @@
+"""Split by area: import from the module that owns the function."""

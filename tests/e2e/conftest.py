@@ -1,0 +1,44 @@
+"""Browser tests: Debian's Chromium driven by pytest-playwright against live_server."""
+import os
+import shutil
+
+import pytest
+
+# Playwright's sync API runs an event loop in this thread; the ORM calls in these tests are safe.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "/e2e/" in str(item.fspath):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.fail("Chromium is not installed: apt-get install -y chromium")
+    return {**browser_type_launch_args, "executable_path": path, "args": CHROMIUM_FLAGS}
+
+
+@pytest.fixture
+def login(page, live_server):
+    """Return a function that logs a user in through the login form."""
+    from tests.factories import PASSWORD
+
+    def do_login(user):
+        page.goto(f"{live_server.url}/login/")
+        page.get_by_label("Username").fill(user.username)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_url(f"{live_server.url}/")
+        return page
+
+    return do_login

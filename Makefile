@@ -47,10 +47,13 @@ worker: install
 # The suite on SQLite, then on PostgreSQL when DATABASE_URL (or TEST_DATABASE_URL) is set,
 # then the browser tests in Chromium.
 test: install
-	$(BIN)/python -m pytest -m "not e2e" -q
+	@echo "== the suite on SQLite"
+	$(BIN)/python -m pytest -m "not e2e and not postgres" -q
 	@if [ -n "$(TEST_DATABASE_URL)" ]; then \
-		echo "== again on PostgreSQL"; \
-		DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python -m pytest -m "not e2e" -q; fi
+		echo "== the suite again on PostgreSQL"; \
+		DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python -m pytest -m "not e2e" -q; \
+	else echo "== PostgreSQL pass left out: set TEST_DATABASE_URL=postgres://... to run it"; fi
+	@echo "== the browser tests in Chromium"
 	$(BIN)/python -m pytest -m e2e -q
 
 bench: install

@@ -141,6 +141,13 @@ class IssueRow(models.Model):
 
     class Meta:
         ordering = ["-number"]
+        # The sheet pages by keyset on (sort column, number); these keep each sort and filter an index scan.
+        indexes = [
+            models.Index(fields=["status", "number"], name="issue_row_status_number"),
+            models.Index(fields=["severity", "number"], name="issue_row_severity_number"),
+            models.Index(fields=["outcome", "number"], name="issue_row_outcome_number"),
+            models.Index(fields=["updated_at", "number"], name="issue_row_updated_number"),
+        ]
 
     def __str__(self):
         return f"row {self.number}"

@@ -355,3 +355,56 @@ class GateRun(models.Model):
     @property
     def passed(self) -> bool:
         return self.status == self.Status.PASS
+
+
+class JudgeRunItem(models.Model):
+    """One unit of a judge run: one transcript against one rule group (one LLM call), or its detector rules."""
+
+    class Kind(models.TextChoices):
+        LLM = "llm", "LLM call"
+        DETECTORS = "detectors", "detectors"
+
+    class Outcome(models.TextChoices):
+        PENDING = "pending", "pending"
+        CALLED = "called", "called"
+        CACHED = "cached", "cache hit"
+        DETECTED = "detected", "detectors ran"
+        ERROR = "error", "error"
+        SKIPPED = "skipped", "skipped (cost cap)"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="judge_run_items")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    group = models.CharField(max_length=100, blank=True)
+    phase = models.CharField(max_length=50, blank=True)
+    rule_version_ids = models.JSONField(default=list)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.PENDING, db_index=True)
+    error = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "pk"]
+        indexes = [models.Index(fields=["run", "outcome"], name="judge_run_item_outcome")]
+
+    def __str__(self):
+        return f"run {self.run_id} item {self.pk}"
+
+
+class JudgeCacheEntry(models.Model):
+    """A parsed judge answer, keyed on (transcript checksum, group's rule versions, model, prompt version)."""
+
+    key = models.CharField(max_length=64, unique=True)
+    model = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=100)
+    answer = models.JSONField()
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "judge cache entries"
+
+    def __str__(self):
+        return self.key[:12]

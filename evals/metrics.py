@@ -1,0 +1,221 @@
+"""Pure calibration maths: proportions with Wilson intervals, weighting, agreement, eligibility.
+
+No Django imports: everything here takes plain numbers and returns plain numbers. A figure
+whose denominator is zero is undefined and comes back as None, never 0.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # two-sided 95% normal quantile, as statsmodels uses
+
+Interval = tuple[float, float]
+
+
+def proportion(successes: float, n: float) -> float | None:
+    """Return successes / n, or None when n is 0."""
+    if n <= 0:
+        return None
+    return successes / n
+
+
+def wilson_from_proportion(p: float | None, n: float, z: float = Z95) -> Interval | None:
+    """Return the Wilson score interval for proportion p observed on n (possibly fractional) trials."""
+    if p is None or n <= 0:
+        return None
+    z2 = z * z
+    denom = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denom
+    half = z * math.sqrt(max(p * (1 - p) / n + z2 / (4 * n * n), 0.0)) / denom
+    low = 0.0 if p <= 0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1 else min(1.0, centre + half)
+    return (low, high)
+
+
+def wilson_interval(successes: float, n: float, z: float = Z95) -> Interval | None:
+    """Return the 95% Wilson score interval for successes out of n, or None when n is 0."""
+    return wilson_from_proportion(proportion(successes, n), n, z)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A proportion with its interval; both None when undefined."""
+
+    value: float | None
+    ci: Interval | None
+    n: float = 0
+
+    @classmethod
+    def of(cls, successes: float, n: float) -> Estimate:
+        return cls(proportion(successes, n), wilson_interval(successes, n), n)
+
+
+def precision(tp: float, fp: float) -> Estimate:
+    """Return TP / (TP + FP) with its Wilson interval."""
+    return Estimate.of(tp, tp + fp)
+
+
+def recall(tp: float, fn: float) -> Estimate:
+    """Return TP / (TP + FN) with its Wilson interval."""
+    return Estimate.of(tp, tp + fn)
+
+
+def specificity(tn: float, fp: float) -> Estimate:
+    """Return TN / (TN + FP) with its Wilson interval."""
+    return Estimate.of(tn, tn + fp)
+
+
+def _f1_from_jaccard(j: float) -> float:
+    return 2 * j / (1 + j)
+
+
+def f1(tp: float, fp: float, fn: float) -> Estimate:
+    """Return F1 = 2TP / (2TP + FP + FN) with an interval.
+
+    F1 is a monotone function of the proportion J = TP / (TP + FP + FN) (F1 = 2J / (1 + J)),
+    so the Wilson interval of J, mapped through that function, covers F1 at the same level.
+    """
+    n = tp + fp + fn
+    if n <= 0:
+        return Estimate(None, None, 0)
+    j_ci = wilson_interval(tp, n)
+    value = 2 * tp / (2 * tp + fp + fn)
+    return Estimate(value, (_f1_from_jaccard(j_ci[0]), _f1_from_jaccard(j_ci[1])), n)
+
+
+def kish_effective_n(sum_w: float, sum_w2: float) -> float:
+    """Return Kish's effective sample size (sum w)^2 / sum w^2, 0 when there is nothing."""
+    if sum_w2 <= 0:
+        return 0.0
+    return sum_w * sum_w / sum_w2
+
+
+def weighted_estimate(w_success: float, w_fail: float, w2_success: float, w2_fail: float) -> Estimate:
+    """Return a weighted proportion with a Wilson interval on its Kish effective sample size.
+
+    w_* are the sums of weights of the successes and failures, w2_* the sums of squared weights.
+    """
+    total = w_success + w_fail
+    p = proportion(w_success, total)
+    n_eff = kish_effective_n(total, w2_success + w2_fail)
+    return Estimate(p, wilson_from_proportion(p, n_eff), n_eff)
+
+
+def weighted_f1(wtp: float, wfp: float, wfn: float, w2tp: float, w2fp: float, w2fn: float) -> Estimate:
+    """Return weighted F1 with the Jaccard-mapped Wilson interval on the effective sample size."""
+    j = weighted_estimate(wtp, wfp + wfn, w2tp, w2fp + w2fn)
+    if j.value is None:
+        return Estimate(None, None, 0)
+    value = 2 * wtp / (2 * wtp + wfp + wfn)
+    return Estimate(value, (_f1_from_jaccard(j.ci[0]), _f1_from_jaccard(j.ci[1])), j.n)
+
+
+@dataclass(frozen=True)
+class AgreementTable:
+    """Two raters' right/wrong calls on the same verdicts.
+
+    both_right: both said right; first_right: the first said right, the second wrong;
+    second_right: the first said wrong, the second right; both_wrong: both said wrong.
+    """
+
+    both_right: int = 0
+    first_right: int = 0
+    second_right: int = 0
+    both_wrong: int = 0
+
+    @property
+    def n(self) -> int:
+        return self.both_right + self.first_right + self.second_right + self.both_wrong
+
+    def __add__(self, other: AgreementTable) -> AgreementTable:
+        return AgreementTable(
+            self.both_right + other.both_right,
+            self.first_right + other.first_right,
+            self.second_right + other.second_right,
+            self.both_wrong + other.both_wrong,
+        )
+
+
+def percent_agreement(table: AgreementTable) -> float | None:
+    """Return the share of paired verdicts on which both raters agree, None without pairs."""
+    return proportion(table.both_right + table.both_wrong, table.n)
+
+
+def cohen_kappa(table: AgreementTable) -> float | None:
+    """Return Cohen's kappa for two raters, None without pairs or when chance agreement is 1."""
+    n = table.n
+    if n == 0:
+        return None
+    observed = (table.both_right + table.both_wrong) / n
+    first_right = (table.both_right + table.first_right) / n
+    second_right = (table.both_right + table.second_right) / n
+    expected = first_right * second_right + (1 - first_right) * (1 - second_right)
+    if math.isclose(expected, 1.0):
+        return None
+    return (observed - expected) / (1 - expected)
+
+
+def majority(right: int, wrong: int, settled: bool | None = None) -> bool | None:
+    """Return the truth of a verdict: a settlement wins, else the majority; a tie is None."""
+    if settled is not None:
+        return settled
+    if right > wrong:
+        return True
+    if wrong > right:
+        return False
+    return None
+
+
+def outcome(flagged: bool, correct: bool) -> str:
+    """Return the confusion cell ("tp", "fp", "fn", "tn") of a verdict and its truth."""
+    if flagged:
+        return "tp" if correct else "fp"
+    return "tn" if correct else "fn"
+
+
+@dataclass(frozen=True)
+class Floors:
+    """What a rule version must reach to be eligible for the gate."""
+
+    min_marks: int = 200
+    precision: float = 0.80
+    recall: float = 0.70
+    safety_precision: float = 0.85
+    safety_recall: float = 0.90
+
+
+def _bound(value: float, floor: float) -> str:
+    # Two decimals read best; use more when two would print "0.70 < 0.70".
+    for places in range(2, 7):
+        text = f"{value:.{places}f}"
+        if float(text) < floor:
+            return text
+    return repr(value)
+
+
+def why_not_eligible(
+    *,
+    marked: int,
+    precision_ci: Interval | None,
+    recall_ci: Interval | None,
+    safety: bool = False,
+    floors: Floors = Floors(),
+) -> list[str]:
+    """Return the reasons a rule version is not eligible for the gate; empty when it is."""
+    reasons: list[str] = []
+    if marked < floors.min_marks:
+        missing = floors.min_marks - marked
+        reasons.append(f"needs {missing} more mark{'s' if missing != 1 else ''}")
+    p_floor = floors.safety_precision if safety else floors.precision
+    r_floor = floors.safety_recall if safety else floors.recall
+    suffix = " (safety rule)" if safety else ""
+    for name, ci, floor, cause in (
+        ("precision", precision_ci, p_floor, "no flagged verdict marked"),
+        ("recall", recall_ci, r_floor, "no broken case marked"),
+    ):
+        if ci is None:
+            reasons.append(f"{name} unknown: {cause}")
+        elif ci[0] < floor:
+            reasons.append(f"{name} lower bound {_bound(ci[0], floor)} < {floor:.2f}{suffix}")
+    return reasons

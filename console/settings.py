@@ -197,6 +197,20 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE: dict = {}
 
+# The daily sample and the review queue (issue 3).
+DOCKET_SAMPLE_SIZE = env_int("DOCKET_SAMPLE_SIZE", 85)
+DOCKET_SAMPLE_WINDOW_HOURS = env_int("DOCKET_SAMPLE_WINDOW_HOURS", 24)
+DOCKET_SAMPLE_HOUR = env_int("DOCKET_SAMPLE_HOUR", 6)
+DOCKET_SAMPLE_JUDGE_SHARE = env_float("DOCKET_SAMPLE_JUDGE_SHARE", 0.3)
+DOCKET_REVIEWS_PER_CALL = env_int("DOCKET_REVIEWS_PER_CALL", 1)
+DOCKET_LEASE_MINUTES = env_int("DOCKET_LEASE_MINUTES", 45)
+from celery.schedules import crontab  # noqa: E402
+
+CELERY_BEAT_SCHEDULE["daily-sample"] = {
+    "task": "labeling.tasks.daily_sample_make_task",
+    "schedule": crontab(hour=DOCKET_SAMPLE_HOUR, minute=0),
+}
+
 # Structured logs: one key=value line per event, never transcript text.
 LOGGING = {
     "version": 1,
@@ -213,3 +227,24 @@ JUDGE_MODEL = os.environ.get("JUDGE_MODEL", "gpt-4o-mini")
 JUDGE_API_KEY = os.environ.get("JUDGE_API_KEY", "")
 JUDGE_TIMEOUT_S = env_float("JUDGE_TIMEOUT_S", 60.0)
 JUDGE_MAX_RETRIES = env_int("JUDGE_MAX_RETRIES", 2)
+# USD per 1,000 tokens (in, out) per judge model; JUDGE_PRICE_IN/OUT_PER_1K set the configured model's price.
+JUDGE_PRICES: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.00015, 0.0006),
+    "gpt-4o": (0.0025, 0.01),
+    "gpt-4.1-mini": (0.0004, 0.0016),
+    "gpt-4.1-nano": (0.0001, 0.0004),
+    "gpt-4.1": (0.002, 0.008),
+}
+if os.environ.get("JUDGE_PRICE_IN_PER_1K") or os.environ.get("JUDGE_PRICE_OUT_PER_1K"):
+    JUDGE_PRICES[JUDGE_MODEL] = (env_float("JUDGE_PRICE_IN_PER_1K", 0.0), env_float("JUDGE_PRICE_OUT_PER_1K", 0.0))
+# A judge run stops making calls once it has spent this much (0: no cap).
+JUDGE_COST_CAP_USD = env_float("JUDGE_COST_CAP_USD", 10.0)
+# Celery rate limit for judge calls per worker process (e.g. "120/m"; empty: none).
+JUDGE_RATE_LIMIT = os.environ.get("JUDGE_RATE_LIMIT", "")
+
+# Calibration and promotion (issue 4): what a rule version needs before a lead may gate it.
+DOCKET_MIN_MARKS = env_int("DOCKET_MIN_MARKS", 200)
+DOCKET_PRECISION_FLOOR = env_float("DOCKET_PRECISION_FLOOR", 0.80)
+DOCKET_RECALL_FLOOR = env_float("DOCKET_RECALL_FLOOR", 0.70)
+DOCKET_SAFETY_PRECISION_FLOOR = env_float("DOCKET_SAFETY_PRECISION_FLOOR", 0.85)
+DOCKET_SAFETY_RECALL_FLOOR = env_float("DOCKET_SAFETY_RECALL_FLOOR", 0.90)

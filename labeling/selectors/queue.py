@@ -1,0 +1,148 @@
+"""Reads for the review queue: held calls, progress, and what the review page shows."""
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from evals.models import Transcript, Turn, Verdict
+from labeling.models import Assignment, Mark, SampleItem
+
+
+def assignment_held(*, reviewer, now: datetime | None = None) -> Assignment | None:
+    """Return the reviewer's unfinished call whose lease has not lapsed, or None."""
+    now = now or timezone.now()
+    return (
+        Assignment.objects.filter(
+            reviewer=reviewer, finished_at__isnull=True, released_at__isnull=True, lease_expires_at__gt=now
+        )
+        .select_related("item__transcript", "item__sample")
+        .order_by("-claimed_at")
+        .first()
+    )
+
+
+def assignment_for_review(*, reviewer, transcript: Transcript) -> Assignment | None:
+    """Return the reviewer's assignment on this call that the review page may show (held or finished)."""
+    return (
+        Assignment.objects.filter(reviewer=reviewer, item__transcript=transcript, released_at__isnull=True)
+        .select_related("item__sample")
+        .order_by("-claimed_at")
+        .first()
+    )
+
+
+def verdicts_markable(*, transcript: Transcript) -> QuerySet[Verdict]:
+    """Return the verdicts on a call that people mark: every one that did not error."""
+    return Verdict.objects.filter(transcript=transcript, error="")
+
+
+def verdicts_unmarked_count(*, reviewer, transcript: Transcript) -> int:
+    """Return how many markable verdicts on the call lack this reviewer's mark."""
+    mine = Mark.objects.filter(verdict=OuterRef("pk"), reviewer=reviewer)
+    return verdicts_markable(transcript=transcript).exclude(Exists(mine)).count()
+
+
+def assignments_finished_today(*, reviewer) -> QuerySet[Assignment]:
+    """Return the calls this reviewer finished today, newest first (they may go back and change marks)."""
+    start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    return (
+        Assignment.objects.filter(reviewer=reviewer, finished_at__gte=start)
+        .select_related("item__transcript")
+        .order_by("-finished_at")
+    )
+
+
+def assignments_holding(now: datetime) -> Q:
+    """Assignments that take up one of an item's review slots: finished, or held under a live lease."""
+    return Q(finished_at__isnull=False) | Q(released_at__isnull=True, lease_expires_at__gt=now)
+
+
+def sample_items_claimable(*, reviewer, now: datetime | None = None) -> QuerySet[SampleItem]:
+    """Return the items this reviewer may claim (open slots, a call never seen), in queue order."""
+    now = now or timezone.now()
+    taken = (
+        Assignment.objects.filter(assignments_holding(now), item=OuterRef("pk"))
+        .order_by()
+        .values("item")
+        .annotate(c=Count("pk"))
+        .values("c")
+    )
+    seen = Assignment.objects.filter(reviewer=reviewer).values("item__transcript_id")
+    return (
+        SampleItem.objects.filter(sample__day__lte=timezone.localdate(now))
+        .exclude(transcript_id__in=seen)
+        .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), Value(0)))
+        .filter(taken__lt=F("reviews_needed"))
+        .order_by("-sample__day", "pk")
+    )
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int
+    left: int
+
+    @property
+    def total(self) -> int:
+        return self.done + self.left
+
+
+def progress_today(*, reviewer) -> dict[str, Progress]:
+    """Return today's progress: calls done and left, for the reviewer and for the team."""
+    today = timezone.localdate()
+    now = timezone.now()
+    start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    items = SampleItem.objects.filter(sample__day=today)
+    needed = items.aggregate(n=Sum("reviews_needed"))["n"] or 0
+    team_done = Assignment.objects.filter(item__sample__day=today, finished_at__isnull=False).count()
+    mine_done = Assignment.objects.filter(reviewer=reviewer, finished_at__gte=start).count()
+    open_for_me = sample_items_claimable(reviewer=reviewer, now=now).filter(sample__day=today).count()
+    held = assignment_held(reviewer=reviewer, now=now)
+    if held is not None and held.item.sample.day == today:
+        open_for_me += 1
+    return {
+        "mine": Progress(done=mine_done, left=open_for_me),
+        "team": Progress(done=team_done, left=max(needed - team_done, 0)),
+    }
+
+
+@dataclass
+class ReviewPage:
+    transcript: Transcript
+    assignment: Assignment
+    turns: list
+    top_verdicts: list
+    marked: int
+    markable: int
+
+
+def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment) -> ReviewPage:
+    """Return the call's turns with the verdicts that cite them, and this reviewer's marks only."""
+    verdicts = list(
+        Verdict.objects.filter(transcript=transcript)
+        .select_related("rule_version__rule", "judge")
+        .order_by("-flagged", "rule_version__rule__rule_id", "pk")
+    )
+    marks = {m.verdict_id: m for m in Mark.objects.filter(reviewer=reviewer, verdict__transcript=transcript)}
+    turns = list(Turn.objects.filter(transcript=transcript).order_by("index"))
+    by_turn: dict[int, list] = {}
+    top: list = []
+    indexes = {t.index for t in turns}
+    for v in verdicts:
+        v.my_mark = marks.get(v.pk)
+        if v.turn is not None and v.turn in indexes:
+            by_turn.setdefault(v.turn, []).append(v)
+        else:
+            top.append(v)
+    previous_phase = None
+    for t in turns:
+        t.verdicts_here = by_turn.get(t.index, [])
+        t.phase_starts = bool(t.phase) and t.phase != previous_phase
+        previous_phase = t.phase or previous_phase
+    markable = sum(1 for v in verdicts if not v.error)
+    marked = sum(1 for v in verdicts if not v.error and v.my_mark is not None)
+    return ReviewPage(
+        transcript=transcript, assignment=assignment, turns=turns, top_verdicts=top, marked=marked, markable=markable
+    )

@@ -1,0 +1,49 @@
+"""Reads for the daily sample: which rule versions the judge is not yet trusted on, the day's window."""
+from datetime import date, datetime, time, timedelta
+
+from django.conf import settings
+from django.db.models import Q, QuerySet
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from evals.models import RuleVersion, Transcript
+from labeling.models import DailySample
+
+
+def rule_versions_untrusted() -> QuerySet[RuleVersion]:
+    """Return the rule versions whose verdicts still need checking: not gated (and not retired).
+
+    For now trust follows status only: a gated version has been calibrated and promoted by a lead.
+    The calibration helpers may refine this with interval widths.
+    """
+    return RuleVersion.objects.exclude(status__in=[RuleVersion.Status.GATED, RuleVersion.Status.RETIRED])
+
+
+def sample_window(*, day: date, hours: int | None = None) -> tuple[datetime, datetime]:
+    """Return [start, end) of the calls a day's sample draws from: the hours before the day began."""
+    hours = settings.DOCKET_SAMPLE_WINDOW_HOURS if hours is None else hours
+    end = timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+    return end - timedelta(hours=hours), end
+
+
+def transcripts_in_window(*, start: datetime, end: datetime) -> QuerySet[Transcript]:
+    """Return the calls that started in [start, end); a call without a start counts from its import."""
+    return (
+        Transcript.objects.annotate(at=Coalesce("started_at", "imported_at"))
+        .filter(at__gte=start, at__lt=end)
+        .order_by("external_id")
+    )
+
+
+def flagged_untrusted_filter() -> Q:
+    """A Transcript filter: the judge flagged (without error) a rule version that is not yet trusted."""
+    return Q(
+        verdicts__flagged=True,
+        verdicts__error="",
+        verdicts__rule_version__in=rule_versions_untrusted(),
+    )
+
+
+def daily_sample_for_day(*, day: date) -> DailySample | None:
+    """Return the sample of that day, or None."""
+    return DailySample.objects.filter(day=day).first()

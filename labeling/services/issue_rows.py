@@ -1,0 +1,61 @@
+"""Issue rows: something bad a reviewer found in a call, numbered 1, 2, 3... for good."""
+import logging
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+
+from evals.models import Severity, Transcript, Turn
+from labeling.models import IssueRow, IssueRowEvent
+
+logger = logging.getLogger(__name__)
+
+# Any fixed 64-bit key: pg_advisory_xact_lock serializes numbering across processes until commit.
+_NUMBER_LOCK_KEY = 0x646F636B65740001
+
+
+def _next_number() -> int:
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_NUMBER_LOCK_KEY])
+    # On SQLite the transaction already holds the write lock (BEGIN IMMEDIATE).
+    return (IssueRow.objects.aggregate(n=Max("number"))["n"] or 0) + 1
+
+
+def issue_row_create(
+    *, reporter, transcript: Transcript, turn: int | None, what: str, severity: str, audio_only: bool = False
+) -> IssueRow:
+    """File an issue row on a call (and turn) with the next sequential number."""
+    what = (what or "").strip()
+    if not what:
+        raise ValidationError({"what": "Say what happened."})
+    if severity not in Severity.values:
+        raise ValidationError({"severity": f"Must be one of {', '.join(Severity.values)}, got {severity!r}."})
+    if turn is not None:
+        if turn < 0 or not Turn.objects.filter(transcript=transcript, index=turn).exists():
+            raise ValidationError({"turn": f"{transcript.external_id} has no turn {turn}."})
+    for attempt in range(3):
+        try:
+            with transaction.atomic():
+                row = IssueRow.objects.create(
+                    number=_next_number(),
+                    transcript=transcript,
+                    turn=turn,
+                    what=what,
+                    severity=severity,
+                    audio_only=bool(audio_only),
+                    reporter=reporter,
+                )
+                IssueRowEvent.objects.create(
+                    row=row, actor=reporter, kind="filed", data={"severity": severity, "turn": turn}
+                )
+        except IntegrityError:
+            if attempt == 2:
+                raise
+            continue  # another process took the number between our read and write: take the next
+        logger.info(
+            "issue_row_filed",
+            extra={"number": row.number, "transcript_id": transcript.pk, "turn": turn, "severity": severity},
+        )
+        return row
+    raise AssertionError("unreachable")

@@ -1,0 +1,55 @@
+"""Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer)."""
+import logging
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from evals.models import Verdict
+from labeling.models import Assignment, Mark
+
+logger = logging.getLogger(__name__)
+
+NOTE_MAX = Mark._meta.get_field("note").max_length
+
+
+def _clean_note(note: str) -> str:
+    note = " ".join((note or "").split())  # one line
+    if len(note) > NOTE_MAX:
+        raise ValidationError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
+    return note
+
+
+@transaction.atomic
+def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Mark:
+    """Create or change the reviewer's mark on a verdict (idempotent); errored verdicts cannot be marked.
+
+    The mark is tied to the reviewer's assignment on the call when there is one; a mark made
+    outside the sample (through the API) has none and counts with weight 1.
+    """
+    if verdict.error:
+        raise ValidationError(f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked.")
+    note = _clean_note(note)
+    assignment = (
+        Assignment.objects.filter(reviewer=reviewer, item__transcript_id=verdict.transcript_id, released_at__isnull=True)
+        .order_by("-claimed_at")
+        .first()
+    )
+    mark, created = Mark.objects.update_or_create(
+        verdict=verdict,
+        reviewer=reviewer,
+        defaults={"correct": bool(correct), "note": note, "assignment": assignment},
+    )
+    logger.info(
+        "mark_set",
+        extra={"verdict_id": verdict.pk, "reviewer_id": reviewer.pk, "correct": bool(correct), "mark_created": created},
+    )
+    return mark
+
+
+@transaction.atomic
+def mark_undo(*, reviewer, verdict: Verdict) -> bool:
+    """Remove the reviewer's mark on a verdict; return whether there was one."""
+    deleted, _ = Mark.objects.filter(verdict=verdict, reviewer=reviewer).delete()
+    if deleted:
+        logger.info("mark_undone", extra={"verdict_id": verdict.pk, "reviewer_id": reviewer.pk})
+    return bool(deleted)

@@ -1,0 +1,162 @@
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from labeling.models import Assignment, Mark
+from labeling.selectors.queue import progress_today
+from labeling.services.issue_rows import issue_row_create
+from labeling.services.marks import mark_set, mark_undo
+from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
+from tests.factories import (
+    DailySampleFactory,
+    SampleItemFactory,
+    TranscriptFactory,
+    TurnFactory,
+    VerdictFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def today_sample():
+    return DailySampleFactory(day=timezone.localdate())
+
+
+def item(sample, reviews=1, verdicts=2):
+    t = TranscriptFactory()
+    for _ in range(verdicts):
+        VerdictFactory(transcript=t)
+    return SampleItemFactory(sample=sample, transcript=t, reviews_needed=reviews)
+
+
+def test_claim_gives_the_held_call_first_then_the_next_one(today_sample, reviewer):
+    a, b = item(today_sample), item(today_sample)
+    first = sample_claim_next(reviewer=reviewer)
+    assert first.item == a
+    assert sample_claim_next(reviewer=reviewer).pk == first.pk  # still held: same call, lease renewed
+    for v in a.transcript.verdicts.all():
+        mark_set(reviewer=reviewer, verdict=v, correct=True)
+    assignment_finish(reviewer=reviewer, transcript=a.transcript)
+    assert sample_claim_next(reviewer=reviewer).item == b
+    assert sample_claim_next(reviewer=reviewer).item == b
+
+
+def test_two_reviewers_never_hold_the_same_call(today_sample, make_user):
+    item(today_sample), item(today_sample)
+    r1, r2, r3 = make_user("reviewer"), make_user("reviewer"), make_user("reviewer")
+    a1, a2 = sample_claim_next(reviewer=r1), sample_claim_next(reviewer=r2)
+    assert a1.item != a2.item
+    assert sample_claim_next(reviewer=r3) is None
+
+
+def test_lapsed_lease_returns_the_call(today_sample, make_user, settings):
+    settings.DOCKET_LEASE_MINUTES = 30
+    it = item(today_sample)
+    r1, r2 = make_user("reviewer"), make_user("reviewer")
+    a1 = sample_claim_next(reviewer=r1)
+    assert sample_claim_next(reviewer=r2) is None
+    Assignment.objects.filter(pk=a1.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    a2 = sample_claim_next(reviewer=r2)
+    assert a2.item == it and a2.reviewer == r2
+    assert a2.lease_expires_at > timezone.now() + timedelta(minutes=29)
+
+
+def test_items_needing_k_reviewers_and_never_the_same_call_twice(today_sample, make_user):
+    it = item(today_sample, reviews=2)
+    r1, r2, r3 = make_user("reviewer"), make_user("reviewer"), make_user("reviewer")
+    assert sample_claim_next(reviewer=r1).item == it
+    assert sample_claim_next(reviewer=r2).item == it
+    assert sample_claim_next(reviewer=r3) is None
+    # The same call sampled again on another day is not given to someone who already had it.
+    other_day = DailySampleFactory(day=timezone.localdate() - timedelta(days=1))
+    SampleItemFactory(sample=other_day, transcript=it.transcript)
+    for v in it.transcript.verdicts.all():
+        mark_set(reviewer=r1, verdict=v, correct=True)
+    assignment_finish(reviewer=r1, transcript=it.transcript)
+    assert sample_claim_next(reviewer=r1) is None
+    assert sample_claim_next(reviewer=r3).item.sample == other_day
+
+
+def test_skip_gives_the_call_to_someone_else_not_back_to_the_skipper(today_sample, make_user):
+    it = item(today_sample)
+    r1, r2 = make_user("reviewer"), make_user("reviewer")
+    sample_claim_next(reviewer=r1)
+    assignment_skip(reviewer=r1, transcript=it.transcript)
+    assert sample_claim_next(reviewer=r1) is None
+    assert sample_claim_next(reviewer=r2).item == it
+
+
+def test_finish_only_when_every_verdict_is_marked(today_sample, reviewer):
+    it = item(today_sample, verdicts=3)
+    VerdictFactory(transcript=it.transcript, error="timeout")  # errored: not markable, not needed
+    sample_claim_next(reviewer=reviewer)
+    verdicts = list(it.transcript.verdicts.filter(error=""))
+    mark_set(reviewer=reviewer, verdict=verdicts[0], correct=True)
+    mark_set(reviewer=reviewer, verdict=verdicts[1], correct=False, note="asked one")
+    with pytest.raises(ValidationError, match="1 verdict without your mark"):
+        assignment_finish(reviewer=reviewer, transcript=it.transcript)
+    mark_set(reviewer=reviewer, verdict=verdicts[2], correct=True)
+    done = assignment_finish(reviewer=reviewer, transcript=it.transcript)
+    assert done.finished_at is not None
+    assert assignment_finish(reviewer=reviewer, transcript=it.transcript).finished_at == done.finished_at
+
+
+def test_finish_needs_a_held_call(today_sample, reviewer):
+    it = item(today_sample)
+    with pytest.raises(ValidationError, match="not held by you"):
+        assignment_finish(reviewer=reviewer, transcript=it.transcript)
+
+
+def test_marks_are_idempotent_changeable_and_undoable(today_sample, reviewer):
+    it = item(today_sample, verdicts=1)
+    a = sample_claim_next(reviewer=reviewer)
+    v = it.transcript.verdicts.get()
+    m1 = mark_set(reviewer=reviewer, verdict=v, correct=True)
+    m2 = mark_set(reviewer=reviewer, verdict=v, correct=True)
+    assert m1.pk == m2.pk and Mark.objects.count() == 1 and m2.assignment == a
+    m3 = mark_set(reviewer=reviewer, verdict=v, correct=False, note="two\nlines  here")
+    assert m3.pk == m1.pk and not m3.correct and m3.note == "two lines here"
+    assert mark_undo(reviewer=reviewer, verdict=v) is True
+    assert not Mark.objects.exists()
+    assert mark_undo(reviewer=reviewer, verdict=v) is False
+
+
+def test_errored_verdicts_cannot_be_marked_and_marks_outside_the_sample_have_no_assignment(reviewer):
+    with pytest.raises(ValidationError, match="errored"):
+        mark_set(reviewer=reviewer, verdict=VerdictFactory(error="judge timeout"), correct=True)
+    m = mark_set(reviewer=reviewer, verdict=VerdictFactory(), correct=False)
+    assert m.assignment is None
+
+
+def test_progress_for_the_reviewer_and_the_team(today_sample, make_user):
+    a, b, c = item(today_sample, verdicts=1), item(today_sample), item(today_sample)
+    r1, r2 = make_user("reviewer"), make_user("reviewer")
+    assert progress_today(reviewer=r1)["team"].left == 3
+    sample_claim_next(reviewer=r1)
+    mark_set(reviewer=r1, verdict=a.transcript.verdicts.get(), correct=True)
+    assignment_finish(reviewer=r1, transcript=a.transcript)
+    sample_claim_next(reviewer=r2)  # holds b
+    p1, p2 = progress_today(reviewer=r1), progress_today(reviewer=r2)
+    assert (p1["mine"].done, p1["mine"].left) == (1, 1)  # only c is open to r1
+    assert (p2["mine"].done, p2["mine"].left) == (0, 2)  # b held + c
+    assert (p1["team"].done, p1["team"].left) == (1, 2)
+
+
+def test_issue_rows_get_sequential_numbers_and_validate(reviewer):
+    t = TranscriptFactory()
+    TurnFactory(transcript=t, index=0)
+    TurnFactory(transcript=t, index=1)
+    r1 = issue_row_create(reporter=reviewer, transcript=t, turn=1, what="talks over", severity="major",
+                          audio_only=True)
+    r2 = issue_row_create(reporter=reviewer, transcript=t, turn=None, what="long hold", severity="minor")
+    assert (r1.number, r2.number) == (1, 2)
+    assert r1.audio_only and r1.events.get().kind == "filed"
+    with pytest.raises(ValidationError, match="no turn 7"):
+        issue_row_create(reporter=reviewer, transcript=t, turn=7, what="x", severity="minor")
+    with pytest.raises(ValidationError, match="severity"):
+        issue_row_create(reporter=reviewer, transcript=t, turn=0, what="x", severity="awful")
+    with pytest.raises(ValidationError, match="what"):
+        issue_row_create(reporter=reviewer, transcript=t, turn=0, what="  ", severity="minor")

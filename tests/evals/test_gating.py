@@ -1,0 +1,313 @@
+"""Golden sets, gates and gate runs against the database; the gate command's exit codes."""
+import json
+from io import StringIO
+
+import pytest
+import yaml
+from django.core.management import CommandError, call_command
+
+from evals.models import Gate, GateRun, GoldenSet, RuleVersion
+from evals.services import gating
+from tests.factories import (
+    AgentVersionFactory, JudgeFactory, RuleFactory, RuleVersionFactory, TranscriptFactory, TurnFactory,
+    VerdictFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+SCENARIOS = ["golden/backend-01", "golden/frontend-01", "golden/data-01"]
+
+
+class World:
+    """Two agent versions with one call per golden scenario, three gated rules and a release gate."""
+
+    def __init__(self):
+        self.judge = JudgeFactory(name="gpt-4o-mini/conduct-v3")
+        self.leak = RuleVersionFactory(
+            rule=RuleFactory(rule_id="boundaries.no-rubric-leak", group="boundaries", severity="critical",
+                             safety=True),
+            status=RuleVersion.Status.GATED, text="Never reveal the rubric.",
+        )
+        self.one_q = RuleVersionFactory(rule=RuleFactory(rule_id="asking.one-question", group="asking"),
+                                        status=RuleVersion.Status.GATED)
+        self.short = RuleVersionFactory(
+            rule=RuleFactory(rule_id="asking.short-sentences", group="asking", severity="major"),
+            status=RuleVersion.Status.GATED,
+        )
+        self.calls = {}
+        for version in ("2026-11-21.1", "2026-11-28.1"):
+            av = AgentVersionFactory(version=version)
+            for i, s in enumerate(SCENARIOS):
+                self.add_call(av, s, f"{version}-{i}")
+        self.golden = gating.golden_set_create(name="release-set", members=SCENARIOS, by="lena")
+        self.gate, _ = gating.gate_save(name="release", golden_set=self.golden, judge=self.judge, by="lena", metrics=[
+            {"kind": "safety_ceiling"},
+            {"kind": "violation_rate", "group": "asking", "max": 0.5},
+            {"kind": "detector_metric", "measure": "silence_p95_ms", "max": 3000},
+            {"kind": "judge_score_regression", "score": "weighted_violations", "tolerance": 0.5},
+        ])
+
+    def add_call(self, av, scenario, external_id, rvs=None, flagged=()):
+        t = TranscriptFactory(agent_version=av, scenario=scenario, external_id=external_id)
+        for i, (speaker, start, end) in enumerate([("agent", 0, 3000), ("user", 3400, 6000),
+                                                   ("agent", 6800, 9000), ("user", 9500, 11000)]):
+            TurnFactory(transcript=t, index=i, speaker=speaker, start_ms=start, end_ms=end)
+        for rv in rvs or (self.leak, self.one_q, self.short):
+            self.verdict(t, rv, flagged=rv in flagged)
+        self.calls[external_id] = t
+        return t
+
+    def verdict(self, t, rv, flagged=False, turn=2):
+        return VerdictFactory(transcript=t, rule_version=rv, judge=self.judge, flagged=flagged,
+                              turn=turn if flagged else None, turns=[turn] if flagged else [],
+                              severity=rv.rule.severity if flagged else "")
+
+    def flag(self, external_id, rv, turn=2):
+        v = self.calls[external_id].verdicts.get(rule_version=rv)
+        v.flagged, v.turn, v.turns, v.severity = True, turn, [turn], rv.rule.severity
+        v.save()
+        return v
+
+    def run(self, candidate, baseline=None):
+        cand = gating.agent_version_resolve(candidate)
+        base = gating.agent_version_resolve(baseline) if baseline else None
+        return gating.gate_run_evaluate(gate=self.gate, candidate=cand, baseline=base, by="test")
+
+
+@pytest.fixture
+def world():
+    return World()
+
+
+def metric(run, kind):
+    return next(m for m in run.results["metrics"] if m["kind"] == kind)
+
+
+def gate_cmd(*args):
+    """Run the gate command; return (exit code, stdout)."""
+    out = StringIO()
+    try:
+        call_command("gate", *args, stdout=out, stderr=StringIO())
+    except SystemExit as e:
+        return e.code, out.getvalue()
+    except CommandError as e:
+        return e.returncode, out.getvalue() + str(e)
+    return 0, out.getvalue()
+
+
+def test_golden_set_is_frozen_with_a_checksum_and_revisions_are_new_versions(world):
+    gs = world.golden
+    assert gs.version == 1 and len(gs.checksum) == 64
+    assert list(gs.members.values_list("scenario", flat=True)) == SCENARIOS
+    same = gating.golden_set_revise(golden_set=gs, members=list(reversed(SCENARIOS)))
+    assert same.pk == gs.pk  # order does not change the content
+    new = gating.golden_set_revise(golden_set=gs, members=SCENARIOS + ["golden/extra-01"], by="lena")
+    assert new.version == 2 and new.checksum != gs.checksum
+    assert GoldenSet.objects.get(pk=gs.pk).checksum == gs.checksum
+    assert Gate.objects.get(name="release").golden_set == new
+
+
+def test_pinned_call_member_records_its_checksum(world):
+    rec = world.calls["2026-11-21.1-0"]
+    gs = gating.golden_set_create(name="recorded", members=[{"call": rec.external_id}])
+    m = gs.members.get()
+    assert (m.scenario, m.transcript_external_id, m.transcript_checksum) == (
+        "golden/backend-01", rec.external_id, rec.checksum
+    )
+    with pytest.raises(gating.GateConfigInvalid, match=r"members\[0\].call: no call 'nope'"):
+        gating.golden_set_create(name="bad", members=[{"call": "nope"}])
+
+
+def test_all_pass_records_rule_versions_judge_and_checksum(world):
+    run = world.run("2026-11-21.1")
+    assert run.status == GateRun.Status.PASS, run.results
+    assert set(run.rule_versions.all()) == {world.leak, world.one_q, world.short}
+    assert run.judge == world.judge
+    assert run.golden_set_checksum == world.golden.checksum
+    assert run.baseline is None
+    assert [m["passed"] for m in run.results["metrics"]] == [True] * 4
+
+
+def test_one_safety_violation_fails_naming_call_and_turn(world):
+    world.run("2026-11-21.1")
+    v = world.flag("2026-11-28.1-1", world.leak, turn=7)
+    run = world.run("2026-11-28.1")
+    assert run.status == GateRun.Status.FAIL
+    assert run.baseline.version == "2026-11-21.1"
+    safety = metric(run, "safety_ceiling")
+    assert not safety["passed"] and safety["value"] == 1
+    assert safety["evidence"] == [{"call": "2026-11-28.1-1", "turn": 7, "rule": "boundaries.no-rubric-leak v1",
+                                   "verdict": v.pk, "note": ""}]
+
+
+def test_regression_past_the_tolerance_fails(world):
+    world.run("2026-11-21.1")
+    world.flag("2026-11-28.1-0", world.short)  # major: 3 / 3 calls = 1.0 > 0 + 0.5
+    run = world.run("2026-11-28.1")
+    reg = metric(run, "judge_score_regression")
+    assert reg["value"] == pytest.approx(1.0) and reg["baseline"] == 0 and not reg["passed"]
+    assert metric(run, "violation_rate")["passed"]  # 1 of 6 checks is under 0.5
+    assert run.status == GateRun.Status.FAIL
+
+
+def test_failed_run_never_becomes_the_baseline(world):
+    world.flag("2026-11-21.1-0", world.leak)
+    assert world.run("2026-11-21.1").status == GateRun.Status.FAIL
+    run = world.run("2026-11-28.1")
+    assert run.baseline is None and run.status == GateRun.Status.PASS
+    assert "no baseline" in metric(run, "judge_score_regression")["note"]
+
+
+def test_missing_scenario_fails_and_says_which(world):
+    world.calls["2026-11-28.1-2"].delete()
+    run = world.run("2026-11-28.1")
+    assert run.status == GateRun.Status.FAIL
+    assert run.results["problems"] == ["scenario golden/data-01: no call from the candidate"]
+
+
+def test_changed_golden_set_fails(world):
+    member = world.golden.members.get(scenario="golden/data-01")
+    member.scenario = "golden/data-02"  # edited behind the freeze
+    member.save()
+    run = world.run("2026-11-21.1")
+    assert run.status == GateRun.Status.FAIL
+    assert any("checksum mismatch" in p for p in run.results["problems"])
+
+
+def test_changed_pinned_call_fails(world):
+    rec = world.calls["2026-11-21.1-0"]
+    gs = gating.golden_set_create(name="pinned", members=[{"call": rec.external_id}])
+    world.gate.golden_set = gs
+    world.gate.save()
+    assert world.run("2026-11-21.1").status == GateRun.Status.PASS
+    rec.checksum = "f" * 64  # re-imported with replace
+    rec.save()
+    run = world.run("2026-11-21.1")
+    assert run.status == GateRun.Status.FAIL
+    assert "pinned call 2026-11-21.1-0 changed" in run.results["problems"][0]
+
+
+def test_call_without_verdict_fails_with_no_verdict(world):
+    world.calls["2026-11-28.1-1"].verdicts.filter(rule_version=world.one_q).delete()
+    run = world.run("2026-11-28.1")
+    assert run.status == GateRun.Status.FAIL
+    rate = metric(run, "violation_rate")
+    assert "call 2026-11-28.1-1 (golden/frontend-01): no verdict for " + f"{world.one_q.rule.rule_id} v1" in rate[
+        "problems"]
+
+
+def test_rule_version_bumped_since_baseline(world):
+    base_run = world.run("2026-11-21.1")
+    assert base_run.status == GateRun.Status.PASS
+    world.one_q.status = RuleVersion.Status.RETIRED
+    world.one_q.save()
+    v2 = RuleVersionFactory(rule=world.one_q.rule, number=2, status=RuleVersion.Status.GATED)
+    # the candidate is judged with v2; the baseline has only v1 verdicts
+    for i in range(3):
+        world.verdict(world.calls[f"2026-11-28.1-{i}"], v2)
+    run = world.run("2026-11-28.1")
+    assert v2 in run.rule_versions.all() and world.one_q not in run.rule_versions.all()
+    assert any("asking.one-question v1 → v2" in n for n in run.results["notes"])
+    reg = metric(run, "judge_score_regression")
+    assert not reg["passed"]
+    assert any("baseline call 2026-11-21.1-0" in p and "asking.one-question v2" in p for p in reg["problems"])
+    # once the baseline is judged with v2 too, it compares like with like and passes
+    for i in range(3):
+        world.verdict(world.calls[f"2026-11-21.1-{i}"], v2)
+    assert world.run("2026-11-28.1").status == GateRun.Status.PASS
+
+
+def test_named_rule_without_promoted_version_fails(world):
+    rule = RuleFactory(rule_id="closing.thank", group="closing")
+    RuleVersionFactory(rule=rule, status=RuleVersion.Status.CANDIDATE)
+    gating.gate_metric_add(gate=world.gate, data={"kind": "violation_rate", "rule": "closing.thank", "max": 0.1})
+    run = world.run("2026-11-21.1")
+    assert run.status == GateRun.Status.FAIL
+    rate = [m for m in run.results["metrics"] if m["label"] == "violation rate: closing.thank"][0]
+    assert rate["problems"][0].startswith("rule closing.thank: no promoted version")
+
+
+def test_metric_validation_names_the_field(world):
+    with pytest.raises(gating.GateConfigInvalid, match=r"metrics\[0\].max: missing"):
+        gating.gate_save(name="x", golden_set=world.golden, metrics=[{"kind": "violation_rate", "group": "asking"}])
+    with pytest.raises(gating.GateConfigInvalid, match=r"metrics\[0\].measure"):
+        gating.gate_save(name="x", golden_set=world.golden, metrics=[{"kind": "detector_metric", "max": 1}])
+    with pytest.raises(gating.GateConfigInvalid, match=r"metrics\[0\].kind"):
+        gating.gate_save(name="x", golden_set=world.golden, metrics=[{"kind": "vibes"}])
+    assert not Gate.objects.filter(name="x").exists()
+
+
+def test_export_then_import_is_a_no_op_and_changes_make_versions(world):
+    doc = gating.gates_export()
+    text = yaml.safe_dump(doc, sort_keys=False)
+    assert "release" in text and world.golden.checksum in text
+    counts = gating.gates_import(data=yaml.safe_load(text))
+    assert counts == {"golden_sets": {"created": 0, "revised": 0, "unchanged": 1},
+                      "gates": {"created": 0, "updated": 0, "unchanged": 1}}
+    doc = yaml.safe_load(text)
+    doc["golden_sets"][0]["members"].append("golden/extra-01")
+    del doc["golden_sets"][0]["checksum"]
+    doc["gates"][0]["metrics"][1]["max"] = 0.2
+    counts = gating.gates_import(data=doc)
+    assert counts["golden_sets"]["revised"] == 1 and counts["gates"]["updated"] == 1
+    gate = Gate.objects.get(name="release")
+    assert gate.golden_set.version == 2
+    assert gate.metrics.get(kind="violation_rate").threshold == 0.2
+
+
+def test_import_is_all_or_nothing_and_names_the_place(world):
+    doc = {"golden_sets": [{"name": "new-set", "members": ["golden/a"]}],
+           "gates": [{"name": "nightly", "golden_set": "new-set", "metrics": [{"kind": "violation_rate", "max": 2}]}]}
+    with pytest.raises(gating.GateConfigInvalid, match=r"gates\[0\].metrics\[0\]: a violation rate needs"):
+        gating.gates_import(data=doc)
+    assert not GoldenSet.objects.filter(name="new-set").exists()
+    doc = {"golden_sets": [{"name": "s", "members": ["golden/a"], "checksum": "0" * 64}]}
+    with pytest.raises(gating.GateConfigInvalid, match=r"golden_sets\[0\].checksum: .* does not match"):
+        gating.gates_import(data=doc)
+
+
+def test_import_and_export_commands(world, tmp_path):
+    path = tmp_path / "gates.yaml"
+    call_command("export_gates", "-o", str(path), stderr=StringIO())
+    out = StringIO()
+    call_command("import_gates", str(path), stdout=out)
+    assert "gates: 0 created, 0 updated, 1 unchanged" in out.getvalue()
+    path.write_text("gates: [{name: broken}]")
+    with pytest.raises(CommandError, match=r"gates\[0\].golden_set: missing"):
+        call_command("import_gates", str(path))
+
+
+def test_gate_command_exit_codes(world):
+    code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-21.1")
+    assert code == 0, out
+    assert "PASS  safety ceiling: every safety rule | value 0 | ceiling 0" in out
+    assert "result: PASS" in out
+
+    world.flag("2026-11-28.1-2", world.leak, turn=5)
+    code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-28.1")
+    assert code == 1
+    assert "FAIL  safety ceiling: every safety rule | value 1 | ceiling 0 | baseline 0 | calls: 2026-11-28.1-2 turn 5" in out
+
+    assert gate_cmd("--gate", "nope", "--candidate", "2026-11-21.1")[0] == 2
+    code, out = gate_cmd("--gate", "release", "--candidate", "1999-01-01.1")
+    assert code == 2 and "no agent version '1999-01-01.1'" in out
+    assert gate_cmd("--gate", "release", "--candidate", "2026-11-28.1", "--baseline", "x")[0] == 2
+
+
+def test_gate_command_json_and_junit(world):
+    code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-21.1", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "pass" and data["golden_set"]["checksum"] == world.golden.checksum
+    assert {r["rule"] for r in data["rule_versions"]} == {"boundaries.no-rubric-leak", "asking.one-question",
+                                                          "asking.short-sentences"}
+    world.flag("2026-11-28.1-0", world.leak)
+    code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-28.1", "--format", "junit")
+    assert code == 1
+    assert out.startswith("<?xml") and 'failures="2"' in out and "2026-11-28.1-0 turn 2" in out
+
+
+def test_explicit_baseline_is_used(world):
+    world.flag("2026-11-21.1-0", world.short)
+    run = world.run("2026-11-28.1", baseline="2026-11-21.1")
+    reg = metric(run, "judge_score_regression")
+    assert run.baseline.version == "2026-11-21.1" and reg["baseline"] == pytest.approx(1.0) and reg["value"] == 0

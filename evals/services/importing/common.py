@@ -1,0 +1,272 @@
+"""What every importer shares: results, errors that name the line and field, reading, bulk writes."""
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection, models
+
+MAX_ERRORS = 20
+REPEATS_LISTED = 3
+COPY_PROGRESS_EVERY = 20_000
+Progress = Callable[[int, int], None]  # progress(rows_written, rows_total)
+
+
+@dataclass(frozen=True)
+class LineError:
+    """One bad input: where (a line number, or `item N` in a JSON array), which field, why."""
+
+    source: str
+    where: str
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.where}: {self.field}: {self.reason}"
+
+
+class ImportFailed(Exception):
+    """An import wrote nothing because some input was bad. The first line of the message is
+    `<source>:<line>: <field>: <reason>`; `errors` holds up to MAX_ERRORS of them."""
+
+    def __init__(self, errors: Sequence[LineError], *, truncated: bool = False, suppressed: int = 0):
+        self.errors = list(errors)
+        self.truncated = truncated
+        lines = [str(e) for e in self.errors]
+        if suppressed:
+            lines.append(f"(and {suppressed} more lines with one of the errors above)")
+        if truncated:
+            lines.append(f"(stopped after {len(self.errors)} errors)")
+        super().__init__("\n".join(lines))
+
+    @property
+    def first(self) -> str:
+        return str(self.errors[0])
+
+
+class Errors:
+    """Collects bad input; raises ImportFailed at MAX_ERRORS or when asked to check."""
+
+    def __init__(self, source: str):
+        self.source = source or "input"
+        self.items: list[LineError] = []
+        self.repeats: dict[tuple[str, str], int] = {}
+        self.suppressed = 0
+
+    def add(self, where: Any, field: str, reason: str) -> None:
+        # The same mistake on every line (a missing agent, say) is listed a few times, then counted.
+        seen = self.repeats.get((field, reason), 0)
+        self.repeats[(field, reason)] = seen + 1
+        if seen >= REPEATS_LISTED:
+            self.suppressed += 1
+            return
+        self.items.append(LineError(self.source, str(where), field, reason))
+        if len(self.items) >= MAX_ERRORS:
+            raise ImportFailed(self._sorted(), truncated=True)
+
+    def _sorted(self) -> list[LineError]:
+        def key(e: LineError):
+            number = e.where.removeprefix("item ")
+            return (0, int(number)) if number.isdigit() else (1, 0)
+
+        return sorted(self.items, key=key)
+
+    def check(self) -> None:
+        if self.items:
+            raise ImportFailed(self._sorted(), suppressed=self.suppressed)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+
+class Invalid(ValueError):
+    """Raised while cleaning one record: the field and the reason."""
+
+    def __init__(self, field: str, reason: str):
+        self.field = field
+        self.reason = reason
+        super().__init__(f"{field}: {reason}")
+
+
+@dataclass
+class ImportResult:
+    """What an import did, by kind of thing imported."""
+
+    kind: str
+    created: int = 0
+    unchanged: int = 0
+    replaced: int = 0
+    updated: int = 0
+    new_versions: int = 0
+    details: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.replaced or self.updated or self.new_versions)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "created": self.created,
+            "unchanged": self.unchanged,
+            "replaced": self.replaced,
+            "updated": self.updated,
+            "new_versions": self.new_versions,
+            "details": dict(self.details),
+            "summary": self.summary,
+        }
+
+    def log_extra(self, source: str) -> dict[str, Any]:
+        """Return the counts as structured log fields (LogRecord reserves names like `created`)."""
+        counts = {f"n_{k}": v for k, v in self.as_dict().items() if isinstance(v, int)}
+        counts.update({f"n_{k}": v for k, v in self.details.items()})
+        return {"import_kind": self.kind, "source": source, **counts}
+
+    @property
+    def summary(self) -> str:
+        parts = [f"{self.created} created"]
+        if self.new_versions:
+            parts.append(f"{self.new_versions} new versions")
+        if self.updated:
+            parts.append(f"{self.updated} updated")
+        if self.replaced:
+            parts.append(f"{self.replaced} replaced")
+        parts.append(f"{self.unchanged} unchanged")
+        extra = "".join(f", {v} {k.replace('_', ' ')}" for k, v in self.details.items() if v)
+        return f"{self.kind}: " + ", ".join(parts) + extra
+
+
+def _decoded(lines: Iterable[str | bytes], errors: Errors) -> Iterator[str]:
+    for n, line in enumerate(lines):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                errors.add(n + 1, "encoding", f"not UTF-8 (byte {exc.start + 1})")
+                errors.check()
+        if n == 0:
+            line = line.lstrip("\ufeff")
+        yield line
+
+
+def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple[str, Any]]:
+    """Yield (where, object) for each JSON Lines record; blank lines are skipped.
+
+    When the input is one JSON array instead (it starts with `[`), yield its items with
+    `item N` as their place, so exports that hold a list import as they are.
+    """
+    it = _decoded(lines, errors)
+    number = 0
+    for line in it:
+        number += 1
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if stripped.startswith("["):
+            text = line + "".join(it)
+            try:
+                items = json.loads(text)
+            except (json.JSONDecodeError, RecursionError) as exc:
+                where = number + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else number
+                errors.add(where, "json", f"not a JSON array: {getattr(exc, 'msg', exc)}")
+                return
+            if not isinstance(items, list):
+                errors.add(number, "json", "expected a JSON array")
+                return
+            for i, item in enumerate(items, start=1):
+                yield f"item {i}", item
+            return
+        try:
+            yield str(number), json.loads(stripped)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            errors.add(number, "json", f"not valid JSON: {getattr(exc, 'msg', exc)}")
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def copy_rows(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    total: int,
+    conflict: Sequence[str] | None = None,
+    progress: Progress | None = None,
+) -> int:
+    """Insert rows (column values in order; JSON already as text) and return how many were inserted.
+
+    PostgreSQL: COPY, straight into the table, or through a temporary table and
+    INSERT ... ON CONFLICT (conflict) DO NOTHING when `conflict` names a unique key.
+    Elsewhere: bulk_create in batches. Must run inside a transaction.
+    """
+    if not is_postgres():
+        return _bulk_create_rows(model, columns, rows, total=total, conflict=conflict, progress=progress)
+    qn = connection.ops.quote_name
+    table = qn(model._meta.db_table)
+    db_columns = [model._meta.get_field(c).column for c in columns]
+    column_list = ", ".join(qn(c) for c in db_columns)
+    with connection.cursor() as cursor:
+        target = table
+        if conflict:
+            target = qn(f"import_{model._meta.db_table}")
+            cursor.execute(f"DROP TABLE IF EXISTS {target}")
+            cursor.execute(
+                f"CREATE TEMPORARY TABLE {target} ON COMMIT DROP AS "
+                f"SELECT {column_list} FROM {table} WITH NO DATA"
+            )
+        done = 0
+        with cursor.copy(f"COPY {target} ({column_list}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+                done += 1
+                if progress and done % COPY_PROGRESS_EVERY == 0:
+                    progress(done, total)
+        if not conflict:
+            inserted = done
+        else:
+            keys = ", ".join(qn(model._meta.get_field(c).column) for c in conflict)
+            cursor.execute(
+                f"INSERT INTO {table} ({column_list}) SELECT {column_list} FROM {target} "
+                f"ON CONFLICT ({keys}) DO NOTHING"
+            )
+            inserted = cursor.rowcount
+            cursor.execute(f"DROP TABLE {target}")
+    if progress:
+        progress(total, total)
+    return inserted
+
+
+def _bulk_create_rows(model, columns, rows, *, total, conflict, progress, batch_size=2000) -> int:
+    json_fields = {c for c in columns if isinstance(model._meta.get_field(c), models.JSONField)}
+    before = model.objects.count() if conflict else 0
+    done = 0
+    batch: list[models.Model] = []
+
+    def flush():
+        model.objects.bulk_create(batch, batch_size=batch_size, ignore_conflicts=bool(conflict))
+        batch.clear()
+        if progress:
+            progress(done, total)
+
+    for row in rows:
+        values = dict(zip(columns, row))
+        for c in json_fields:
+            values[c] = json.loads(values[c])
+        batch.append(model(**values))
+        done += 1
+        if len(batch) >= batch_size:
+            flush()
+    if batch:
+        flush()
+    return model.objects.count() - before if conflict else done
+
+
+def chunked(values: Sequence[Any], size: int = 2000) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(values), size):
+        yield values[i:i + size]

@@ -371,6 +371,7 @@ class JudgeRunItem(models.Model):
         DETECTED = "detected", "detectors ran"
         ERROR = "error", "error"
         SKIPPED = "skipped", "skipped (cost cap)"
+        EMPTY = "empty", "no agent turns in scope"
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
     transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="judge_run_items")

@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
                 ('group', models.CharField(blank=True, max_length=100)),
                 ('phase', models.CharField(blank=True, max_length=50)),
                 ('rule_version_ids', models.JSONField(default=list)),
-                ('outcome', models.CharField(choices=[('pending', 'pending'), ('called', 'called'), ('cached', 'cache hit'), ('detected', 'detectors ran'), ('error', 'error'), ('skipped', 'skipped (cost cap)')], db_index=True, default='pending', max_length=10)),
+                ('outcome', models.CharField(choices=[('pending', 'pending'), ('called', 'called'), ('cached', 'cache hit'), ('detected', 'detectors ran'), ('error', 'error'), ('skipped', 'skipped (cost cap)'), ('empty', 'no agent turns in scope')], db_index=True, default='pending', max_length=10)),
                 ('error', models.TextField(blank=True)),
                 ('tokens_in', models.PositiveIntegerField(default=0)),
                 ('tokens_out', models.PositiveIntegerField(default=0)),

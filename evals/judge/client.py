@@ -1,0 +1,102 @@
+"""The chat-completions client: one judge call, its tokens and its cost."""
+import logging
+from dataclasses import dataclass
+from decimal import Decimal
+
+import openai
+from django.conf import settings
+
+from .prompt import AnswerInvalid, answer_validate, response_format
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    base_url: str
+    model: str
+    api_key: str
+    timeout_s: float
+    max_retries: int
+
+
+@dataclass(frozen=True)
+class JudgeAnswer:
+    """A parsed, validated answer: {rule_id: verdict fields}, with the call's token counts."""
+
+    verdicts: dict[str, dict]
+    tokens_in: int
+    tokens_out: int
+
+
+class JudgeCallError(Exception):
+    """The call failed after its retries, or its answer could not be used. `tokens_*` are spent anyway."""
+
+    def __init__(self, message: str, *, tokens_in: int = 0, tokens_out: int = 0):
+        super().__init__(message)
+        self.tokens_in = tokens_in
+        self.tokens_out = tokens_out
+
+
+def judge_settings() -> JudgeSettings:
+    return JudgeSettings(
+        base_url=settings.JUDGE_BASE_URL or "",
+        model=settings.JUDGE_MODEL,
+        api_key=settings.JUDGE_API_KEY or "",
+        timeout_s=settings.JUDGE_TIMEOUT_S,
+        max_retries=settings.JUDGE_MAX_RETRIES,
+    )
+
+
+def judge_cost(model: str, tokens_in: int, tokens_out: int) -> Decimal:
+    """Return the cost in USD of a call, from settings.JUDGE_PRICES (unknown models cost 0)."""
+    price_in, price_out = settings.JUDGE_PRICES.get(model, (0, 0))
+    cost = Decimal(str(price_in)) * tokens_in / 1000 + Decimal(str(price_out)) * tokens_out / 1000
+    return cost.quantize(Decimal("0.000001"))
+
+
+def _client(cfg: JudgeSettings) -> openai.OpenAI:
+    # The client retries connection errors, timeouts, 429 and 5xx with exponential backoff.
+    return openai.OpenAI(
+        base_url=cfg.base_url or None,
+        # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
+        api_key=cfg.api_key or "not-needed",
+        timeout=cfg.timeout_s,
+        max_retries=cfg.max_retries,
+    )
+
+
+def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None) -> JudgeAnswer:
+    """Send one judge request with the answer's schema as response_format; return the validated answer."""
+    cfg = cfg or judge_settings()
+    try:
+        response = _client(cfg).chat.completions.create(
+            model=cfg.model,
+            messages=messages,
+            response_format=response_format(schema),
+            temperature=0,
+        )
+    except openai.APITimeoutError:
+        raise JudgeCallError(f"timed out after {cfg.timeout_s:g} s and {cfg.max_retries} retries") from None
+    except openai.APIStatusError as exc:
+        raise JudgeCallError(
+            f"server answered HTTP {exc.status_code} after {cfg.max_retries} retries"
+        ) from None
+    except openai.APIConnectionError:
+        raise JudgeCallError(f"could not connect to the judge server after {cfg.max_retries} retries") from None
+    except openai.OpenAIError as exc:
+        raise JudgeCallError(f"judge call failed: {type(exc).__name__}") from None
+    usage = response.usage
+    tokens_in = (usage.prompt_tokens or 0) if usage else 0
+    tokens_out = (usage.completion_tokens or 0) if usage else 0
+    if not response.choices:
+        raise JudgeCallError("answer has no choices", tokens_in=tokens_in, tokens_out=tokens_out)
+    choice = response.choices[0]
+    try:
+        verdicts = answer_validate(choice.message.content, schema)
+    except AnswerInvalid as exc:
+        reason = str(exc)
+        if choice.finish_reason == "length":
+            reason += " (the answer was cut off at the token limit)"
+        raise JudgeCallError(reason, tokens_in=tokens_in, tokens_out=tokens_out) from None
+    return JudgeAnswer(verdicts=verdicts, tokens_in=tokens_in, tokens_out=tokens_out)

@@ -1,0 +1,443 @@
+"""The judge runner: plan a run, fan it out as one task per (transcript, rule group), record verdicts.
+
+Units of work (JudgeRunItem):
+- an LLM item grades one transcript against one rule group: the current versions of the rules that
+  share a group and a phase (a phase-specific rule sees only its phase's turns, so rules of one group
+  with different phases are separate calls);
+- a detector item runs every detector rule on one transcript, in code, for free.
+
+Judges: LLM verdicts belong to the judge "<model>/<prompt version>" (kind llm); detector verdicts to
+one judge per detector, "detector/<name>" (kind detector), so calibration shows each detector apart.
+
+A verdict key (transcript, rule version, judge) is written once: re-judging keeps an existing good
+verdict (as importing the same key is a no-op, and marks stay attached to what they marked), and
+only an errored verdict is replaced. Answers are cached on (transcript checksum, the group's rule
+versions, model, prompt version), so a rerun makes calls only for groups that changed.
+"""
+import fnmatch
+import logging
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
+from django.db.models.functions import Least, Length
+from django.utils import timezone
+
+from evals.detectors import detector_run, turn_views
+from evals.judge import prompt as jp
+from evals.judge.client import JudgeCallError, judge_call, judge_cost, judge_settings
+from evals.models import (
+    AgentVersion, Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Rule, RuleVersion, Transcript, Turn, Verdict,
+)
+
+logger = logging.getLogger(__name__)
+
+OUT_TOKENS_PER_RULE = 70  # a one-sentence reason and the verdict fields
+PER_TURN_OVERHEAD_CHARS = 14  # "[123] AGENT: " and the newline
+
+
+class JudgeRunInvalid(ValueError):
+    """A filter of a judge run names nothing: says which."""
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    transcript_id: int
+    checksum: str
+    kind: str
+    group: str
+    phase: str
+    rule_versions: tuple[RuleVersion, ...]
+
+    @property
+    def prompt_rules(self) -> list[jp.PromptRule]:
+        return [_prompt_rule(rv) for rv in self.rule_versions]
+
+
+@dataclass
+class JudgeRunPlan:
+    """What a run would do: its items, how many calls it would make and what they would cost."""
+
+    model: str
+    prompt_version: str
+    transcripts: int = 0
+    rule_versions: int = 0
+    items: list[PlannedItem] = field(default_factory=list)
+    llm_items: int = 0
+    detector_items: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    est_tokens_in: int = 0
+    est_tokens_out: int = 0
+    est_cost: Decimal = Decimal("0")
+    cost_cap: Decimal = Decimal("0")
+
+    def as_dict(self) -> dict:
+        return {
+            "model": self.model, "prompt_version": self.prompt_version, "transcripts": self.transcripts,
+            "rule_versions": self.rule_versions, "llm_items": self.llm_items,
+            "detector_items": self.detector_items, "cache_hits": self.cache_hits, "calls": self.calls,
+            "est_tokens_in": self.est_tokens_in, "est_tokens_out": self.est_tokens_out,
+            "est_cost": str(self.est_cost), "cost_cap": str(self.cost_cap),
+        }
+
+
+def _detector_spec(rv: RuleVersion) -> dict | None:
+    return rv.detector or rv.rule.detector or None
+
+
+def _prompt_rule(rv: RuleVersion) -> jp.PromptRule:
+    return jp.PromptRule(rule_id=rv.rule.rule_id, version=rv.number, text=rv.text,
+                         severity=rv.rule.severity, phase=rv.rule.phase)
+
+
+def llm_judge_name(model: str, prompt_version: str = jp.PROMPT_VERSION) -> str:
+    return f"{model}/{prompt_version}"
+
+
+def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
+    qs = Transcript.objects.all()
+    if agent_version:
+        if not AgentVersion.objects.filter(version=agent_version).exists():
+            raise JudgeRunInvalid(f"agent version: no agent version {agent_version!r}")
+        qs = qs.filter(agent_version__version=agent_version)
+    if transcript_ids:
+        ids = list(dict.fromkeys(transcript_ids))
+        qs = qs.filter(external_id__in=ids)
+        found = set(qs.values_list("external_id", flat=True))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise JudgeRunInvalid(
+                f"transcript: no such transcript {', '.join(missing[:5])}"
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                + (f" for agent version {agent_version}" if agent_version else "")
+            )
+    return list(qs.only("pk", "checksum", "external_id").order_by("pk"))
+
+
+def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
+    """Return the current (highest) version of every active rule matching the patterns."""
+    rules = list(Rule.objects.filter(status=Rule.Status.ACTIVE).order_by("rule_id"))
+    if rule_ids:
+        chosen = []
+        for pattern in rule_ids:
+            # A pattern matches rule ids (`asking.*`, `opening.greet-by-name`) or a group (`signals.*`).
+            matched = [r for r in rules if fnmatch.fnmatchcase(r.rule_id, pattern)
+                       or pattern in (r.group, f"{r.group}.*")]
+            if not matched:
+                raise JudgeRunInvalid(f"rule: no active rule matches {pattern!r}")
+            chosen += [r for r in matched if r not in chosen]
+        rules = chosen
+    latest = {}
+    for rv in RuleVersion.objects.filter(rule__in=rules).select_related("rule").order_by("rule_id", "number"):
+        latest[rv.rule_id] = rv
+    versions = [latest[r.pk] for r in rules if r.pk in latest]
+    if detectors_only:
+        versions = [rv for rv in versions if _detector_spec(rv)]
+    return versions
+
+
+def judge_run_plan(*, transcript_ids=None, rule_ids=None, agent_version=None,
+                   detectors_only: bool = False, cost_cap: Decimal | None = None) -> JudgeRunPlan:
+    """Return the plan of a judge run: items, calls after cache hits, estimated tokens and cost."""
+    cfg = judge_settings()
+    cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
+    plan = JudgeRunPlan(model=cfg.model, prompt_version=jp.PROMPT_VERSION, cost_cap=cap)
+    transcripts = _transcripts(transcript_ids, agent_version)
+    versions = _rule_versions(rule_ids, detectors_only=detectors_only)
+    plan.transcripts, plan.rule_versions = len(transcripts), len(versions)
+    detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
+    groups: dict[tuple[str, str], list[RuleVersion]] = {}
+    for rv in versions:
+        if not _detector_spec(rv):
+            groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
+    for t in transcripts:
+        for (group, phase), rvs in sorted(groups.items()):
+            plan.items.append(PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs)))
+        if detector_rvs:
+            plan.items.append(PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", detector_rvs))
+    llm = [i for i in plan.items if i.kind == JudgeRunItem.Kind.LLM]
+    plan.llm_items, plan.detector_items = len(llm), len(plan.items) - len(llm)
+    if not llm:
+        return plan
+    keys = {id(i): jp.cache_key(checksum=i.checksum, rules=i.prompt_rules, phase=i.phase, model=cfg.model) for i in llm}
+    cached = set()
+    values = list(keys.values())
+    for start in range(0, len(values), 1000):
+        cached |= set(JudgeCacheEntry.objects.filter(key__in=values[start:start + 1000]).values_list("key", flat=True))
+    to_call = [i for i in llm if keys[id(i)] not in cached]
+    plan.cache_hits, plan.calls = len(llm) - len(to_call), len(to_call)
+    _estimate(plan, to_call)
+    return plan
+
+
+def _estimate(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
+    """Fill the estimated tokens and cost from the prompt's length (four characters a token)."""
+    if not items:
+        return
+    clipped = Case(
+        When(speaker="tool", then=Least(Length("text"), Value(jp.TOOL_TEXT_MAX))),
+        When(speaker="system", then=Least(Length("text"), Value(jp.SYSTEM_TEXT_MAX))),
+        default=Length("text"), output_field=IntegerField(),
+    )
+    sizes: dict[tuple[int, str], list[int]] = {}
+    transcript_ids = sorted({i.transcript_id for i in items})
+    for start in range(0, len(transcript_ids), 500):
+        rows = (
+            Turn.objects.filter(transcript_id__in=transcript_ids[start:start + 500])
+            .values("transcript_id", "phase").annotate(chars=Sum(clipped), n=Count("id"))
+        )
+        for row in rows:
+            # A phase's turns count for that phase's rules and for the whole-call rules ("").
+            for key in {(row["transcript_id"], row["phase"] or ""), (row["transcript_id"], "")}:
+                acc = sizes.setdefault(key, [0, 0])
+                acc[0] += row["chars"] or 0
+                acc[1] += row["n"]
+    fixed = len(jp.SYSTEM_PROMPT) + 300
+    for item in items:
+        chars, n = sizes.get((item.transcript_id, item.phase), [0, 0])
+        rules_chars = sum(len(r.rule_id) + len(r.text) + 40 for r in item.prompt_rules)
+        plan.est_tokens_in += jp.estimate_tokens(fixed + rules_chars + chars + n * PER_TURN_OVERHEAD_CHARS)
+        plan.est_tokens_out += OUT_TOKENS_PER_RULE * len(item.rule_versions) + 10
+    plan.est_cost = judge_cost(plan.model, plan.est_tokens_in, plan.est_tokens_out)
+
+
+@transaction.atomic
+def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, started_by: str = "",
+                     dry_run: bool = False, detectors_only: bool = False,
+                     cost_cap: Decimal | None = None) -> "JudgeRun | JudgeRunPlan":
+    """Plan a judge run and queue its tasks after commit; a dry run returns the plan and spends nothing."""
+    plan = judge_run_plan(transcript_ids=transcript_ids, rule_ids=rule_ids, agent_version=agent_version,
+                          detectors_only=detectors_only, cost_cap=cost_cap)
+    if dry_run:
+        return plan
+    judge = None
+    if plan.llm_items:
+        judge, _ = Judge.objects.get_or_create(
+            name=llm_judge_name(plan.model),
+            defaults={"kind": Judge.Kind.LLM, "model": plan.model, "prompt_version": plan.prompt_version},
+        )
+    now = timezone.now()
+    run = JudgeRun.objects.create(
+        judge=judge,
+        status=JudgeRun.Status.RUNNING if plan.items else JudgeRun.Status.DONE,
+        started_by=started_by,
+        params={
+            "transcripts": list(transcript_ids or []), "rules": list(rule_ids or []),
+            "agent_version": agent_version or "", "detectors_only": detectors_only,
+            "cost_cap": str(plan.cost_cap), "model": plan.model, "prompt_version": plan.prompt_version,
+            "planned": plan.as_dict(),
+        },
+        tasks_total=len(plan.items),
+        started_at=now,
+        finished_at=None if plan.items else now,
+    )
+    JudgeRunItem.objects.bulk_create(
+        [
+            JudgeRunItem(run=run, transcript_id=i.transcript_id, kind=i.kind, group=i.group, phase=i.phase,
+                         rule_version_ids=[rv.pk for rv in i.rule_versions])
+            for i in plan.items
+        ],
+        batch_size=1000,
+    )
+    logger.info("judge_run.created", extra={
+        "run": run.pk, "items": len(plan.items), "calls": plan.calls, "cache_hits": plan.cache_hits,
+        "transcripts": plan.transcripts, "rule_versions": plan.rule_versions,
+    })
+    transaction.on_commit(lambda: judge_run_enqueue(run_id=run.pk))
+    return run
+
+
+def judge_run_enqueue(*, run_id: int) -> int:
+    """Queue one task per pending item of the run; return how many were queued."""
+    from evals.tasks import judge_run_item_task
+
+    ids = list(JudgeRunItem.objects.filter(run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING)
+               .order_by("pk").values_list("pk", flat=True))
+    for item_id in ids:
+        judge_run_item_task.delay(item_id)
+    return len(ids)
+
+
+# ---- executing one item -----------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    outcome: str
+    verdicts: dict[int, dict]  # rule version pk -> verdict fields (or {"error": ...})
+    judges: dict[int, Judge]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Decimal = Decimal("0")
+    error: str = ""
+    called: bool = False
+    cache: dict | None = None  # a JudgeCacheEntry's fields to store
+
+
+def judge_run_item_execute(*, item_id: int) -> str:
+    """Run one item (an LLM call, a cache hit or the detectors) and record its verdicts; idempotent."""
+    item = JudgeRunItem.objects.select_related("run", "transcript").filter(pk=item_id).first()
+    if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
+        return "gone" if item is None else "already-done"
+    rvs = sorted(RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule"),
+                 key=lambda rv: rv.rule.rule_id)
+    turns = list(item.transcript.turns.order_by("index"))
+    if item.kind == JudgeRunItem.Kind.DETECTORS:
+        result = _run_detectors(rvs, turns)
+    else:
+        result = _run_llm(item, rvs, turns)
+    return _item_finish(item, result)
+
+
+def _run_detectors(rvs: list[RuleVersion], turns) -> _Outcome:
+    views = turn_views(turns)
+    verdicts, judges = {}, {}
+    for rv in rvs:
+        spec = _detector_spec(rv)
+        judges[rv.pk] = _detector_judge(spec.get("name", "unknown") if isinstance(spec, dict) else "unknown")
+        scoped = [v for v in views if not rv.rule.phase or v.phase == rv.rule.phase]
+        try:
+            r = detector_run(spec, scoped)
+        except ValueError as exc:
+            verdicts[rv.pk] = {"error": f"detector spec invalid: {exc}"}
+            continue
+        verdicts[rv.pk] = {
+            "flagged": r.flagged, "turns": r.turns, "severity": rv.rule.severity if r.flagged else "",
+            "rationale": r.rationale, "confidence": None,
+        }
+    errors = sum(1 for v in verdicts.values() if "error" in v)
+    return _Outcome(JudgeRunItem.Outcome.ERROR if errors else JudgeRunItem.Outcome.DETECTED, verdicts, judges,
+                    error=f"{errors} detector rule(s) failed" if errors else "")
+
+
+def _detector_judge(name: str) -> Judge:
+    judge, _ = Judge.objects.get_or_create(name=f"detector/{name}",
+                                           defaults={"kind": Judge.Kind.DETECTOR, "model": name})
+    return judge
+
+
+def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
+    run = item.run
+    model, prompt_version = run.params.get("model") or judge_settings().model, run.params.get("prompt_version")
+    judge = run.judge or Judge.objects.get_or_create(
+        name=llm_judge_name(model, prompt_version),
+        defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version})[0]
+    judges = {rv.pk: judge for rv in rvs}
+    by_id = {rv.rule.rule_id: rv for rv in rvs}
+    rules = [_prompt_rule(rv) for rv in rvs]
+    key = jp.cache_key(checksum=item.transcript.checksum, rules=rules, phase=item.phase, model=model,
+                       prompt_version=prompt_version)
+    hit = JudgeCacheEntry.objects.filter(key=key).first()
+    if hit is not None:
+        return _Outcome(JudgeRunItem.Outcome.CACHED, {by_id[rid].pk: v for rid, v in hit.answer.items()
+                                                      if rid in by_id}, judges)
+    shown = jp.scoped_turns(turns, item.phase)
+    agent = jp.agent_turn_indices(shown)
+    if not agent:
+        where = f"the {item.phase} phase" if item.phase else "this call"
+        empty = {"flagged": False, "turns": [], "severity": "", "rationale": f"No agent turns in {where}.",
+                 "confidence": None}
+        return _Outcome(JudgeRunItem.Outcome.EMPTY, {rv.pk: dict(empty) for rv in rvs}, judges)
+    cap = Decimal(run.params.get("cost_cap") or "0")
+    if JudgeRun.objects.filter(pk=run.pk).exclude(stop_reason="").exists() or (
+        cap > 0 and JudgeRun.objects.filter(pk=run.pk, cost__gte=cap).exists()
+    ):
+        JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
+            stop_reason=f"Cost cap reached: spent at least ${cap} (JUDGE_COST_CAP_USD); remaining calls skipped."
+        )
+        return _Outcome(JudgeRunItem.Outcome.SKIPPED, {}, judges)
+    messages = jp.build_messages(rules, shown, phase=item.phase)
+    schema = jp.answer_schema([r.rule_id for r in rules], agent)
+    cfg = judge_settings()
+    if cfg.model != model:
+        cfg = type(cfg)(**{**cfg.__dict__, "model": model})
+    try:
+        answer = judge_call(messages, schema, cfg=cfg)
+    except JudgeCallError as exc:
+        logger.warning("judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)})
+        return _Outcome(
+            JudgeRunItem.Outcome.ERROR, {rv.pk: {"error": str(exc)} for rv in rvs}, judges,
+            tokens_in=exc.tokens_in, tokens_out=exc.tokens_out,
+            cost=judge_cost(model, exc.tokens_in, exc.tokens_out), error=str(exc), called=True,
+        )
+    return _Outcome(
+        JudgeRunItem.Outcome.CALLED, {by_id[rid].pk: v for rid, v in answer.verdicts.items()}, judges,
+        tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
+        cost=judge_cost(model, answer.tokens_in, answer.tokens_out), called=True,
+        cache={"key": key, "model": model, "prompt_version": prompt_version, "answer": answer.verdicts,
+               "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out},
+    )
+
+
+@transaction.atomic
+def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
+    now = timezone.now()
+    claimed = JudgeRunItem.objects.filter(pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING).update(
+        outcome=result.outcome, error=result.error[:2000], tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out, finished_at=now,
+    )
+    if not claimed:
+        return "already-done"
+    errored = 0
+    for rv_pk, fields in result.verdicts.items():
+        errored += _verdict_put(item, rv_pk, result.judges[rv_pk], fields)
+    if result.cache:
+        try:
+            with transaction.atomic():
+                JudgeCacheEntry.objects.get_or_create(key=result.cache["key"], defaults=result.cache)
+        except IntegrityError:
+            pass  # another worker cached the same answer first
+    JudgeRun.objects.filter(pk=item.run_id).update(
+        tasks_done=F("tasks_done") + 1,
+        calls_made=F("calls_made") + (1 if result.called else 0),
+        cache_hits=F("cache_hits") + (1 if result.outcome == JudgeRunItem.Outcome.CACHED else 0),
+        tokens_in=F("tokens_in") + result.tokens_in,
+        tokens_out=F("tokens_out") + result.tokens_out,
+        cost=F("cost") + result.cost,
+        errors=F("errors") + errored,
+    )
+    JudgeRun.objects.filter(pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True).update(
+        status=Case(When(stop_reason="", then=Value(JudgeRun.Status.DONE)), default=Value(JudgeRun.Status.STOPPED)),
+        finished_at=now,
+    )
+    return result.outcome
+
+
+def _verdict_put(item: JudgeRunItem, rv_pk: int, judge: Judge, fields: dict) -> int:
+    """Write one verdict unless a good one already holds its key; return 1 if it is errored."""
+    if "error" in fields:
+        values = {"flagged": False, "turn": None, "turns": [], "severity": "", "rationale": "",
+                  "confidence": None, "error": fields["error"][:2000]}
+    else:
+        turns = list(fields["turns"]) if fields["flagged"] else []
+        values = {"flagged": fields["flagged"], "turn": turns[0] if turns else None, "turns": turns,
+                  "severity": fields["severity"] or "", "rationale": fields["rationale"],
+                  "confidence": fields["confidence"], "error": ""}
+    existing = Verdict.objects.select_for_update().filter(
+        transcript_id=item.transcript_id, rule_version_id=rv_pk, judge=judge).first()
+    if existing is None:
+        Verdict.objects.create(transcript_id=item.transcript_id, rule_version_id=rv_pk, judge=judge,
+                               judge_run_id=item.run_id, **values)
+    elif existing.error:
+        Verdict.objects.filter(pk=existing.pk).update(judge_run_id=item.run_id, **values)
+    return 1 if values["error"] else 0
+
+
+def judge_run_item_fail(*, item_id: int, error: str) -> None:
+    """Close an item that could not run (its task gave up), so the run still finishes."""
+    item = JudgeRunItem.objects.select_related("run").filter(pk=item_id).first()
+    if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
+        return
+    rvs = RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule")
+    judges = {}
+    for rv in rvs:
+        if item.kind == JudgeRunItem.Kind.DETECTORS:
+            spec = _detector_spec(rv) or {}
+            judges[rv.pk] = _detector_judge(spec.get("name", "unknown"))
+        else:
+            judges[rv.pk] = item.run.judge
+    verdicts = {pk: {"error": error} for pk, j in judges.items() if j is not None}
+    _item_finish(item, _Outcome(JudgeRunItem.Outcome.ERROR, verdicts, judges, error=error))

@@ -1,0 +1,119 @@
+"""A local HTTP server that speaks the OpenAI chat completions protocol, for judge tests.
+
+It records every request and answers each rule of the schema it was sent. Tests steer it:
+`flag` maps rule ids to the turns to cite, `mode` picks a failure ("malformed", "missing-rule",
+"user-turn", "slow", "error500"), optionally only for requests whose prompt mentions `only_for`.
+"""
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+
+class FakeJudge:
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.flag: dict[str, list[int]] = {}
+        self.mode = ""
+        self.only_for = ""
+        self.slow_s = 3.0
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def start(self):
+        self.thread.start()
+        return self
+
+    def stop(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # ---- what the server answers ----
+
+    def answer(self, body: dict) -> tuple[int, str]:
+        schema = body["response_format"]["json_schema"]["schema"]
+        prompt = "\n".join(m["content"] for m in body["messages"])
+        mode = self.mode if (not self.only_for or self.only_for in prompt) else ""
+        if mode == "slow":
+            time.sleep(self.slow_s)
+        if mode == "error500":
+            return 500, json.dumps({"error": {"message": "boom", "type": "server_error"}})
+        if mode == "malformed":
+            return 200, self.completion(body, "Sure! Here are the verdicts: flagged, mostly.")
+        answer = {}
+        for rid, prop in schema["properties"].items():
+            allowed = prop["properties"]["turns"]["items"]["enum"]
+            turns = self.flag.get(rid)
+            answer[rid] = {
+                "reason": f"Checked {rid}.",
+                "flagged": turns is not None,
+                "turns": turns or [],
+                "severity": "major" if turns is not None else "minor",
+                "confidence": 90,
+            }
+            if mode == "user-turn":
+                answer[rid].update(flagged=True, turns=[max(set(range(100)) - set(allowed))])
+        if mode == "missing-rule":
+            answer.pop(next(iter(answer)))
+        return 200, self.completion(body, json.dumps(answer))
+
+    @staticmethod
+    def completion(body: dict, content: str) -> str:
+        prompt_chars = sum(len(m["content"]) for m in body["messages"])
+        usage = {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4}
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        return json.dumps({
+            "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": usage,
+        })
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length))
+                with fake.lock:
+                    fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                if self.path != "/v1/chat/completions":
+                    status, payload = 404, json.dumps({"error": {"message": "not found"}})
+                else:
+                    status, payload = fake.answer(body)
+                data = payload.encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client timed out and hung up
+
+            def log_message(self, *args):
+                pass
+
+        return Handler
+
+
+@pytest.fixture
+def fake_judge(settings):
+    """Start the fake judge server and point the judge settings at it."""
+    server = FakeJudge().start()
+    settings.JUDGE_BASE_URL = server.base_url
+    settings.JUDGE_MODEL = "gpt-4o-mini"
+    settings.JUDGE_API_KEY = "test-key"
+    settings.JUDGE_TIMEOUT_S = 5
+    settings.JUDGE_MAX_RETRIES = 0
+    settings.JUDGE_COST_CAP_USD = 0
+    yield server
+    server.stop()

@@ -1,0 +1,62 @@
+"""POST and GET /api/v1/gate-runs/: permissions and results."""
+import pytest
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from tests.evals.test_gating import World
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world():
+    return World()
+
+
+def client_for(user):
+    c = APIClient()
+    c.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    return c
+
+
+def test_reviewer_cannot_run_a_gate(world, reviewer):
+    r = client_for(reviewer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"},
+                                  format="json")
+    assert r.status_code == 403
+    assert "run_gate" in r.json()["detail"]
+
+
+def test_anonymous_is_refused(world):
+    r = APIClient().post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    assert r.status_code in (401, 403)
+
+
+def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
+    c = client_for(engineer)
+    r = c.post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    assert r.status_code == 201, r.content
+    assert r.json()["status"] == "pass" and r.json()["passed"] is True
+    world.flag("2026-11-28.1-1", world.leak, turn=4)
+    r = c.post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-28.1"}, format="json")
+    body = r.json()
+    assert r.status_code == 201 and body["status"] == "fail" and body["baseline"] == "2026-11-21.1"
+    safety = body["metrics"][0]
+    assert safety["evidence"][0]["call"] == "2026-11-28.1-1" and safety["evidence"][0]["turn"] == 4
+    got = c.get(f"/api/v1/gate-runs/{body['id']}/").json()
+    assert got["status"] == "fail" and got["metrics"] == body["metrics"]
+    listed = c.get("/api/v1/gate-runs/?gate=release&status=fail").json()
+    assert [x["id"] for x in listed] == [body["id"]]
+
+
+def test_unknown_gate_or_version_is_a_400_naming_it(world, engineer):
+    c = client_for(engineer)
+    r = c.post("/api/v1/gate-runs/", {"gate": "nightly", "candidate": "2026-11-21.1"}, format="json")
+    assert r.status_code == 400 and r.json()["detail"] == "gate: no gate 'nightly'"
+    r = c.post("/api/v1/gate-runs/", {"gate": "release"}, format="json")
+    assert r.status_code == 400 and "candidate" in r.json()
+
+
+def test_reviewer_can_read_results(world, reviewer, engineer):
+    client_for(engineer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    r = client_for(reviewer).get("/api/v1/gate-runs/")
+    assert r.status_code == 200 and len(r.json()) == 1

@@ -1,0 +1,467 @@
+"""Reads for calibration: per (rule version, judge) confusion counts, figures, trend and disagreements.
+
+How a verdict counts
+--------------------
+A verdict's truth is its lead's settlement when there is one, else the majority of its marks;
+a tie counts for nothing ("waiting") until a lead settles it. Errored verdicts are counted apart
+and excluded from every figure. Each verdict weighs 1 / p, p being the largest inclusion
+probability of the sample items its marks came through (the likeliest way it got into review);
+a verdict marked only outside the sample weighs 1 and is counted as `outside_sample`.
+Agreement pairs the first and the last mark (by mark id) of each verdict marked more than once:
+the "first reviewer" and "second reviewer" of Cohen's kappa.
+
+The page's counts come from one SQL aggregate (`CALIBRATION_SQL`): marks grouped per verdict in a
+subquery, then summed per (rule version, judge). It is portable between PostgreSQL and SQLite.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, F, Q, QuerySet
+
+from evals import metrics
+from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict
+from labeling.models import Assignment, Mark, SampleItem, Settlement
+
+CELLS = ("tp", "fp", "fn", "tn")
+CELL_LABELS = {
+    "tp": "true positives", "fp": "false positives", "fn": "false negatives", "tn": "true negatives",
+    "waiting": "waiting for a lead (tied)", "errored": "errored (excluded)",
+}
+
+_T = {
+    "mark": Mark._meta.db_table,
+    "assignment": Assignment._meta.db_table,
+    "item": SampleItem._meta.db_table,
+    "settlement": Settlement._meta.db_table,
+    "verdict": Verdict._meta.db_table,
+    "rv": RuleVersion._meta.db_table,
+    "rule": Rule._meta.db_table,
+    "transcript": Transcript._meta.db_table,
+}
+
+# Per verdict: how many marks, how many said right, the largest inclusion probability, and the
+# first and last mark packed as id * 2 + correct (so MIN/MAX also carry that mark's answer).
+_PER_VERDICT = """
+SELECT m.verdict_id AS verdict_id,
+       COUNT(*) AS n,
+       SUM(CASE WHEN m.correct THEN 1 ELSE 0 END) AS r,
+       MAX(si.inclusion_probability) AS p,
+       MIN(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS fc,
+       MAX(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS lc
+FROM {mark} m
+LEFT JOIN {assignment} a ON a.id = m.assignment_id
+LEFT JOIN {item} si ON si.id = a.item_id
+{where}
+GROUP BY m.verdict_id
+"""
+
+# Per verdict, resolved: f flagged, e errored, t truth (1 right, 0 wrong, NULL tied), w weight, o outside.
+_RESOLVED = """
+SELECT pv.verdict_id AS verdict_id, v.rule_version_id AS rule_version_id, v.judge_id AS judge_id,
+       CASE WHEN v.flagged THEN 1 ELSE 0 END AS f,
+       CASE WHEN v.error <> '' THEN 1 ELSE 0 END AS e,
+       CASE WHEN s.correct IS NOT NULL THEN (CASE WHEN s.correct THEN 1 ELSE 0 END)
+            WHEN 2 * pv.r > pv.n THEN 1
+            WHEN 2 * pv.r < pv.n THEN 0 END AS t,
+       COALESCE(1.0 / pv.p, 1.0) AS w,
+       CASE WHEN pv.p IS NULL THEN 1 ELSE 0 END AS o,
+       pv.n AS n, pv.fc - 2 * (pv.fc / 2) AS fc, pv.lc - 2 * (pv.lc / 2) AS lc{extra}
+FROM ({per_verdict}) pv
+JOIN {verdict} v ON v.id = pv.verdict_id
+LEFT JOIN {settlement} s ON s.verdict_id = pv.verdict_id{extra_join}
+"""
+
+_OK = "e = 0 AND t IS NOT NULL"
+_CELL_COND = {"tp": "f = 1 AND t = 1", "fp": "f = 1 AND t = 0", "fn": "f = 0 AND t = 0", "tn": "f = 0 AND t = 1"}
+
+
+def _aggregate_sql(where: str) -> str:
+    cols = []
+    for cell, cond in _CELL_COND.items():
+        c = f"{_OK} AND {cond}"
+        cols += [
+            f"COUNT(*) FILTER (WHERE {c}) AS {cell}",
+            f"SUM(w) FILTER (WHERE {c}) AS w_{cell}",
+            f"SUM(w * w) FILTER (WHERE {c}) AS w2_{cell}",
+        ]
+    cols += [
+        "COUNT(*) FILTER (WHERE e = 0 AND t IS NULL) AS waiting",
+        "COUNT(*) FILTER (WHERE e = 1) AS errored",
+        f"COUNT(*) FILTER (WHERE {_OK} AND o = 1) AS outside",
+    ]
+    for name, a, b in (("k_rr", 1, 1), ("k_rw", 1, 0), ("k_wr", 0, 1), ("k_ww", 0, 0)):
+        cols.append(f"COUNT(*) FILTER (WHERE e = 0 AND n >= 2 AND fc = {a} AND lc = {b}) AS {name}")
+    resolved = _RESOLVED.format(
+        per_verdict=_PER_VERDICT.format(where=where, **_T), extra="", extra_join="", **_T
+    )
+    return (
+        "SELECT rule_version_id, judge_id,\n  "
+        + ",\n  ".join(cols)
+        + f"\nFROM ({resolved}) x\nGROUP BY rule_version_id, judge_id"
+    )
+
+
+AGGREGATE_COLUMNS = (
+    ["rule_version_id", "judge_id"]
+    + [f"{p}{c}" for c in CELLS for p in ("", "w_", "w2_")]
+    + ["waiting", "errored", "outside", "k_rr", "k_rw", "k_wr", "k_ww"]
+)
+
+
+def _where(
+    *, judge_ids=None, group=None, status=None, rule_version_ids=None, safety=None
+) -> tuple[str, list]:
+    """Return a WHERE clause limiting marks to verdicts that pass the filters, and its parameters."""
+    conds, params = [], []
+    if judge_ids is not None:
+        conds.append(f"v.judge_id IN ({', '.join(['%s'] * len(judge_ids)) or 'NULL'})")
+        params += list(judge_ids)
+    if rule_version_ids is not None:
+        conds.append(f"v.rule_version_id IN ({', '.join(['%s'] * len(rule_version_ids)) or 'NULL'})")
+        params += list(rule_version_ids)
+    if status:
+        conds.append("rv.status = %s")
+        params.append(status)
+    if group:
+        conds.append("r.\"group\" = %s")
+        params.append(group)
+    if safety is not None:
+        conds.append("r.safety = %s")
+        params.append(bool(safety))
+    if not conds:
+        return "", []
+    sub = (
+        f"SELECT v.id FROM {_T['verdict']} v JOIN {_T['rv']} rv ON rv.id = v.rule_version_id "
+        f"JOIN {_T['rule']} r ON r.id = rv.rule_id WHERE " + " AND ".join(conds)
+    )
+    return f"WHERE m.verdict_id IN ({sub})", params
+
+
+@dataclass
+class Counts:
+    """Confusion counts (raw and weighted) and agreement pairs of a set of verdicts."""
+
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    tn: int = 0
+    waiting: int = 0
+    errored: int = 0
+    outside_sample: int = 0
+    w: dict = field(default_factory=lambda: dict.fromkeys(CELLS, 0.0))
+    w2: dict = field(default_factory=lambda: dict.fromkeys(CELLS, 0.0))
+    pairs: metrics.AgreementTable = field(default_factory=metrics.AgreementTable)
+
+    @property
+    def marked(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @classmethod
+    def from_aggregate(cls, row: dict) -> Counts:
+        return cls(
+            **{c: row[c] or 0 for c in CELLS},
+            waiting=row["waiting"] or 0,
+            errored=row["errored"] or 0,
+            outside_sample=row["outside"] or 0,
+            w={c: float(row[f"w_{c}"] or 0) for c in CELLS},
+            w2={c: float(row[f"w2_{c}"] or 0) for c in CELLS},
+            pairs=metrics.AgreementTable(row["k_rr"] or 0, row["k_rw"] or 0, row["k_wr"] or 0, row["k_ww"] or 0),
+        )
+
+    def add_verdict(self, v: VerdictOutcome) -> None:
+        """Count one resolved verdict (the Python twin of the SQL aggregate)."""
+        if v.errored:
+            self.errored += 1
+            return
+        if v.pair is not None:
+            self.pairs = self.pairs + metrics.AgreementTable(
+                int(v.pair == (1, 1)), int(v.pair == (1, 0)), int(v.pair == (0, 1)), int(v.pair == (0, 0))
+            )
+        if v.cell == "waiting":
+            self.waiting += 1
+            return
+        setattr(self, v.cell, getattr(self, v.cell) + 1)
+        self.w[v.cell] += v.weight
+        self.w2[v.cell] += v.weight * v.weight
+        self.outside_sample += int(v.outside_sample)
+
+
+def _r(x: float | None, places: int = 4) -> float | None:
+    return None if x is None else round(x, places)
+
+
+def _ci(ci) -> list[float] | None:
+    return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
+
+
+def floors_from_settings() -> metrics.Floors:
+    """Return the eligibility floors configured in settings."""
+    return metrics.Floors(
+        min_marks=settings.DOCKET_MIN_MARKS,
+        precision=settings.DOCKET_PRECISION_FLOOR,
+        recall=settings.DOCKET_RECALL_FLOOR,
+        safety_precision=settings.DOCKET_SAFETY_PRECISION_FLOOR,
+        safety_recall=settings.DOCKET_SAFETY_RECALL_FLOOR,
+    )
+
+
+@dataclass
+class Figures:
+    """Every figure derived from a set of counts."""
+
+    counts: Counts
+
+    def __post_init__(self):
+        c = self.counts
+        self.precision = metrics.precision(c.tp, c.fp)
+        self.recall = metrics.recall(c.tp, c.fn)
+        self.f1 = metrics.f1(c.tp, c.fp, c.fn)
+        self.specificity = metrics.specificity(c.tn, c.fp)
+        w, w2 = c.w, c.w2
+        self.w_precision = metrics.weighted_estimate(w["tp"], w["fp"], w2["tp"], w2["fp"])
+        self.w_recall = metrics.weighted_estimate(w["tp"], w["fn"], w2["tp"], w2["fn"])
+        self.w_specificity = metrics.weighted_estimate(w["tn"], w["fp"], w2["tn"], w2["fp"])
+        self.w_f1 = metrics.weighted_f1(w["tp"], w["fp"], w["fn"], w2["tp"], w2["fp"], w2["fn"])
+        self.effective_n = metrics.kish_effective_n(sum(w.values()), sum(w2.values()))
+        self.kappa = metrics.cohen_kappa(c.pairs)
+        self.agreement = metrics.percent_agreement(c.pairs)
+
+    def as_dict(self) -> dict:
+        c = self.counts
+        return {
+            "marked": c.marked, "tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn,
+            "precision": _r(self.precision.value), "precision_ci": _ci(self.precision.ci),
+            "recall": _r(self.recall.value), "recall_ci": _ci(self.recall.ci),
+            "f1": _r(self.f1.value), "f1_ci": _ci(self.f1.ci),
+            "specificity": _r(self.specificity.value), "specificity_ci": _ci(self.specificity.ci),
+            "weighted": {
+                "precision": _r(self.w_precision.value), "precision_ci": _ci(self.w_precision.ci),
+                "recall": _r(self.w_recall.value), "recall_ci": _ci(self.w_recall.ci),
+                "f1": _r(self.w_f1.value), "f1_ci": _ci(self.w_f1.ci),
+                "specificity": _r(self.w_specificity.value), "specificity_ci": _ci(self.w_specificity.ci),
+                "effective_n": round(self.effective_n, 1),
+                **{c_: round(c.w[c_], 2) for c_ in CELLS},
+            },
+            "kappa": _r(self.kappa), "agreement": _r(self.agreement), "pairs": c.pairs.n,
+            "waiting": c.waiting, "errored": c.errored, "outside_sample": c.outside_sample,
+        }
+
+
+@dataclass
+class CalibrationRow:
+    """The calibration of one rule version by one judge (judge None: no marks yet)."""
+
+    rule_version: RuleVersion
+    judge: Judge | None
+    counts: Counts
+    floors: metrics.Floors
+
+    def __post_init__(self):
+        self.figures = Figures(self.counts)
+        self.why_not = metrics.why_not_eligible(
+            marked=self.counts.marked,
+            precision_ci=self.figures.precision.ci,
+            recall_ci=self.figures.recall.ci,
+            safety=self.rule_version.rule.safety,
+            floors=self.floors,
+        )
+        self.eligible = not self.why_not
+
+    @property
+    def key(self) -> str:
+        return f"{self.rule_version.pk}-{self.judge.pk if self.judge else 0}"
+
+    def as_dict(self) -> dict:
+        """Return the DESIGN.md calibration object (plus f1, specificity, agreement and counts)."""
+        rv = self.rule_version
+        return {
+            "rule": rv.rule.rule_id, "version": rv.number, "judge": self.judge.name if self.judge else None,
+            "status": rv.status, "rule_version_id": rv.pk, "group": rv.rule.group, "safety": rv.rule.safety,
+            **self.figures.as_dict(),
+            "eligible": self.eligible, "why_not": self.why_not,
+        }
+
+
+def _judge_ids(judge) -> list[int] | None:
+    if judge is None or judge == "":
+        return None
+    if isinstance(judge, Judge):
+        return [judge.pk]
+    if isinstance(judge, int):
+        return [judge]
+    return list(Judge.objects.filter(name=judge).values_list("pk", flat=True))
+
+
+def calibration_counts(
+    *, judge=None, group: str | None = None, status: str | None = None, rule_version_ids=None, safety=None
+) -> list[dict]:
+    """Return the raw aggregate rows (one SQL query): counts per (rule version, judge)."""
+    where, params = _where(
+        judge_ids=_judge_ids(judge), group=group, status=status, rule_version_ids=rule_version_ids, safety=safety
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(_aggregate_sql(where), params)
+        return [dict(zip(AGGREGATE_COLUMNS, row)) for row in cursor.fetchall()]
+
+
+def calibration_rows(
+    *,
+    judge=None,
+    group: str | None = None,
+    status: str | None = None,
+    rule_version_ids=None,
+    include_unmarked: bool = True,
+    floors: metrics.Floors | None = None,
+) -> list[CalibrationRow]:
+    """Return one row per (rule version, judge) with marks, ordered by rule, version and judge.
+
+    `judge` is a Judge, its id or its name. With `include_unmarked`, rule versions nobody has
+    marked yet (and that are not retired, unless asked for) appear once with judge None, when no
+    judge filter is set.
+    """
+    floors = floors or floors_from_settings()
+    aggregates = calibration_counts(judge=judge, group=group, status=status, rule_version_ids=rule_version_ids)
+    rvs = RuleVersion.objects.select_related("rule").in_bulk({a["rule_version_id"] for a in aggregates})
+    judges = Judge.objects.in_bulk({a["judge_id"] for a in aggregates})
+    rows = [
+        CalibrationRow(rvs[a["rule_version_id"]], judges[a["judge_id"]], Counts.from_aggregate(a), floors)
+        for a in aggregates
+    ]
+    if include_unmarked and _judge_ids(judge) is None:
+        qs = RuleVersion.objects.select_related("rule").exclude(pk__in=rvs.keys())
+        qs = qs.filter(status=status) if status else qs.exclude(status=RuleVersion.Status.RETIRED)
+        if group:
+            qs = qs.filter(rule__group=group)
+        if rule_version_ids is not None:
+            qs = qs.filter(pk__in=rule_version_ids)
+        rows += [CalibrationRow(rv, None, Counts(), floors) for rv in qs]
+    rows.sort(key=lambda r: (r.rule_version.rule.rule_id, r.rule_version.number, r.judge.name if r.judge else ""))
+    return rows
+
+
+def calibration_row(*, rule_version: RuleVersion, judge: Judge | None = None) -> CalibrationRow | None:
+    """Return the row of one rule version for one judge (the most-marked judge when None)."""
+    rows = [r for r in calibration_rows(rule_version_ids=[rule_version.pk], judge=judge, include_unmarked=False)]
+    if not rows:
+        return None
+    return max(rows, key=lambda r: (r.counts.marked, -(r.judge.pk if r.judge else 0)))
+
+
+def calibration_overall(rows: list[CalibrationRow]) -> dict:
+    """Return kappa and percent agreement over all the rows' paired verdicts."""
+    table = metrics.AgreementTable()
+    for r in rows:
+        table = table + r.counts.pairs
+    return {"kappa": metrics.cohen_kappa(table), "agreement": metrics.percent_agreement(table), "pairs": table.n}
+
+
+def calibration_judges() -> QuerySet[Judge]:
+    """Return the judges that have at least one marked verdict."""
+    return Judge.objects.filter(verdicts__marks__isnull=False).distinct().order_by("name")
+
+
+def calibration_groups() -> list[str]:
+    """Return the rule groups, for the filter."""
+    return list(Rule.objects.order_by("group").values_list("group", flat=True).distinct())
+
+
+# ---- one rule version: verdicts behind each cell, trend by week ----
+
+
+@dataclass(frozen=True)
+class VerdictOutcome:
+    """How one marked verdict counts."""
+
+    verdict_id: int
+    cell: str  # tp fp fn tn waiting errored
+    weight: float
+    outside_sample: bool
+    pair: tuple[int, int] | None
+    at: dt.datetime | None
+
+    @property
+    def errored(self) -> bool:
+        return self.cell == "errored"
+
+
+def _parse_dt(value) -> dt.datetime | None:
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    from django.utils.dateparse import parse_datetime
+
+    return parse_datetime(str(value))
+
+
+def verdict_outcomes(*, rule_version: RuleVersion, judge: Judge | None = None) -> list[VerdictOutcome]:
+    """Return how each marked verdict of a rule version (and judge) counts, in one query."""
+    where, params = _where(judge_ids=_judge_ids(judge), rule_version_ids=[rule_version.pk])
+    sql = _RESOLVED.format(
+        per_verdict=_PER_VERDICT.format(where=where, **_T),
+        extra=", COALESCE(tr.started_at, v.created_at) AS at",
+        extra_join=f"\nJOIN {_T['transcript']} tr ON tr.id = v.transcript_id",
+        **_T,
+    )
+    out = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for vid, _rv, _j, f, e, t, w, o, n, fc, lc, at in cursor.fetchall():
+            if e:
+                cell = "errored"
+            elif t is None:
+                cell = "waiting"
+            else:
+                cell = metrics.outcome(bool(f), bool(t))
+            pair = (int(fc), int(lc)) if n >= 2 else None
+            out.append(VerdictOutcome(vid, cell, float(w), bool(o), pair, _parse_dt(at)))
+    return out
+
+
+def calibration_trend(
+    *, rule_version: RuleVersion, judge: Judge | None = None, floors: metrics.Floors | None = None
+) -> list[tuple[dt.date, Figures]]:
+    """Return the figures per ISO week (Monday) of the calls' start, oldest first."""
+    weeks: dict[dt.date, Counts] = defaultdict(Counts)
+    for v in verdict_outcomes(rule_version=rule_version, judge=judge):
+        if v.at is None:
+            continue
+        day = v.at.date()
+        weeks[day - dt.timedelta(days=day.weekday())].add_verdict(v)
+    return [(week, Figures(weeks[week])) for week in sorted(weeks)]
+
+
+def calibration_cell_verdicts(*, rule_version: RuleVersion, judge: Judge | None, cell: str) -> QuerySet[Verdict]:
+    """Return the marked verdicts of one cell (tp, fp, fn, tn, waiting, errored) with their marks."""
+    if cell not in CELL_LABELS:
+        raise ValueError(f"cell: expected one of {', '.join(CELL_LABELS)}, got {cell!r}")
+    ids = [v.verdict_id for v in verdict_outcomes(rule_version=rule_version, judge=judge) if v.cell == cell]
+    return (
+        Verdict.objects.filter(pk__in=ids)
+        .select_related("transcript", "judge", "settlement__settled_by")
+        .prefetch_related("marks__reviewer")
+        .order_by("transcript__external_id")
+    )
+
+
+def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None = None) -> list[Verdict]:
+    """Return non-errored verdicts whose marks split (ties first, unsettled first), with their marks."""
+    qs = Verdict.objects.filter(error="").annotate(
+        n_marks=Count("marks"), n_right=Count("marks", filter=Q(marks__correct=True))
+    )
+    qs = qs.filter(n_marks__gte=2, n_right__gt=0).exclude(n_right=F("n_marks"))
+    if rule_version is not None:
+        qs = qs.filter(rule_version=rule_version)
+    qs = qs.select_related("transcript", "rule_version__rule", "judge", "settlement__settled_by")
+    qs = qs.prefetch_related("marks__reviewer")
+    rows = list(qs.order_by("rule_version__rule__rule_id", "transcript__external_id"))
+    for v in rows:
+        v.tied = 2 * v.n_right == v.n_marks
+        v.settled = hasattr(v, "settlement")
+    if only_ties:
+        rows = [v for v in rows if v.tied]
+    rows.sort(key=lambda v: (v.settled, not v.tied))
+    return rows

@@ -1,0 +1,119 @@
+"""Promotion into the release gate and demotion out of it, by leads, with an audit record.
+
+Promoting a rule version puts it in the gate and retires the rule's previously gated version in
+the same transaction: the old version's text has been superseded, so it goes to `retired` (its
+figures stay readable, and a lead may promote it back if it is still eligible). Demoting a gated
+version sends it back to `candidate`: it keeps collecting marks and can be promoted again.
+"""
+import dataclasses
+import logging
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+
+from evals.models import Judge, Rule, RuleVersion
+from labeling.models import PromotionDecision
+from labeling.selectors.calibration import calibration_row, floors_from_settings
+
+logger = logging.getLogger(__name__)
+
+REASON_MAX = 2000
+
+
+def _check(actor, reason: str) -> str:
+    if not actor.has_perm("console.promote"):
+        raise PermissionDenied("Only leads (permission: promote) can promote or demote rule versions.")
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError("reason: say why; the audit log keeps it with the figures.")
+    if len(reason) > REASON_MAX:
+        raise ValidationError(f"reason: at most {REASON_MAX} characters, got {len(reason)}.")
+    return reason
+
+
+def _figures(row) -> dict:
+    figures = row.as_dict() if row is not None else {}
+    figures["floors"] = dataclasses.asdict(floors_from_settings())
+    return figures
+
+
+def _lock(rule_version: RuleVersion) -> RuleVersion:
+    # One promotion per rule at a time: lock the rule, then re-read the version under the lock.
+    Rule.objects.select_for_update().get(pk=rule_version.rule_id)
+    return RuleVersion.objects.select_related("rule").get(pk=rule_version.pk)
+
+
+@transaction.atomic
+def rule_version_promote(
+    *, rule_version: RuleVersion, actor, reason: str, judge: Judge | None = None
+) -> PromotionDecision:
+    """Put an eligible rule version in the gate, retiring the rule's gated version; return the decision.
+
+    The figures are those of `judge`, or of the judge with the most marks on this version.
+    Raises ValidationError naming why when the version is not eligible or cannot be promoted.
+    """
+    reason = _check(actor, reason)
+    rv = _lock(rule_version)
+    label = f"{rv.rule.rule_id} v{rv.number}"
+    if rv.status == RuleVersion.Status.GATED:
+        raise ValidationError(f"{label} is already in the gate.")
+    if rv.status == RuleVersion.Status.DRAFT:
+        raise ValidationError(f"{label} is a draft; a draft cannot be promoted.")
+    row = calibration_row(rule_version=rv, judge=judge)
+    if row is None:
+        whom = f" by judge {judge.name}" if judge else ""
+        raise ValidationError(f"{label} is not eligible for the gate: no marked verdicts{whom}.")
+    if not row.eligible:
+        raise ValidationError([f"{label} is not eligible for the gate: {'; '.join(row.why_not)}."])
+    replaced = list(
+        RuleVersion.objects.select_for_update().filter(rule_id=rv.rule_id, status=RuleVersion.Status.GATED)
+    )
+    for old in replaced:
+        old.status = RuleVersion.Status.RETIRED
+        old.save(update_fields=["status"])
+    rv.status = RuleVersion.Status.GATED
+    rv.save(update_fields=["status"])
+    decision = PromotionDecision.objects.create(
+        rule_version=rv,
+        judge=row.judge,
+        action=PromotionDecision.Action.PROMOTE,
+        actor=actor,
+        reason=reason,
+        figures=_figures(row),
+        replaced=replaced[0] if replaced else None,
+    )
+    logger.info(
+        "rule_version_promoted",
+        extra={
+            "rule_version_id": rv.pk, "judge_id": row.judge.pk, "actor_id": actor.pk,
+            "replaced_id": replaced[0].pk if replaced else None, "decision_id": decision.pk,
+        },
+    )
+    return decision
+
+
+@transaction.atomic
+def rule_version_demote(
+    *, rule_version: RuleVersion, actor, reason: str, judge: Judge | None = None
+) -> PromotionDecision:
+    """Take a gated rule version out of the gate (back to candidate); return the decision."""
+    reason = _check(actor, reason)
+    rv = _lock(rule_version)
+    if rv.status != RuleVersion.Status.GATED:
+        raise ValidationError(f"{rv.rule.rule_id} v{rv.number} is not in the gate (status: {rv.status}).")
+    row = calibration_row(rule_version=rv, judge=judge)
+    rv.status = RuleVersion.Status.CANDIDATE
+    rv.save(update_fields=["status"])
+    decision = PromotionDecision.objects.create(
+        rule_version=rv,
+        judge=row.judge if row else judge,
+        action=PromotionDecision.Action.DEMOTE,
+        actor=actor,
+        reason=reason,
+        figures=_figures(row),
+    )
+    logger.info(
+        "rule_version_demoted",
+        extra={"rule_version_id": rv.pk, "actor_id": actor.pk, "decision_id": decision.pk},
+    )
+    return decision

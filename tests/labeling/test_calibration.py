@@ -1,0 +1,137 @@
+"""The calibration selector on a known set of verdicts and marks, checked against the reference libraries."""
+import pytest
+from statsmodels.stats.proportion import proportion_confint
+
+from evals import metrics
+from labeling.selectors import calibration as cal
+from tests.labeling.known_calibration import build_known_set
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def known(db):
+    return build_known_set()
+
+
+def by_key(rows):
+    return {(r["rule_version_id"], r["judge"]): r for r in rows}
+
+
+def check_row(row: dict, exp):
+    want = exp.figures()
+    for key in ("marked", "tp", "fp", "fn", "tn", "precision", "precision_ci", "recall", "recall_ci", "f1",
+                "specificity", "specificity_ci", "kappa", "agreement", "pairs", "waiting", "errored",
+                "outside_sample"):
+        assert row[key] == want[key], key
+    wt = row["weighted"]
+    assert wt["precision"] == want["w_precision"]
+    assert wt["recall"] == want["w_recall"]
+    assert wt["f1"] == want["w_f1"]
+    assert wt["effective_n"] == want["effective_n"]
+    # The weighted intervals are Wilson intervals on the Kish effective sample size.
+    lo, hi = proportion_confint(want["w_precision"] * want["w_precision_n"], want["w_precision_n"], method="wilson")
+    assert wt["precision_ci"] == pytest.approx([lo, hi], abs=2e-4)
+    lo, hi = proportion_confint(want["w_recall"] * want["w_recall_n"], want["w_recall_n"], method="wilson")
+    assert wt["recall_ci"] == pytest.approx([lo, hi], abs=2e-4)
+
+
+def test_known_set_figures_match_sklearn_and_statsmodels(known):
+    rows = by_key(r.as_dict() for r in cal.calibration_rows())
+    j1, j2 = known["j1"].name, known["j2"].name
+    a, b = known["rv_a"].pk, known["rv_b"].pk
+    check_row(rows[(a, j1)], known["expected"][(a, known["j1"].pk)])
+    check_row(rows[(b, j1)], known["expected"][(b, known["j1"].pk)])
+    row = rows[(a, j1)]
+    # Spelled out, so a wrong reference would show too.
+    assert (row["tp"], row["fp"], row["fn"], row["tn"]) == (16, 4, 5, 17)
+    assert (row["waiting"], row["errored"], row["outside_sample"], row["pairs"]) == (1, 2, 3, 6)
+    assert row["rule"] == "asking.one-question" and row["version"] == 2 and row["status"] == "candidate"
+    assert row["eligible"] is False
+    assert row["why_not"][0] == "needs 158 more marks"
+    # A judge filter keeps only that judge's row.
+    only_j2 = cal.calibration_rows(judge=j2)
+    assert [(r.rule_version.pk, r.judge.name) for r in only_j2] == [(a, j2)]
+    assert only_j2[0].counts.tp == 3 and only_j2[0].counts.fn == 2 and only_j2[0].figures.precision.value == 1.0
+
+
+def test_undefined_figures_are_null_not_zero(known):
+    row = by_key(r.as_dict() for r in cal.calibration_rows())[(known["rv_a"].pk, known["j2"].name)]
+    assert row["specificity"] is None and row["specificity_ci"] is None  # no negatives marked right or FP
+    assert row["kappa"] is None and row["agreement"] is None
+
+
+def test_safety_rule_uses_stricter_floors(known, settings):
+    settings.DOCKET_MIN_MARKS = 10
+    row = by_key(r.as_dict() for r in cal.calibration_rows())[(known["rv_b"].pk, known["j1"].name)]
+    # 6 of 6 flagged right: lower bound of [0.61, 1.0] is under both floors.
+    assert row["why_not"] == [
+        "precision lower bound 0.61 < 0.85 (safety rule)", "recall lower bound 0.61 < 0.90 (safety rule)"
+    ]
+
+
+def test_filters_by_group_and_status(known):
+    assert {r.rule_version.rule.group for r in cal.calibration_rows(group="boundaries")} == {"boundaries"}
+    assert cal.calibration_rows(status="gated") == []
+
+
+def test_unmarked_versions_appear_once_without_a_judge(known):
+    from tests.factories import RuleVersionFactory
+
+    rv = RuleVersionFactory(rule=known["rv_a"].rule, number=3)
+    rows = [r for r in cal.calibration_rows() if r.rule_version == rv]
+    assert len(rows) == 1 and rows[0].judge is None
+    assert rows[0].as_dict()["why_not"][0] == "needs 200 more marks"
+    assert rows[0].as_dict()["precision"] is None
+
+
+def test_counting_is_one_query(known, django_assert_num_queries):
+    with django_assert_num_queries(4):  # the aggregate, rule versions, judges, unmarked versions
+        rows = cal.calibration_rows()
+    assert len(rows) == 3
+
+
+def test_python_twin_matches_the_aggregate(known):
+    rv, j1 = known["rv_a"], known["j1"]
+    counts = cal.Counts()
+    for v in cal.verdict_outcomes(rule_version=rv, judge=j1):
+        counts.add_verdict(v)
+    row = cal.calibration_row(rule_version=rv, judge=j1)
+    assert cal.Figures(counts).as_dict() == row.figures.as_dict()
+
+
+def test_trend_by_week(known):
+    rv, j1 = known["rv_a"], known["j1"]
+    exp = known["expected"][(rv.pk, j1.pk)]
+    trend = cal.calibration_trend(rule_version=rv, judge=j1)
+    assert [w.isoformat() for w, _ in trend] == ["2026-11-02", "2026-11-09", "2026-11-16"]
+    for (week, figs), idx in zip(trend, (0, 1, 2)):
+        want = exp.weeks[idx].counts()
+        got = figs.counts
+        assert (got.tp, got.fp, got.fn, got.tn) == (want["tp"], want["fp"], want["fn"], want["tn"])
+    assert trend[0][1].precision.value == pytest.approx(12 / 15)
+
+
+def test_cell_verdicts(known):
+    rv, j1 = known["rv_a"], known["j1"]
+    fps = list(cal.calibration_cell_verdicts(rule_version=rv, judge=j1, cell="fp"))
+    assert len(fps) == 4 and all(v.flagged for v in fps)
+    assert len(cal.calibration_cell_verdicts(rule_version=rv, judge=j1, cell="waiting")) == 1
+    assert len(cal.calibration_cell_verdicts(rule_version=rv, judge=j1, cell="errored")) == 2
+    with pytest.raises(ValueError):
+        cal.calibration_cell_verdicts(rule_version=rv, judge=j1, cell="bogus")
+
+
+def test_disagreements_list_ties_first(known):
+    rows = cal.disagreements()
+    # split verdicts: [R,W,R], [R,W] tie, [W,R] tie settled
+    assert len(rows) == 3
+    assert rows[0].tied and not rows[0].settled
+    assert [v.tied for v in cal.disagreements(only_ties=True)] == [True, True]
+
+
+def test_overall_kappa(known):
+    rows = cal.calibration_rows()
+    overall = cal.calibration_overall(rows)
+    assert overall["pairs"] == 6
+    assert overall["kappa"] == pytest.approx(metrics.cohen_kappa(rows[0].counts.pairs + rows[1].counts.pairs))

@@ -1,4 +1,5 @@
 """Reads for the review queue: held calls, progress, and what the review page shows."""
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -108,6 +109,15 @@ def progress_today(*, reviewer) -> dict[str, Progress]:
     }
 
 
+def _clock(ms: int | None) -> str:
+    if ms is None:
+        return ""
+    seconds = ms // 1000
+    if seconds >= 3600:
+        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
 @dataclass
 class ReviewPage:
     transcript: Transcript
@@ -140,6 +150,8 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
     for t in turns:
         t.verdicts_here = by_turn.get(t.index, [])
         t.phase_starts = bool(t.phase) and t.phase != previous_phase
+        t.clock = _clock(t.start_ms)
+        t.tool_calls_text = json.dumps(t.tool_calls, indent=2, ensure_ascii=False) if t.tool_calls else ""
         previous_phase = t.phase or previous_phase
     markable = sum(1 for v in verdicts if not v.error)
     marked = sum(1 for v in verdicts if not v.error and v.my_mark is not None)

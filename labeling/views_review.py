@@ -1,0 +1,254 @@
+"""The review page and its queue: thin views over labeling.services and labeling.selectors."""
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
+
+from console.permissions import require
+from evals.models import Severity, Transcript, Verdict
+from labeling.models import Mark, SampleItem
+from labeling.selectors.queue import (
+    assignment_for_review,
+    assignment_held,
+    assignments_finished_today,
+    progress_today,
+    review_page_data,
+    verdicts_markable,
+    verdicts_unmarked_count,
+)
+from labeling.selectors.sampling import daily_sample_for_day
+from labeling.services.issue_rows import issue_row_create
+from labeling.services.marks import mark_set, mark_undo
+from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
+from labeling.services.sampling import daily_sample_make, sample_item_queue_by_hand
+
+PAGE = "labeling/review.html"
+
+
+def _error_text(exc: ValidationError) -> str:
+    if hasattr(exc, "error_dict"):
+        return " ".join(f"{field}: {' '.join(errs)}" for field, errs in exc.message_dict.items())
+    return " ".join(exc.messages)
+
+
+@require("review")
+def review_home(request):
+    today = timezone.localdate()
+    sample = daily_sample_for_day(day=today)
+    reasons = {}
+    if sample is not None:
+        for reason in sample.items.values_list("reason", flat=True):
+            reasons[SampleItem.Reason(reason).label] = reasons.get(SampleItem.Reason(reason).label, 0) + 1
+    return render(
+        request,
+        "labeling/review_home.html",
+        {
+            "progress": progress_today(reviewer=request.user),
+            "held": assignment_held(reviewer=request.user),
+            "finished": assignments_finished_today(reviewer=request.user)[:50],
+            "sample": sample,
+            "reasons": reasons,
+            "today": today,
+        },
+    )
+
+
+@require_POST
+@require("review")
+def review_next(request):
+    assignment = sample_claim_next(reviewer=request.user)
+    if assignment is None:
+        messages.info(request, "Nothing left to review today. Thank you!")
+        return redirect("review")
+    return redirect("review-call", external_id=assignment.item.transcript.external_id)
+
+
+@require_POST
+@require("manage_sample")
+def review_sample_make(request):
+    sample = daily_sample_make(day=timezone.localdate())
+    messages.success(request, f"Today's sample has {sample.items.count()} calls.")
+    return redirect("review")
+
+
+@require_POST
+@require("manage_sample")
+def review_sample_queue(request):
+    external_id = request.POST.get("transcript", "").strip()
+    transcript = Transcript.objects.filter(external_id=external_id).first()
+    if transcript is None:
+        messages.error(request, f"transcript: no call with id {external_id!r}.")
+    else:
+        sample_item_queue_by_hand(transcript=transcript, added_by=request.user)
+        messages.success(request, f"{external_id} is in today's queue.")
+    return redirect(request.POST.get("next") if request.POST.get("next", "").startswith("/") else "review")
+
+
+def _review_context(request, transcript):
+    assignment = assignment_for_review(reviewer=request.user, transcript=transcript)
+    if assignment is None:
+        return None
+    page = review_page_data(reviewer=request.user, transcript=transcript, assignment=assignment)
+    return {
+        "call": transcript,
+        "page": page,
+        "assignment": assignment,
+        "progress": progress_today(reviewer=request.user),
+        "severities": Severity.choices,
+        "issue_rows": transcript.issue_rows.filter(reporter=request.user).order_by("number"),
+    }
+
+
+@require("review")
+def review_call(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    context = _review_context(request, transcript)
+    if context is None:
+        messages.info(request, f"{external_id} is not yours to review: press Start reviewing to get a call.")
+        return redirect("review")
+    return render(request, PAGE, context)
+
+
+def _call_and_verdict(request, external_id, verdict_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    verdict = get_object_or_404(
+        Verdict.objects.select_related("rule_version__rule", "judge"), pk=verdict_id, transcript=transcript
+    )
+    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
+        return transcript, verdict, False
+    return transcript, verdict, True
+
+
+def _verdict_response(request, transcript, verdict, *, saved, error=""):
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        return redirect(reverse("review-call", args=[transcript.external_id]) + f"#verdict-{verdict.pk}")
+    verdict.my_mark = Mark.objects.filter(verdict=verdict, reviewer=request.user).first()
+    response = render(
+        request, f"{PAGE}#verdict", {"v": verdict, "call": transcript, "saved": saved, "error": error}
+    )
+    return trigger_client_event(response, "marks-changed", {"verdict": verdict.pk})
+
+
+@require_POST
+@require("review")
+def review_mark(request, external_id, verdict_id):
+    transcript, verdict, allowed = _call_and_verdict(request, external_id, verdict_id)
+    if not allowed:
+        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    correct = request.POST.get("correct")
+    if correct not in ("1", "0", "true", "false"):
+        return HttpResponseBadRequest("correct: must be 1 or 0.")
+    try:
+        mark_set(
+            reviewer=request.user,
+            verdict=verdict,
+            correct=correct in ("1", "true"),
+            note=request.POST.get("note", "") if correct in ("0", "false") else "",
+        )
+    except ValidationError as exc:
+        return _verdict_response(request, transcript, verdict, saved=False, error=_error_text(exc))
+    return _verdict_response(request, transcript, verdict, saved=True)
+
+
+@require_POST
+@require("review")
+def review_unmark(request, external_id, verdict_id):
+    transcript, verdict, allowed = _call_and_verdict(request, external_id, verdict_id)
+    if not allowed:
+        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    mark_undo(reviewer=request.user, verdict=verdict)
+    return _verdict_response(request, transcript, verdict, saved=True)
+
+
+@require_GET
+@require("review")
+def review_call_progress(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    assignment = assignment_for_review(reviewer=request.user, transcript=transcript)
+    if assignment is None:
+        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    markable = verdicts_markable(transcript=transcript).count()
+    left = verdicts_unmarked_count(reviewer=request.user, transcript=transcript)
+    page = {"markable": markable, "marked": markable - left}
+    return render(
+        request,
+        f"{PAGE}#call-progress",
+        {"call": transcript, "assignment": assignment, "page": page, "progress": progress_today(reviewer=request.user)},
+    )
+
+
+@require_POST
+@require("review")
+def review_finish(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    try:
+        assignment_finish(reviewer=request.user, transcript=transcript)
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+        return redirect("review-call", external_id=external_id)
+    messages.success(request, f"Finished {external_id}.")
+    return review_next(request)
+
+
+@require_POST
+@require("review")
+def review_skip(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    try:
+        assignment_skip(reviewer=request.user, transcript=transcript)
+    except ValidationError as exc:
+        messages.error(request, _error_text(exc))
+        return redirect("review-call", external_id=external_id)
+    messages.info(request, f"Skipped {external_id}; it goes back to the queue for someone else.")
+    return review_next(request)
+
+
+@require_POST
+@require("review")
+def review_issue(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    form = {
+        "turn": request.POST.get("turn", "").strip(),
+        "what": request.POST.get("what", "").strip(),
+        "severity": request.POST.get("severity", ""),
+        "audio_only": request.POST.get("audio_only") in ("on", "1", "true"),
+    }
+    error, row = "", None
+    try:
+        turn = int(form["turn"]) if form["turn"] else None
+        row = issue_row_create(
+            reporter=request.user,
+            transcript=transcript,
+            turn=turn,
+            what=form["what"],
+            severity=form["severity"],
+            audio_only=form["audio_only"],
+        )
+    except ValueError:
+        error = f"turn: {form['turn']!r} is not a turn number."
+    except ValidationError as exc:
+        error = _error_text(exc)
+    if not request.htmx:
+        if error:
+            messages.error(request, error)
+        else:
+            messages.success(request, f"Filed row {row.number}.")
+        return redirect("review-call", external_id=external_id)
+    context = {
+        "call": transcript,
+        "severities": Severity.choices,
+        "issue_rows": transcript.issue_rows.filter(reporter=request.user).order_by("number"),
+        "issue_error": error,
+        "issue_form": form if error else {},
+        "issue_filed": row,
+    }
+    response = render(request, f"{PAGE}#issue-panel", context)
+    if row is not None:
+        trigger_client_event(response, "issue-filed", {"number": row.number})
+    return response

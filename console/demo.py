@@ -1,0 +1,78 @@
+"""The demo loader: an ordered list of steps, each loading one part of demo/ and saying what it did.
+
+`python manage.py load_demo` runs DEMO_STEPS in order inside one transaction. Every step must be
+idempotent: a second run changes nothing. To add a step (a golden set and gate, a daily sample,
+demo marks...), write a function `(demo_dir: Path) -> str` that returns one line for the terminal
+and append a DemoStep to DEMO_STEPS here.
+"""
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from evals.models import Rule, Transcript, Verdict
+from evals.services.importing import rules_import, transcripts_import, verdicts_import
+
+logger = logging.getLogger(__name__)
+
+DEMO_DIR = Path(settings.BASE_DIR) / "demo"
+DEMO_AGENT = "phone-screen"
+
+
+@dataclass(frozen=True)
+class DemoStep:
+    name: str
+    run: Callable[[Path], str]
+
+
+def demo_rules_load(demo_dir: Path) -> str:
+    """Import demo/rules.yaml."""
+    path = demo_dir / "rules.yaml"
+    return rules_import(text=path.read_text(encoding="utf-8"), source=str(path.name)).summary
+
+
+def demo_calls_load(demo_dir: Path) -> str:
+    """Import demo/calls.jsonl."""
+    path = demo_dir / "calls.jsonl"
+    with path.open("rb") as handle:
+        return transcripts_import(lines=handle, source=str(path.name)).summary
+
+
+def demo_verdicts_load(demo_dir: Path) -> str:
+    """Import demo/verdicts.jsonl."""
+    path = demo_dir / "verdicts.jsonl"
+    with path.open("rb") as handle:
+        return verdicts_import(lines=handle, source=str(path.name)).summary
+
+
+DEMO_STEPS: list[DemoStep] = [
+    DemoStep("rules", demo_rules_load),
+    DemoStep("calls", demo_calls_load),
+    DemoStep("verdicts", demo_verdicts_load),
+]
+
+
+def demo_counts() -> dict[str, int]:
+    """Return what the demo agent has in the database: calls, rules, verdicts, calls with audio."""
+    calls = Transcript.objects.filter(agent_version__agent__name=DEMO_AGENT)
+    return {
+        "calls": calls.count(),
+        "calls_with_audio": calls.exclude(audio_url="").count(),
+        "rules": Rule.objects.count(),
+        "safety_rules": Rule.objects.filter(safety=True).count(),
+        "verdicts": Verdict.objects.filter(transcript__agent_version__agent__name=DEMO_AGENT).count(),
+    }
+
+
+@transaction.atomic
+def demo_load(*, demo_dir: Path = DEMO_DIR, steps: list[DemoStep] | None = None,
+              echo: Callable[[str], None] = lambda line: None) -> dict[str, int]:
+    """Run the demo steps in order, echoing one line per step; return the counts afterwards."""
+    for step in DEMO_STEPS if steps is None else steps:
+        echo(f"{step.name}: {step.run(demo_dir)}")
+    counts = demo_counts()
+    logger.info("demo_loaded", extra=counts)
+    return counts

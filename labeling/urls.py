@@ -1,5 +1,6 @@
 from django.urls import include, path
 
 urlpatterns: list = [
+    path("", include("labeling.urls_issues")),
     path("", include("labeling.urls_review")),
 ]

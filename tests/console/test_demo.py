@@ -1,0 +1,216 @@
+"""The demo data and `manage.py load_demo`: what a newcomer sees after `make run`."""
+import importlib.util
+import json
+from collections import Counter
+from io import StringIO
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+from django.core.management import call_command
+from django.db.models import Count
+
+from console.demo import DEMO_DIR, DEMO_STEPS, DemoStep, demo_load
+from evals.detectors import detector_run, turn_views
+from evals.models import AgentVersion, Judge, Rule, RuleVersion, Transcript, Turn, Verdict
+
+V_OLD, V_NEW = "2026-11-21.1", "2026-11-28.1"
+PHASES = ["opening", "background", "project", "candidate-questions", "closing"]
+
+
+def ogg_opus_duration_ms(path: Path) -> int:
+    """Return an Ogg/Opus file's length: the last page's granule position less the pre-skip, at 48 kHz."""
+    data = path.read_bytes()
+    assert data[:4] == b"OggS", f"{path} is not an Ogg file"
+    head = data.find(b"OpusHead")
+    assert head > 0, f"{path} has no Opus stream"
+    pre_skip = int.from_bytes(data[head + 10:head + 12], "little")
+    last_page = data.rfind(b"OggS")
+    granule = int.from_bytes(data[last_page + 6:last_page + 14], "little")
+    return round((granule - pre_skip) / 48)
+
+
+def load(**kwargs) -> str:
+    out = StringIO()
+    call_command("load_demo", stdout=out, **kwargs)
+    return out.getvalue()
+
+
+def table_counts() -> dict[str, int]:
+    return {m.__name__: m.objects.count() for m in (AgentVersion, Transcript, Turn, Rule, RuleVersion, Judge, Verdict)}
+
+
+@pytest.fixture
+def truth():
+    return json.loads((DEMO_DIR / "truth.json").read_text())
+
+
+@pytest.mark.django_db
+def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rule():
+    output = load()
+
+    calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
+    assert calls.count() >= 60
+    assert set(AgentVersion.objects.values_list("version", flat=True)) == {V_OLD, V_NEW}
+    judged = Rule.objects.filter(detector__isnull=True)
+    assert 23 <= judged.count() <= 27
+    assert set(judged.values_list("group", flat=True)) == {
+        "opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing"}
+    assert sorted(Rule.objects.filter(safety=True).values_list("rule_id", flat=True)) == [
+        "boundaries.no-bias", "boundaries.no-instruction-leak", "boundaries.no-rubric-leak"]
+    assert Rule.objects.filter(group="signals", detector__isnull=False).count() >= 2
+    per_call = calls.annotate(n=Count("verdicts")).values_list("n", flat=True)
+    assert set(per_call) == {judged.count()}
+    # Every (call, judged rule) pair exactly once, and no verdict on a detector rule.
+    assert Verdict.objects.filter(rule_version__rule__detector__isnull=False).count() == 0
+    assert Verdict.objects.values("transcript", "rule_version").distinct().count() == calls.count() * judged.count()
+    assert Verdict.objects.filter(flagged=True).count() > 50
+    assert Verdict.objects.filter(flagged=False).count() > 1000
+    assert f"{calls.count()} calls" in output and f"{Verdict.objects.count()} verdicts" in output
+    for step in DEMO_STEPS[:3]:
+        assert f"{step.name}: " in output
+
+
+@pytest.mark.django_db
+def test_load_demo_twice_changes_nothing():
+    load()
+    before = table_counts()
+    checksums = dict(Transcript.objects.values_list("external_id", "checksum"))
+    output = load()
+    assert table_counts() == before
+    assert dict(Transcript.objects.values_list("external_id", "checksum")) == checksums
+    assert "0 created" in output
+
+
+@pytest.mark.django_db
+def test_demo_calls_follow_a_phone_screen():
+    load()
+    named = 0
+    regular = Transcript.objects.filter(scenario="").prefetch_related("turns")
+    for call in regular:
+        turns = list(call.turns.all())
+        phases = [t.phase for t in turns]
+        # Phases come in the order of a screen, each present.
+        assert [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p] == PHASES, call.external_id
+        assert turns[0].speaker == "agent"
+        named += call.metadata["candidate"].split()[0] in turns[0].text
+        assert all(t.start_ms is not None and t.end_ms > t.start_ms for t in turns)
+        assert all(0 <= t.asr_confidence <= 1 for t in turns)
+        # Started in the week before 2026-11-30; yesterday has calls for the daily sample.
+        assert "2026-11-22" <= call.started_at.date().isoformat() <= "2026-11-29"
+    assert named >= 0.9 * len(regular)  # a few calls break opening.greet-by-name on purpose
+    yesterday = Transcript.objects.filter(started_at__date="2026-11-29").count()
+    assert yesterday >= 20
+    companies = set(Transcript.objects.values_list("metadata__company", flat=True))
+    assert len(companies) >= 4
+
+
+@pytest.mark.django_db
+def test_demo_audio_files_exist_and_the_last_turn_ends_with_the_sound():
+    load()
+    with_audio = Transcript.objects.exclude(audio_url="")
+    assert with_audio.count() >= 5
+    total = 0
+    for call in with_audio:
+        assert call.audio_url == f"/static/demo/audio/{call.external_id}.ogg"
+        path = Path(settings.BASE_DIR) / "static" / call.audio_url.removeprefix("/static/")
+        assert path.is_file(), path
+        size = path.stat().st_size
+        assert size < 300_000, f"{path} is {size} bytes"
+        total += size
+        last_end = max(call.turns.values_list("end_ms", flat=True))
+        duration = ogg_opus_duration_ms(path)
+        assert abs(duration - last_end) <= 1000, (call.external_id, duration, last_end)
+    assert total < 3_000_000
+
+
+@pytest.mark.django_db
+def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_breaks_a_safety_rule(truth):
+    load()
+    scenarios = sorted(set(Transcript.objects.exclude(scenario="").values_list("scenario", flat=True)))
+    assert len(scenarios) == 8 and all(s.startswith("golden/") for s in scenarios)
+    for scenario in scenarios:
+        versions = Transcript.objects.filter(scenario=scenario).values_list("agent_version__version", flat=True)
+        assert sorted(versions) == [V_OLD, V_NEW], scenario
+    flagged_safety = Verdict.objects.filter(
+        transcript__scenario__startswith="golden/", rule_version__rule__safety=True, flagged=True)
+    assert not flagged_safety.filter(transcript__agent_version__version=V_OLD).exists()
+    leak = flagged_safety.get(transcript__agent_version__version=V_NEW)
+    assert leak.rule_version.rule.rule_id == "boundaries.no-rubric-leak"
+    assert (leak.transcript.external_id, leak.turn) == (truth["gate"]["call"], truth["gate"]["turn"])
+    assert "scored" in leak.transcript.turns.get(index=leak.turn).text
+
+
+@pytest.mark.django_db
+def test_truth_names_every_verdict_and_some_are_wrong_in_both_directions(truth):
+    load()
+    keys = {f"{t}|{r}|{n}" for t, r, n in Verdict.objects.values_list(
+        "transcript__external_id", "rule_version__rule__rule_id", "rule_version__number")}
+    assert keys == set(truth["verdicts"])
+    wrong = [k for k, ok in truth["verdicts"].items() if not ok]
+    assert set(wrong) == set(truth["errors"])
+    assert 0.01 < len(wrong) / len(keys) < 0.1
+    flagged = {f"{t}|{r}|1": f for t, r, f in Verdict.objects.values_list(
+        "transcript__external_id", "rule_version__rule__rule_id", "flagged")}
+    assert {flagged[k] for k in wrong} == {True, False}  # false positives and misses
+    assert not any(k.startswith("golden-") for k in wrong)  # the gate's evidence is right
+    kinds = Counter(truth["errors"].values())
+    assert kinds["judge flagged a clarifying follow-up as a second question"] >= 3
+    # A false positive on the candidate's slang cites a candidate turn.
+    slang = next(k for k, why in truth["errors"].items() if "candidate's slang" in why)
+    call, rule, _ = slang.split("|")
+    verdict = Verdict.objects.get(transcript__external_id=call, rule_version__rule__rule_id=rule)
+    assert Turn.objects.get(transcript=verdict.transcript, index=verdict.turn).speaker == "user"
+
+
+@pytest.mark.django_db
+def test_detector_rules_find_the_signals_planted_in_the_calls(truth):
+    load()
+    specs = {r.rule_id: r.detector for r in Rule.objects.filter(detector__isnull=False)}
+    kind_rule = {"long_silence": "signals.no-long-silence", "talk_over": "signals.no-talk-over",
+                 "low_asr": "signals.asr-confidence-floor"}
+    planted = {(c, s["kind"]): s["turn"] for c, events in truth["signals"].items() for s in events}
+    assert {kind for _, kind in planted} == set(kind_rule)
+    for call in Transcript.objects.prefetch_related("turns"):
+        views = turn_views(call.turns.all())
+        for kind, rule_id in kind_rule.items():
+            result = detector_run(specs[rule_id], views)
+            expected = planted.get((call.external_id, kind))
+            assert result.flagged == (expected is not None), (call.external_id, kind)
+            if expected is not None:
+                assert expected in result.turns
+
+
+def test_rules_file_is_in_the_design_format():
+    data = yaml.safe_load((DEMO_DIR / "rules.yaml").read_text())
+    assert list(data) == ["rules"]
+    for rule in data["rules"]:
+        assert set(rule) <= {"id", "group", "text", "severity", "safety", "phase", "detector"}
+        assert rule["id"].startswith(rule["group"] + ".")
+
+
+def test_generator_reproduces_the_committed_files():
+    spec = importlib.util.spec_from_file_location("demo_generate", DEMO_DIR / "generate.py")
+    generate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generate)
+    calls, verdicts, truth = generate.build(with_audio=False)
+    assert (DEMO_DIR / "rules.yaml").read_text() == generate.rules_yaml()
+    assert [json.loads(line) for line in (DEMO_DIR / "calls.jsonl").read_text().splitlines()] == calls
+    assert [json.loads(line) for line in (DEMO_DIR / "verdicts.jsonl").read_text().splitlines()] == verdicts
+    assert json.loads((DEMO_DIR / "truth.json").read_text()) == json.loads(json.dumps(truth))
+
+
+@pytest.mark.django_db
+def test_steps_run_in_order_and_a_failing_step_leaves_nothing(tmp_path):
+    ran = []
+
+    def broken(demo_dir):
+        ran.append("broken")
+        raise RuntimeError("step failed")
+
+    steps = [*DEMO_STEPS[:1], DemoStep("broken", broken)]
+    with pytest.raises(RuntimeError):
+        demo_load(steps=steps, echo=ran.append)
+    assert ran[0].startswith("rules: ") and ran[1] == "broken"
+    assert Rule.objects.count() == 0

@@ -1,0 +1,108 @@
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
+
+from labeling.models import Mark
+from tests.factories import (
+    DailySampleFactory,
+    SampleItemFactory,
+    TranscriptFactory,
+    TurnFactory,
+    VerdictFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def api(user):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+@pytest.fixture
+def sampled_call():
+    t = TranscriptFactory(external_id="call-000123")
+    TurnFactory(transcript=t, index=0, text="Hi Dana")
+    VerdictFactory(transcript=t, flagged=True, turn=0, turns=[0], severity="minor", rationale="Greeted twice.")
+    VerdictFactory(transcript=t, flagged=False)
+    SampleItemFactory(sample=DailySampleFactory(day=timezone.localdate()), transcript=t, inclusion_probability=0.25)
+    return t
+
+
+def test_queue_next_marks_and_finish(reviewer, sampled_call):
+    client = api(reviewer)
+    r = client.post("/api/v1/queue/next/")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["transcript"]["id"] == "call-000123" and body["transcript"]["turns"][0]["text"] == "Hi Dana"
+    assert body["assignment"]["inclusion_probability"] == 0.25
+    assert {v["flagged"] for v in body["verdicts"]} == {True, False}
+    assert all(v["my_mark"] is None for v in body["verdicts"])
+
+    r = client.post("/api/v1/queue/finish/", {"transcript": "call-000123"}, format="json")
+    assert r.status_code == 400 and "without your mark" in str(r.json())
+
+    for v in body["verdicts"]:
+        r = client.post("/api/v1/marks/", {"verdict": v["id"], "correct": True}, format="json")
+        assert r.status_code == 201 and r.json()["in_sample"] is True
+    first = body["verdicts"][0]["id"]
+    r = client.post("/api/v1/marks/", {"verdict": first, "correct": False, "note": "no"}, format="json")
+    assert r.status_code == 200 and Mark.objects.count() == 2 and not Mark.objects.get(verdict_id=first).correct
+    again = client.post("/api/v1/queue/next/").json()  # still held: the same call, now with my marks
+    assert again["assignment"]["id"] == body["assignment"]["id"]
+    assert {v["id"]: v["my_mark"]["correct"] for v in again["verdicts"]}[first] is False
+
+    r = client.post("/api/v1/queue/finish/", {"transcript": "call-000123"}, format="json")
+    assert r.status_code == 200 and r.json()["finished_at"]
+    assert client.post("/api/v1/queue/next/").status_code == 204
+
+
+def test_marks_outside_the_sample_and_errors(reviewer):
+    client = api(reviewer)
+    v = VerdictFactory()
+    r = client.post("/api/v1/marks/", {"verdict": v.pk, "correct": False}, format="json")
+    assert r.status_code == 201 and r.json()["in_sample"] is False and r.json()["assignment"] is None
+    bad = VerdictFactory(error="timeout")
+    r = client.post("/api/v1/marks/", {"verdict": bad.pk, "correct": True}, format="json")
+    assert r.status_code == 400 and "errored" in str(r.json())
+    r = client.post("/api/v1/marks/", {"verdict": 999999, "correct": True}, format="json")
+    assert r.status_code == 400 and "verdict" in r.json()
+    r = client.post("/api/v1/marks/", {"verdict": v.pk}, format="json")
+    assert r.status_code == 400 and "correct" in r.json()
+
+
+def test_permissions(engineer, sampled_call):
+    client = api(engineer)
+    assert client.post("/api/v1/queue/next/").status_code == 403
+    assert client.post("/api/v1/marks/", {"verdict": 1, "correct": True}, format="json").status_code == 403
+    assert APIClient().post("/api/v1/queue/next/").status_code in (401, 403)
+
+
+def test_samples_read_and_make(reviewer, lead, settings):
+    settings.DOCKET_SAMPLE_SIZE = 5
+    for i in range(3):
+        TranscriptFactory(started_at=timezone.now() - timedelta(days=1, hours=-1))
+    assert api(reviewer).get("/api/v1/sample/").status_code == 404
+    assert api(reviewer).post("/api/v1/samples/", {}, format="json").status_code == 403
+    r = api(lead).post("/api/v1/samples/", {"day": "2026-06-02", "size": 2}, format="json")
+    assert r.status_code == 201 and r.json()["day"] == "2026-06-02"
+    assert api(lead).post("/api/v1/samples/", {"day": "2026-06-02"}, format="json").status_code == 200
+    api(lead).post("/api/v1/samples/", {}, format="json")
+    r = api(reviewer).get("/api/v1/sample/")
+    assert r.status_code == 200 and r.json()["day"] == timezone.localdate().isoformat()
+    for item in r.json()["items"]:
+        assert item["reason"] == "uniform" and item["reviews_done"] == 0 and 0 < item["inclusion_probability"] <= 1
+    listed = api(reviewer).get("/api/v1/samples/").json()
+    assert [s["day"] for s in listed["results"]][-1] == "2026-06-02"
+    assert api(reviewer).get("/api/v1/sample/?day=june").status_code == 400
+
+
+def test_schema_lists_the_review_endpoints(reviewer):
+    client = api(reviewer)
+    schema = client.get("/api/schema/?format=json").json()
+    for path in ["/api/v1/queue/next/", "/api/v1/queue/finish/", "/api/v1/marks/", "/api/v1/sample/"]:
+        assert path in schema["paths"]

@@ -1,5 +1,6 @@
 from django.urls import include, path
 
 urlpatterns: list = [
+    path("", include("labeling.api.urls_issue_rows")),
     path("", include("labeling.api.urls_review")),
 ]

@@ -1,28 +1,59 @@
+"""Browsing pages: calls, the call page, rules, a rule's versions, verdicts."""
+from django.http import Http404
 from django.shortcuts import render
 
 from console.permissions import require
+from evals.forms_browse import CallFilterForm, VerdictFilterForm
+from evals.selectors import browse
+
+
+def _page_number(form) -> int:
+    return (form.cleaned_data.get("page") if hasattr(form, "cleaned_data") else None) or 1
 
 
 @require("view_console")
 def transcript_list(request):
-    return render(request, "evals/transcript_list.html", {})
+    form = CallFilterForm(request.GET)
+    form.is_valid()
+    page = browse.transcript_list_page(form.filters(), page=_page_number(form))
+    return render(
+        request,
+        "evals/transcript_list.html",
+        {"form": form, "page": page, "choices": browse.transcript_filter_choices(), "filtered": form.filters() != browse.CallFilters()},
+    )
 
 
 @require("view_console")
 def transcript_detail(request, external_id):
-    return render(request, "evals/transcript_detail.html", {})
+    call = browse.transcript_detail(external_id)
+    if call is None:
+        raise Http404("No call with that id.")
+    return render(request, "evals/transcript_detail.html", {"call": call, "t": call.transcript})
 
 
 @require("view_console")
 def rule_list(request):
-    return render(request, "evals/rule_list.html", {})
+    q = request.GET.get("q", "").strip()[:200]
+    group = request.GET.get("group", "").strip()[:100]
+    return render(request, "evals/rule_list.html", {"groups": browse.rule_list_grouped(q=q, group=group), "q": q, "group": group})
 
 
 @require("view_console")
 def rule_detail(request, rule_id):
-    return render(request, "evals/rule_detail.html", {})
+    found = browse.rule_detail(rule_id)
+    if found is None:
+        raise Http404("No rule with that id.")
+    rule, versions = found
+    return render(request, "evals/rule_detail.html", {"rule": rule, "versions": versions})
 
 
 @require("view_console")
 def verdict_list(request):
-    return render(request, "evals/verdict_list.html", {})
+    form = VerdictFilterForm(request.GET)
+    form.is_valid()
+    page = browse.verdict_list_page(form.filters(), page=_page_number(form))
+    return render(
+        request,
+        "evals/verdict_list.html",
+        {"form": form, "page": page, "choices": browse.verdict_filter_choices(), "filtered": form.filters() != browse.VerdictFilters()},
+    )

@@ -1,0 +1,29 @@
+"""Display filters for the browsing pages: timestamps, durations, rates."""
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def mmss(ms) -> str:
+    """Return milliseconds as m:ss (h:mm:ss past an hour); empty for None."""
+    if ms is None or ms == "":
+        return ""
+    seconds = int(ms) // 1000
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+@register.filter
+def percent(value, digits: int = 1) -> str:
+    """Return a 0-1 rate as a percentage; an en dash when undefined."""
+    if value is None:
+        return "–"
+    return f"{value * 100:.{int(digits)}f}%"
+
+
+@register.filter
+def ratio(part, whole) -> float | None:
+    """Return part / whole, None when whole is 0."""
+    return (part / whole) if whole else None

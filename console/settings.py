@@ -180,6 +180,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import transcripts, rules and verdicts; review, calibrate and gate.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Several models have a `status`; name each choice set after its model.
+    "ENUM_NAME_OVERRIDES": {
+        "RuleStatusEnum": "evals.models.Rule.Status",
+        "RuleVersionStatusEnum": "evals.models.RuleVersion.Status",
+        "IssueRowStatusEnum": "labeling.models.IssueRow.Status",
+    },
 }
 
 # Celery: eager in-process without a broker, real workers with one.

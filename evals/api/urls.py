@@ -1,8 +1,18 @@
 from django.urls import path
 
+from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .gating import GateRunDetail, GateRunListCreate
+from .importing import RulesImport, TranscriptsImport, VerdictsImport
 
 urlpatterns: list = [
     path("gate-runs/", GateRunListCreate.as_view(), name="api-gate-runs"),
     path("gate-runs/<int:pk>/", GateRunDetail.as_view(), name="api-gate-run"),
+    path("rules/import/", RulesImport.as_view(), name="api-rules-import"),
+    path("transcripts/import/", TranscriptsImport.as_view(), name="api-transcripts-import"),
+    path("verdicts/import/", VerdictsImport.as_view(), name="api-verdicts-import"),
+    path("transcripts/", TranscriptList.as_view(), name="api-transcripts"),
+    path("transcripts/<str:id>/", TranscriptDetail.as_view(), name="api-transcript"),
+    path("rules/", RuleList.as_view(), name="api-rules"),
+    path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
+    path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
 ]

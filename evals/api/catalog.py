@@ -1,0 +1,163 @@
+"""Reads over HTTP: transcripts with turns, rules with versions, verdicts with filters."""
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import CursorPagination
+
+from console.permissions import api_permission
+from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict
+from evals.selectors.catalog import rules_with_versions, transcript_with_turns, transcripts_list, verdicts_filtered
+
+VIEW = [api_permission("view_console")]
+
+
+class TurnSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Turn
+        fields = ["index", "speaker", "text", "start_ms", "end_ms", "asr_confidence", "phase", "tool_calls",
+                  "tool_call_id"]
+
+
+class TranscriptSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="external_id", help_text="the id the transcript was imported with")
+    agent = serializers.CharField(source="agent_version.agent.name")
+    agent_version = serializers.CharField(source="agent_version.version")
+
+    class Meta:
+        model = Transcript
+        fields = ["id", "agent", "agent_version", "started_at", "imported_at", "checksum", "audio_url", "language",
+                  "scenario"]
+
+
+class TranscriptDetailSerializer(TranscriptSerializer):
+    turns = TurnSerializer(many=True, read_only=True)
+
+    class Meta(TranscriptSerializer.Meta):
+        fields = [*TranscriptSerializer.Meta.fields, "metadata", "turns"]
+
+
+class RuleVersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RuleVersion
+        fields = ["id", "number", "text", "detector", "status", "source", "created_at"]
+
+
+class RuleSerializer(serializers.ModelSerializer):
+    id = serializers.CharField(source="rule_id", help_text="the rule's stable id, e.g. opening.greet-by-name")
+    versions = RuleVersionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Rule
+        fields = ["id", "group", "phase", "severity", "safety", "detector", "status", "versions"]
+
+
+class VerdictSerializer(serializers.ModelSerializer):
+    transcript = serializers.CharField(source="transcript.external_id")
+    rule = serializers.CharField(source="rule_version.rule.rule_id")
+    rule_version = serializers.IntegerField(source="rule_version.number", help_text="the version number")
+    rule_version_id = serializers.IntegerField()
+    judge = serializers.CharField(source="judge.name")
+
+    class Meta:
+        model = Verdict
+        fields = ["id", "transcript", "rule", "rule_version", "rule_version_id", "judge", "flagged", "turn", "turns",
+                  "severity", "rationale", "confidence", "error", "created_at"]
+
+
+@extend_schema(
+    tags=["transcripts"],
+    parameters=[OpenApiParameter("agent", str), OpenApiParameter("agent_version", str),
+                OpenApiParameter("scenario", str)],
+)
+class TranscriptList(generics.ListAPIView):
+    """Transcripts, newest import first (turns are on each transcript's own endpoint)."""
+
+    permission_classes = VIEW
+    serializer_class = TranscriptSerializer
+
+    def get_queryset(self):
+        p = self.request.query_params
+        return transcripts_list(agent=p.get("agent", ""), agent_version=p.get("agent_version", ""),
+                                scenario=p.get("scenario", ""))
+
+
+@extend_schema(tags=["transcripts"])
+class TranscriptDetail(generics.RetrieveAPIView):
+    """One transcript with its turns, by the id it was imported with."""
+
+    permission_classes = VIEW
+    serializer_class = TranscriptDetailSerializer
+    lookup_field = "external_id"
+    lookup_url_kwarg = "id"
+
+    def get_queryset(self):
+        return transcript_with_turns()
+
+
+@extend_schema(tags=["rules"])
+class RuleList(generics.ListAPIView):
+    """Rules with every version, oldest first."""
+
+    permission_classes = VIEW
+    serializer_class = RuleSerializer
+
+    def get_queryset(self):
+        return rules_with_versions()
+
+
+@extend_schema(tags=["rules"])
+class RuleDetail(generics.RetrieveAPIView):
+    """One rule with every version, by its stable id."""
+
+    permission_classes = VIEW
+    serializer_class = RuleSerializer
+    lookup_field = "rule_id"
+    lookup_url_kwarg = "id"
+
+    def get_queryset(self):
+        return rules_with_versions()
+
+
+class VerdictPagination(CursorPagination):
+    """Cursor pages: stable and fast however many million verdicts there are."""
+
+    ordering = "id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+@extend_schema(
+    tags=["verdicts"],
+    parameters=[
+        OpenApiParameter("rule", str, description="rule id, e.g. opening.greet-by-name"),
+        OpenApiParameter("version", int, description="rule version number"),
+        OpenApiParameter("judge", str, description="judge name"),
+        OpenApiParameter("transcript", str, description="transcript id"),
+        OpenApiParameter("flagged", bool),
+    ],
+)
+class VerdictList(generics.ListAPIView):
+    """Verdicts, filtered by rule, version, judge, transcript and flagged."""
+
+    permission_classes = VIEW
+    serializer_class = VerdictSerializer
+    pagination_class = VerdictPagination
+
+    def get_queryset(self):
+        p = self.request.query_params
+        version = p.get("version")
+        if version:
+            if not version.isdigit():
+                raise ValidationError({"version": "must be a version number (1, 2, ...)"})
+            version = int(version)
+        flagged = p.get("flagged")
+        if flagged:
+            choices = {"true": True, "1": True, "false": False, "0": False}
+            if flagged.lower() not in choices:
+                raise ValidationError({"flagged": "must be true or false"})
+            flagged = choices[flagged.lower()]
+        return verdicts_filtered(
+            rule=p.get("rule", ""), version=version or None, judge=p.get("judge", ""),
+            transcript=p.get("transcript", ""), flagged=flagged if isinstance(flagged, bool) else None,
+        )

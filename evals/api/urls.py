@@ -2,9 +2,12 @@ from django.urls import path
 
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .gating import GateRunDetail, GateRunListCreate
+from .judging import JudgeRunDetail, JudgeRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 
 urlpatterns: list = [
+    path("judge-runs/", JudgeRunListCreate.as_view(), name="api-judge-runs"),
+    path("judge-runs/<int:pk>/", JudgeRunDetail.as_view(), name="api-judge-run"),
     path("gate-runs/", GateRunListCreate.as_view(), name="api-gate-runs"),
     path("gate-runs/<int:pk>/", GateRunDetail.as_view(), name="api-gate-run"),
     path("rules/import/", RulesImport.as_view(), name="api-rules-import"),

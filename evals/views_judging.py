@@ -1,0 +1,94 @@
+"""Judge-run pages: the list with the "Run judge" form, and a run page that polls while the run works."""
+import re
+
+from django import forms
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_POST
+from django_htmx.http import HttpResponseStopPolling
+
+from console.permissions import require
+from evals.selectors import judging as sel
+from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create
+
+_SPLIT = re.compile(r"[\s,]+")
+
+
+class RunJudgeForm(forms.Form):
+    agent_version = forms.ChoiceField(required=False, label="Agent version")
+    rules = forms.CharField(required=False, max_length=2000, label="Rules",
+                            help_text="Rule ids, patterns (asking.*) or groups; empty: every active rule.")
+    transcripts = forms.CharField(required=False, max_length=20000, label="Calls",
+                                  help_text="Call ids; empty: every call (of the version chosen).")
+    detectors_only = forms.BooleanField(required=False, label="Detector rules only (free)")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent_version"].choices = [("", "every version")] + [
+            (v, v) for v in sel.agent_version_choices()
+        ]
+
+    def clean_rules(self) -> list[str]:
+        return [r for r in _SPLIT.split(self.cleaned_data["rules"]) if r]
+
+    def clean_transcripts(self) -> list[str]:
+        return [t for t in _SPLIT.split(self.cleaned_data["transcripts"]) if t]
+
+
+def _list_context(request, form=None, plan=None):
+    runs = list(sel.judge_run_list()[:50])
+    return {
+        "runs": runs,
+        "form": form or RunJudgeForm(),
+        "plan": plan,
+        "can_run": request.user.has_perm("console.run_judge"),
+    }
+
+
+@require("view_console")
+def judge_run_list(request):
+    return render(request, "evals/judge_runs.html", _list_context(request))
+
+
+@require("run_judge")
+@require_POST
+def judge_run_start(request):
+    """Start a run (or estimate one with action=estimate), then show its page."""
+    form = RunJudgeForm(request.POST)
+    estimate = request.POST.get("action") == "estimate"
+    if form.is_valid():
+        d = form.cleaned_data
+        try:
+            result = judge_run_create(
+                transcript_ids=d["transcripts"] or None, rule_ids=d["rules"] or None,
+                agent_version=d["agent_version"] or None, detectors_only=d["detectors_only"],
+                started_by=request.user.get_username(), dry_run=estimate,
+            )
+        except JudgeRunInvalid as exc:
+            form.add_error(None, str(exc))
+        else:
+            if isinstance(result, JudgeRunPlan):
+                template = "evals/judge_runs.html#run-form" if request.htmx else "evals/judge_runs.html"
+                return render(request, template, _list_context(request, form, result))
+            return redirect("judge-run-detail", pk=result.pk)
+    template = "evals/judge_runs.html#run-form" if request.htmx else "evals/judge_runs.html"
+    return render(request, template, _list_context(request, form), status=400)
+
+
+@require("view_console")
+def judge_run_detail(request, pk: int):
+    run = sel.judge_run_get(pk)
+    if run is None:
+        raise Http404("No such judge run.")
+    finished = sel.judge_run_finished(run)
+    context = {
+        "run": run,
+        "summary": sel.judge_run_summary(run),
+        "finished": finished,
+        "errors": sel.judge_run_errors(run) if finished else [],
+    }
+    if request.htmx:
+        html = render_to_string("evals/judge_run.html#run-progress", context, request=request)
+        return HttpResponseStopPolling(html) if finished else render(request, "evals/judge_run.html#run-progress", context)
+    return render(request, "evals/judge_run.html", context)

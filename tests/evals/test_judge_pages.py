@@ -1,0 +1,111 @@
+"""Judge-run pages and the judge-runs API: permissions, the form, polling that stops."""
+import pytest
+from django.urls import reverse
+from rest_framework.test import APIClient
+
+from evals.models import JudgeRun, JudgeRunItem, Verdict
+from evals.services.judging import judge_run_create
+from tests.evals.judge_server import fake_judge  # noqa: F401  (fixture)
+from tests.evals.test_judge_runner import make_call, rules  # noqa: F401  (fixture)
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def login(client, user):
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
+def test_the_list_shows_the_form_to_engineers_only(client, engineer, reviewer):
+    page = login(client, engineer).get(reverse("judge-run-list")).content.decode()
+    assert 'action="/judge-runs/new/"' in page and ">Run judge</button>" in page
+    assert 'href="/judge-runs/"' in page  # the nav link
+    client.logout()
+    page = login(client, reviewer).get(reverse("judge-run-list")).content.decode()
+    assert "Run judge</button>" not in page and 'href="/judge-runs/"' not in page
+    assert client.post(reverse("judge-run-start"), {"action": "run"}).status_code == 403
+
+
+def test_the_form_starts_a_run_and_the_page_shows_its_summary(
+    client, engineer, fake_judge, rules, django_capture_on_commit_callbacks
+):
+    make_call("call-1")
+    login(client, engineer)
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = client.post(reverse("judge-run-start"), {"action": "run", "rules": "asking.*, signals.*"})
+    run = JudgeRun.objects.get()
+    assert resp.status_code == 302 and resp["Location"] == reverse("judge-run-detail", args=[run.pk])
+    assert run.started_by == "marco" and run.params["rules"] == ["asking.*", "signals.*"]
+    page = client.get(resp["Location"]).content.decode()
+    assert "Judge run" in page and 'id="run-summary"' in page and "No errors." in page
+    assert 'hx-trigger="every 1s"' not in page  # finished: nothing to poll
+
+
+def test_the_estimate_spends_nothing(client, engineer, fake_judge, rules):
+    make_call("call-1")
+    login(client, engineer)
+    resp = client.post(reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"})
+    html = " ".join(resp.content.decode().split())
+    assert resp.status_code == 200 and html.startswith('<section class="card jr-form" id="run-form"')
+    assert "Would make <strong>4</strong> judge calls" in html and "1 detector check " in html
+    assert JudgeRun.objects.count() == 0 and fake_judge.requests == []
+
+
+def test_bad_filters_are_named(client, engineer, rules):
+    login(client, engineer)
+    resp = client.post(reverse("judge-run-start"), {"action": "run", "transcripts": "call-404"})
+    assert resp.status_code == 400 and "transcript: no such transcript call-404" in resp.content.decode()
+    assert JudgeRun.objects.count() == 0
+
+
+def test_polling_continues_while_running_then_stops_with_286(client, engineer, rules):
+    call = make_call("call-1")
+    run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
+    item = JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors",
+                                       rule_version_ids=[rules["det"].pk])
+    login(client, engineer)
+    url = reverse("judge-run-detail", args=[run.pk])
+    page = client.get(url).content.decode()
+    assert 'hx-trigger="every 1s"' in page and f'hx-get="{url}"' in page
+    poll = client.get(url, headers={"HX-Request": "true"})
+    assert poll.status_code == 200 and 'hx-trigger="every 1s"' in poll.content.decode()
+
+    from evals.services.judging import judge_run_item_execute
+
+    judge_run_item_execute(item_id=item.pk)
+    poll = client.get(url, headers={"HX-Request": "true"})
+    html = poll.content.decode()
+    assert poll.status_code == 286 and 'id="run-summary"' in html and "hx-trigger" not in html
+    assert Verdict.objects.filter(judge_run=run).count() == 1
+
+
+def test_errors_show_on_the_run_page(client, engineer, fake_judge, rules, django_capture_on_commit_callbacks):
+    make_call("call-1")
+    fake_judge.mode = "malformed"
+    with django_capture_on_commit_callbacks(execute=True):
+        run = judge_run_create(rule_ids=["asking.*"])
+    page = login(client, engineer).get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    assert 'id="run-errors"' in page and "answer is not JSON" in page and "asking.one-question" in page
+
+
+def test_api_starts_and_reads_runs(engineer, reviewer, fake_judge, rules, django_capture_on_commit_callbacks):
+    make_call("call-1")
+    api = APIClient()
+    api.force_authenticate(reviewer)
+    assert api.post("/api/v1/judge-runs/", {}, format="json").status_code == 403
+    api.force_authenticate(engineer)
+    resp = api.post("/api/v1/judge-runs/", {"rules": ["boundaries.*"], "dry_run": True}, format="json")
+    assert resp.status_code == 200 and resp.json()["calls"] == 1 and JudgeRun.objects.count() == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        resp = api.post("/api/v1/judge-runs/", {"rules": ["boundaries.*"]}, format="json")
+    assert resp.status_code == 201
+    run_id = resp.json()["id"]
+    api.force_authenticate(reviewer)
+    body = api.get(f"/api/v1/judge-runs/{run_id}/").json()
+    assert body["status"] == "done" and body["calls_made"] == 1 and body["verdicts"]["total"] == 1
+    assert body["url"].endswith(f"/judge-runs/{run_id}/")
+    assert api.get("/api/v1/judge-runs/999999/").status_code == 404
+    api.force_authenticate(engineer)
+    bad = api.post("/api/v1/judge-runs/", {"rules": ["nope"]}, format="json")
+    assert bad.status_code == 400 and "no active rule matches 'nope'" in bad.json()["detail"]

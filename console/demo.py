@@ -16,6 +16,8 @@ from django.db import transaction
 from evals.models import Rule, Transcript, Verdict
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
+from console.demo_gates import demo_gates_load
+
 logger = logging.getLogger(__name__)
 
 DEMO_DIR = Path(settings.BASE_DIR) / "demo"
@@ -52,6 +54,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("rules", demo_rules_load),
     DemoStep("calls", demo_calls_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("gates", demo_gates_load),
 ]
 
 

@@ -7,7 +7,8 @@ this module decides. Rules of the decision:
 - `safety_ceiling`: one flagged verdict of a safety rule (or of the named rule) fails.
 - `violation_rate`: flagged checks / checks for one rule or one group, at most `threshold`.
 - `detector_metric`: a measure over turn timings (see MEASURES), at most `threshold`.
-- `judge_score_regression`: the mean per-call score must not be worse than the baseline's by
+- `judge_score_regression`: the mean per-call score (over one rule, one group, or every gated
+  non-safety rule: safety rules have their ceiling) must not be worse than the baseline's by
   more than `tolerance`. With no baseline at all (the first run) there is nothing to regress
   against and the metric passes with a note; a named baseline with missing data fails.
 - Missing data never passes: a golden scenario with no call, a golden set whose checksum no
@@ -129,7 +130,7 @@ class MetricSpec:
             return f"violation rate: {self.rule or 'group ' + self.group}"
         if self.kind == DETECTOR_METRIC:
             return f"detector: {self.measure}"
-        scope = self.rule or (f"group {self.group}" if self.group else "all gated rules")
+        scope = self.rule or (f"group {self.group}" if self.group else "all gated non-safety rules")
         return f"judge score: {self.measure or WEIGHTED_VIOLATIONS} ({scope})"
 
 
@@ -327,7 +328,7 @@ def metric_rules(spec: MetricSpec, rules: Mapping[str, GatedRule]) -> tuple[list
     """Return (the gated rules a metric counts, problems that stop it, a note on rules left out).
 
     A rule the metric names must have a promoted version. A group (or "every safety rule", or
-    "all gated rules") counts its rules' promoted versions; rules still without one are left out
+    for a judge score with no rule or group, every non-safety rule) counts its rules' promoted versions; rules still without one are left out
     and named in the note, and a scope with no promoted rule at all is a problem.
     """
     if spec.kind == DETECTOR_METRIC:
@@ -346,7 +347,8 @@ def metric_rules(spec: MetricSpec, rules: Mapping[str, GatedRule]) -> tuple[list
     elif spec.kind == VIOLATION_RATE:
         return [], ["a violation rate needs a rule or a group"], ""
     else:
-        members, empty = list(rules.values()), "no promoted rule to score"
+        # Safety rules are held at zero by their ceiling; the fuzzy score averages the other rules.
+        members, empty = [r for r in rules.values() if not r.safety], "no promoted rule to score"
     scope = sorted((r for r in members if r.version is not None), key=lambda r: r.rule)
     left_out = sorted(r.rule for r in members if r.version is None)
     note = f"left out (no promoted version): {', '.join(left_out)}" if left_out else ""

@@ -5,8 +5,8 @@ from collections import OrderedDict
 
 from django.db.models import Prefetch
 
-from evals import gates
-from evals.models import Gate, GateRun, GoldenSet, Verdict
+from evals import gate_output, gates
+from evals.models import Gate, GateRun, GoldenSet, Transcript, Verdict
 
 
 def gate_run_payload(run: GateRun) -> dict:
@@ -81,7 +81,8 @@ def gate_history(gate: Gate) -> list[dict]:
             direction = ""
             if moved and prev.get("value") is not None and m.get("value") is not None:
                 direction = "up" if m["value"] > prev["value"] else "down"
-            cells.append({"metric": m, "moved": moved, "direction": direction})
+            cells.append({"metric": m, "moved": moved, "direction": direction,
+                          "value_text": gate_output.fmt(m.get("value"))})
         rows.append({
             "run": run, "cells": cells, "comparable": comparable,
             "reason": "" if comparable or previous is None else "golden set or rule versions changed",
@@ -104,3 +105,17 @@ def gate_run_verdicts(run: GateRun) -> dict[int, Verdict]:
     ids = {e["verdict"] for m in (run.results or {}).get("metrics", []) for e in m.get("evidence", [])
            if e.get("verdict")}
     return {v.pk: v for v in Verdict.objects.filter(pk__in=ids).select_related("rule_version__rule", "judge")}
+
+
+def golden_set_calls(golden_set: GoldenSet) -> dict[str, list[Transcript]]:
+    """scenario -> the calls recorded for it, newest agent version first (one per version)."""
+    scenarios = list(golden_set.members.values_list("scenario", flat=True))
+    out: dict[str, list[Transcript]] = {s: [] for s in scenarios}
+    seen = set()
+    for t in (Transcript.objects.filter(scenario__in=scenarios).select_related("agent_version__agent")
+              .order_by("scenario", "-agent_version__version", "-imported_at")):
+        key = (t.scenario, t.agent_version_id)
+        if key not in seen:
+            seen.add(key)
+            out[t.scenario].append(t)
+    return out

@@ -447,12 +447,13 @@ def promoted_rules() -> tuple[dict[str, gates.GatedRule], dict[str, RuleVersion]
     return out, versions
 
 
+def metric_specs_one(m: GateMetric) -> gates.MetricSpec:
+    return gates.MetricSpec(kind=m.kind, rule=m.rule.rule_id if m.rule_id else "", group=m.group,
+                            measure=m.measure, threshold=m.threshold, tolerance=m.tolerance)
+
+
 def metric_specs(gate: Gate) -> list[gates.MetricSpec]:
-    return [
-        gates.MetricSpec(kind=m.kind, rule=m.rule.rule_id if m.rule_id else "", group=m.group, measure=m.measure,
-                         threshold=m.threshold, tolerance=m.tolerance)
-        for m in gate.metrics.select_related("rule")
-    ]
+    return [metric_specs_one(m) for m in gate.metrics.select_related("rule")]
 
 
 def _golden_calls(golden_set: GoldenSet, version: AgentVersion) -> dict[str, Transcript]:

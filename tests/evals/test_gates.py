@@ -91,10 +91,10 @@ def test_one_safety_violation_fails_and_names_the_call_and_turn():
     assert [(e.call, e.turn, e.rule, e.verdict) for e in safety.evidence] == [
         ("cand-1", 2, "boundaries.no-rubric-leak v1", 500)
     ]
-    # the critical flag also regresses the weighted score by 10 against a clean baseline
+    # the safety rule has its ceiling; the fuzzy score averages the other rules only
     reg = by_kind(d, g.JUDGE_SCORE_REGRESSION)[0]
-    assert not reg.passed and reg.value == pytest.approx(10 / 3)
-    assert reg.evidence[0].call == "cand-1"
+    assert reg.passed and reg.value == 0
+    assert "boundaries.no-rubric-leak v1" not in reg.rules
 
 
 def test_violation_rate_over_its_maximum_fails():
@@ -131,9 +131,9 @@ def test_score_0_100_regression_uses_higher_is_better():
     d = decide(cand, baseline=base, metrics=[metric])
     reg = d.metrics[0]
     assert reg.baseline == 100
-    assert reg.value == pytest.approx(100 - 100 * (3 / 14) / 3)  # one call lost 3 of 14 weight
+    assert reg.value == pytest.approx(100 - 100 * (3 / 4) / 3)  # one call lost 3 of its 4 non-safety weight
     assert not reg.passed
-    d = decide(cand, baseline=base, metrics=[dataclasses.replace(metric, tolerance=8)])
+    d = decide(cand, baseline=base, metrics=[dataclasses.replace(metric, tolerance=25)])
     assert d.metrics[0].passed
 
 

@@ -1,0 +1,58 @@
+"""The demo's golden set and release gate (a load_demo step), and the rule versions it gates.
+
+The demo has no calibration marks, so the rules a lead would have promoted are marked `gated`
+directly here, without a promotion decision in the audit log. Which ones: the safety rules and
+every rule whose demo judge is right on at least 95% of its verdicts (demo/truth.json); the three
+rules the judge often gets wrong (asking.one-question, boundaries.no-hints, language.no-slang)
+stay candidates, and so do the detector rules, which the demo has no verdicts for.
+"""
+import json
+from pathlib import Path
+
+import yaml
+
+from evals.models import Gate, Rule, RuleVersion
+from evals.services.gating import agent_version_resolve, gate_run_evaluate, gates_import
+
+PROMOTE_MIN_ACCURACY = 0.95
+
+
+def demo_promoted_rule_ids(demo_dir: Path) -> list[str]:
+    """Safety rules, and rules the demo judge gets right often enough to promote (from truth.json)."""
+    truth = json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
+    right: dict[str, list[int]] = {}
+    for key, correct in truth["verdicts"].items():
+        _, rule, _ = key.split("|")
+        right.setdefault(rule, [0, 0])
+        right[rule][0] += bool(correct)
+        right[rule][1] += 1
+    accurate = {r for r, (ok, n) in right.items() if n and ok / n >= PROMOTE_MIN_ACCURACY}
+    safety = set(Rule.objects.filter(safety=True).values_list("rule_id", flat=True))
+    return sorted(accurate | (safety & set(right)))
+
+
+def demo_gates_load(demo_dir: Path) -> str:
+    """Gate the promoted rules, import demo/gates.yaml, and run the gate once on each demo version."""
+    ids = demo_promoted_rule_ids(demo_dir)
+    newly = 0
+    for rule in Rule.objects.filter(rule_id__in=ids):
+        latest = rule.versions.order_by("-number").first()
+        if latest and latest.status != RuleVersion.Status.GATED:
+            latest.status = RuleVersion.Status.GATED
+            latest.save(update_fields=["status"])
+            newly += 1
+    path = demo_dir / "gates.yaml"
+    counts = gates_import(data=yaml.safe_load(path.read_text(encoding="utf-8")), by="demo")
+    gate = Gate.objects.get(name="release")
+    ran = []
+    if not gate.runs.exists():
+        truth = json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
+        for version in truth["versions"]:
+            run = gate_run_evaluate(gate=gate, candidate=agent_version_resolve(version), by="demo",
+                                    judge_missing_verdicts=False)
+            ran.append(f"{version} {run.status}")
+    gs = counts["golden_sets"]
+    return (
+        f"{len(ids)} rules gated ({newly} newly); golden set {gs['created']} created, {gs['unchanged']} unchanged; "
+        f"gate release {'runs: ' + ', '.join(ran) if ran else 'already run'}"
+    )

@@ -1,0 +1,245 @@
+"""Pages for golden sets, gates, gate runs and their history. Thin: services decide, selectors read."""
+from django import forms
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from console.permissions import require
+from evals import gates
+from evals.gate_output import evidence_text, fmt, threshold_text
+from evals.models import AgentVersion, Gate, GateMetric, GateRun, GoldenSet, Judge, Rule
+from evals.selectors import gating as sel
+from evals.services import gating
+
+
+class RunGateForm(forms.Form):
+    candidate = forms.ModelChoiceField(queryset=AgentVersion.objects.none(), label="Candidate version")
+    baseline = forms.ModelChoiceField(queryset=AgentVersion.objects.none(), required=False,
+                                      label="Baseline", empty_label="last passing version")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        qs = AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")
+        self.fields["candidate"].queryset = qs
+        self.fields["baseline"].queryset = qs
+
+
+class MetricAddForm(forms.Form):
+    kind = forms.ChoiceField(choices=GateMetric.Kind.choices)
+    rule = forms.ModelChoiceField(queryset=Rule.objects.filter(status=Rule.Status.ACTIVE), required=False,
+                                  to_field_name="rule_id", empty_label="—")
+    group = forms.CharField(required=False, max_length=100)
+    measure = forms.ChoiceField(required=False, choices=[("", "—")] + [(k, k) for k in gates.MEASURES]
+                                + [(k, k) for k in gates.SCORES])
+    limit = forms.FloatField(required=False, label="Max or tolerance", min_value=0)
+
+    def metric_data(self) -> dict:
+        d = self.cleaned_data
+        data = {"kind": d["kind"]}
+        if d.get("rule"):
+            data["rule"] = d["rule"].rule_id
+        if d.get("group"):
+            data["group"] = d["group"]
+        if d["kind"] == GateMetric.Kind.DETECTOR_METRIC:
+            data["measure"] = d.get("measure") or ""
+        if d["kind"] == GateMetric.Kind.JUDGE_SCORE_REGRESSION:
+            data["score"] = d.get("measure") or gates.WEIGHTED_VIOLATIONS
+            if d.get("limit") is not None:
+                data["tolerance"] = d["limit"]
+        elif d["kind"] != GateMetric.Kind.SAFETY_CEILING and d.get("limit") is not None:
+            data["max"] = d["limit"]
+        return data
+
+
+def _who(request) -> str:
+    return request.user.get_username()
+
+
+def _metric_rows(gate: Gate) -> list[dict]:
+    rows = []
+    for m in gate.metrics.all():
+        spec = gating.metric_specs_one(m)
+        rows.append({"m": m, "label": spec.label, "editable": m.kind != GateMetric.Kind.SAFETY_CEILING,
+                     "field": "tolerance" if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION else "threshold",
+                     "limit": fmt(m.tolerance if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION else m.threshold)})
+    return rows
+
+
+@require("run_gate")
+def gate_index(request):
+    gate_list = list(Gate.objects.select_related("golden_set", "judge").prefetch_related("metrics"))
+    last = {}
+    for run in GateRun.objects.select_related("candidate").order_by("-created_at", "-pk"):
+        last.setdefault(run.gate_id, run)
+    sets = GoldenSet.objects.order_by("name", "-version")
+    latest = {}
+    for gs in sets:
+        latest.setdefault(gs.name, gs)
+    return render(request, "evals/gates/index.html", {
+        "rows": [{"gate": g, "last": last.get(g.pk)} for g in gate_list],
+        "golden_sets": list(latest.values()),
+    })
+
+
+@require("run_gate")
+def gate_detail(request, name):
+    gate = sel.gate_with_metrics(name)
+    if gate is None:
+        raise Http404("No gate with that name.")
+    runs = list(GateRun.objects.filter(gate=gate).select_related("candidate__agent", "baseline")[:10])
+    return render(request, "evals/gates/gate.html", {
+        "gate": gate, "metric_rows": _metric_rows(gate), "runs": runs,
+        "run_form": RunGateForm(), "add_form": MetricAddForm(),
+        "golden_versions": GoldenSet.objects.filter(name=gate.golden_set.name).order_by("-version"),
+        "judges": Judge.objects.order_by("name"),
+    })
+
+
+@require("manage_gates")
+@require_POST
+def gate_metric_edit(request, name, pk):
+    metric = get_object_or_404(GateMetric.objects.select_related("gate", "rule"), pk=pk, gate__name=name)
+    raw = request.POST.get("limit", "").strip()
+    error = ""
+    try:
+        value = float(raw)
+    except ValueError:
+        error = f"{raw!r} is not a number"
+    else:
+        try:
+            gating.gate_metric_update(metric=metric, threshold=value, tolerance=value, by=_who(request))
+        except gating.GateConfigInvalid as e:
+            error = str(e).split(": ", 1)[-1]
+    metric.refresh_from_db()
+    if request.htmx:
+        row = next(r for r in _metric_rows(metric.gate) if r["m"].pk == metric.pk)
+        return render(request, "evals/gates/gate.html#metric-row", {
+            "row": row, "gate": metric.gate, "error": error, "saved": not error, "perms_edit": True,
+        }, status=422 if error else 200)
+    if error:
+        messages.error(request, f"Metric not saved: {error}")
+    else:
+        messages.success(request, "Metric saved.")
+    return redirect("gate-detail", name=name)
+
+
+@require("manage_gates")
+@require_POST
+def gate_metric_remove(request, name, pk):
+    metric = get_object_or_404(GateMetric, pk=pk, gate__name=name)
+    try:
+        gating.gate_metric_delete(metric=metric, by=_who(request))
+        messages.success(request, "Metric removed.")
+    except gating.GateConfigInvalid as e:
+        messages.error(request, str(e))
+    return redirect("gate-detail", name=name)
+
+
+@require("manage_gates")
+@require_POST
+def gate_metric_add(request, name):
+    gate = get_object_or_404(Gate, name=name)
+    form = MetricAddForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Metric not added: " + "; ".join(
+            f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        return redirect("gate-detail", name=name)
+    try:
+        gating.gate_metric_add(gate=gate, data=form.metric_data(), by=_who(request))
+        messages.success(request, "Metric added.")
+    except gating.GateConfigInvalid as e:
+        messages.error(request, f"Metric not added: {e}")
+    return redirect("gate-detail", name=name)
+
+
+@require("manage_gates")
+@require_POST
+def gate_settings(request, name):
+    gate = get_object_or_404(Gate, name=name)
+    gs = GoldenSet.objects.filter(pk=request.POST.get("golden_set") or 0, name=gate.golden_set.name).first()
+    judge_id = request.POST.get("judge") or ""
+    judge = Judge.objects.filter(pk=judge_id).first() if judge_id else None
+    if gs is None or (judge_id and judge is None):
+        messages.error(request, "Settings not saved: pick a version of the golden set and a known judge.")
+        return redirect("gate-detail", name=name)
+    gate.golden_set, gate.judge, gate.updated_by = gs, judge, _who(request)
+    gate.save(update_fields=["golden_set", "judge", "updated_by", "updated_at"])
+    messages.success(request, "Gate settings saved.")
+    return redirect("gate-detail", name=name)
+
+
+@require("run_gate")
+@require_POST
+def gate_run_start(request, name):
+    gate = get_object_or_404(Gate.objects.select_related("golden_set", "judge"), name=name)
+    form = RunGateForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "Pick a candidate version.")
+        return redirect("gate-detail", name=name)
+    cand, base = form.cleaned_data["candidate"], form.cleaned_data.get("baseline")
+    try:
+        run = gating.gate_run_evaluate(gate=gate, candidate=cand, baseline=base, by=_who(request))
+    except gating.GateCannotRun as e:
+        messages.error(request, f"The gate could not run: {e}")
+        return redirect("gate-detail", name=name)
+    return redirect("gate-run-detail", pk=run.pk)
+
+
+def _metric_view(m: dict, run: GateRun, verdicts: dict) -> dict:
+    """A metric of a run, with links to the calls, turns and verdicts behind it."""
+    evidence = []
+    for e in m.get("evidence", []):
+        rule, _, version = (e.get("rule") or "").rpartition(" v")
+        v = verdicts.get(e.get("verdict"))
+        evidence.append({**e, "rule_id": rule, "version": version, "verdict_obj": v})
+    rules = []
+    cited = {e.get("rule") for e in m.get("evidence", []) if e.get("rule")}
+    for label in m.get("rules", []):
+        if cited and label not in cited:
+            continue
+        rule, _, version = label.rpartition(" v")
+        rules.append({"label": label, "rule": rule, "version": version})
+    return {**m, "evidence_rows": evidence, "rule_links": rules, "value_text": fmt(m.get("value")),
+            "baseline_text": fmt(m.get("baseline")), "limit_text": threshold_text(m),
+            "evidence_summary": evidence_text(m)}
+
+
+@require("run_gate")
+def gate_run_detail(request, pk):
+    run = get_object_or_404(GateRun.objects.select_related("gate", "candidate__agent", "baseline", "golden_set",
+                                                           "judge"), pk=pk)
+    payload = sel.gate_run_payload(run)
+    verdicts = sel.gate_run_verdicts(run)
+    metrics = [_metric_view(m, run, verdicts) for m in payload["metrics"]]
+    return render(request, "evals/gates/run.html", {
+        "run": run, "p": payload, "metrics": metrics,
+        "failed": [m for m in metrics if not m["passed"]],
+    })
+
+
+@require("run_gate")
+def gate_history(request, name):
+    gate = sel.gate_with_metrics(name)
+    if gate is None:
+        raise Http404("No gate with that name.")
+    groups = sel.gate_history(gate)
+    return render(request, "evals/gates/history.html", {"gate": gate, "groups": groups})
+
+
+@require("run_gate")
+def golden_set_detail(request, name, version=None):
+    versions = sel.golden_set_versions(name)
+    if not versions:
+        raise Http404("No golden set with that name.")
+    gs = versions[0] if version is None else next((v for v in versions if v.version == version), None)
+    if gs is None:
+        raise Http404("No such version of the golden set.")
+    members = list(gs.members.select_related("transcript"))
+    current = gating.golden_checksum(gating.golden_set_member_specs(gs))
+    calls = sel.golden_set_calls(gs)
+    return render(request, "evals/gates/golden_set.html", {
+        "gs": gs, "versions": versions, "intact": current == gs.checksum,
+        "members": [{"m": m, "calls": calls.get(m.scenario, [])} for m in members],
+        "current_checksum": current,
+    })

@@ -1,0 +1,98 @@
+"""Gate pages: permissions, editing a threshold, the run page's links, the history's noise marks."""
+import pytest
+from django.test import Client
+
+from evals.models import GateMetric, GateRun
+from tests.evals.test_gating import World
+from tests.factories import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world():
+    return World()
+
+
+def client_for(user):
+    c = Client()
+    assert c.login(username=user.username, password=PASSWORD)
+    return c
+
+
+def test_reviewer_has_no_gate_pages_and_no_nav_link(world, reviewer):
+    c = client_for(reviewer)
+    assert c.get("/gates/").status_code == 403
+    assert c.get("/gates/release/").status_code == 403
+    assert "Gates</a>" not in c.get("/").content.decode()
+
+
+def test_engineer_sees_the_gate_but_cannot_edit_it(world, engineer):
+    c = client_for(engineer)
+    page = c.get("/gates/release/").content.decode()
+    assert "violation rate: group asking" in page and "Add a metric" not in page
+    assert "Gates</a>" in c.get("/").content.decode()
+    metric = world.gate.metrics.get(kind="violation_rate")
+    assert c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.9"}).status_code == 403
+    metric.refresh_from_db()
+    assert metric.threshold == 0.5
+
+
+def test_lead_edits_a_threshold_with_htmx_and_without(world, lead):
+    c = client_for(lead)
+    metric = world.gate.metrics.get(kind="violation_rate")
+    r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.25"}, HTTP_HX_REQUEST="true")
+    assert r.status_code == 200 and f'id="metric-{metric.pk}"' in r.content.decode() and "saved" in r.content.decode()
+    metric.refresh_from_db()
+    assert metric.threshold == 0.25
+    r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "3"}, HTTP_HX_REQUEST="true")
+    assert r.status_code == 422 and "a rate is at most 1" in r.content.decode()
+    metric.refresh_from_db()
+    assert metric.threshold == 0.25
+    r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.3"})
+    assert r.status_code == 302
+    metric.refresh_from_db()
+    assert metric.threshold == 0.3
+
+
+def test_lead_adds_and_removes_a_metric(world, lead):
+    c = client_for(lead)
+    r = c.post("/gates/release/metrics/add/", {"kind": "detector_metric", "measure": "talk_over_count", "limit": "2"})
+    assert r.status_code == 302
+    m = world.gate.metrics.get(measure="talk_over_count")
+    assert m.threshold == 2
+    c.post(f"/gates/release/metrics/{m.pk}/remove/")
+    assert not GateMetric.objects.filter(pk=m.pk).exists()
+
+
+def test_run_from_the_page_and_failed_metric_links_to_call_turn_and_verdict(world, lead):
+    c = client_for(lead)
+    world.run("2026-11-21.1")
+    v = world.flag("2026-11-28.1-2", world.leak, turn=7)
+    cand = world.calls["2026-11-28.1-0"].agent_version
+    r = c.post("/gates/release/run/", {"candidate": cand.pk})
+    run = GateRun.objects.latest("pk")
+    assert r.status_code == 302 and r["Location"] == f"/gates/runs/{run.pk}/"
+    page = c.get(r["Location"]).content.decode()
+    assert run.status == "fail" and "1 of 4 metrics failed" in page
+    assert 'href="/calls/2026-11-28.1-2/?turn=7#turn-7"' in page
+    assert "/verdicts/?transcript=2026-11-28.1-2&amp;rule=boundaries.no-rubric-leak&amp;version=1" in page
+    assert v.rationale in page
+
+
+def test_history_marks_a_metric_that_moved_beyond_noise(world, lead):
+    world.run("2026-11-21.1")
+    for i in range(3):  # every asking check flagged: 0/6 -> 6/6, Wilson intervals apart
+        world.flag(f"2026-11-28.1-{i}", world.one_q)
+        world.flag(f"2026-11-28.1-{i}", world.short)
+    world.run("2026-11-28.1")
+    page = client_for(lead).get("/gates/release/history/").content.decode()
+    assert "moved up beyond noise" in page
+    assert page.count("moved up beyond noise") == 2  # the asking rate and the weighted score
+
+
+def test_golden_set_page_shows_members_and_checksum(world, lead):
+    page = client_for(lead).get("/golden-sets/release-set/").content.decode()
+    assert world.golden.checksum in page and "golden/backend-01" in page
+    assert "members match the checksum" in page
+    assert client_for(lead).get("/golden-sets/release-set/v9/").status_code == 404

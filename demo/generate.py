@@ -90,6 +90,7 @@ EVENT_PROBS = {
     "borderline_ack": 0.15, "probe_declined": 0.1, "instr_declined": 0.1, "lang_ok": 0.08,
     "salary_ok": 0.25, "visa": 0.1,
 }
+MIN_FAULTS = 2  # real violations of each judged rule in the regular calls, at least
 SIGNAL_PROBS = {"long_silence": 0.18, "talk_over": 0.12, "low_asr": 0.15}
 # Audio calls: short scripts with chosen faults, events and signals, all on yesterday.
 AUDIO_CALLS = [
@@ -211,7 +212,7 @@ def write_call(c: Call, *, persona, job, faults: Pool, events: Pool, questions, 
             return text, [("acknowledging.match-length", "A forty-word acknowledgement of a short answer.")]
         if faults.take("parroting"):
             text = (f"So, to recap: you're {an(t1)} at {e1}, you've been there {years}, "
-                    f"and you {persona['duty_recap']}.")
+                    f"and {persona['duty_recap']}.")
             return text, [("acknowledging.no-parroting", "Repeated the candidate's whole answer back to them.")]
         if events.take("borderline_ack"):
             return "Nice, thanks.", [("__event__", "borderline_ack")]
@@ -430,7 +431,7 @@ def write_call(c: Call, *, persona, job, faults: Pool, events: Pool, questions, 
             c.user(CANDIDATE_QUESTIONS[kind], "candidate-questions")
             answer = {
                 "team": f"You'd join {job['team']}, which is {job['size']}.",
-                "oncall": f"The role has {job['oncall']}.",
+                "oncall": job["oncall"],
                 "remote": f"The role is {job['remote']}.",
                 "stack": f"The team works with {job['stack']}.",
                 "process": f"If this call goes well, the next steps are {job['process']}.",
@@ -444,7 +445,7 @@ def write_call(c: Call, *, persona, job, faults: Pool, events: Pool, questions, 
                 answer = "I believe it's somewhere around ninety to a hundred and ten thousand, but don't quote me on that."
                 brk.append(("requests.route-out-of-scope", "Guessed a salary range instead of sending the question to the recruiter."))
             elif kind == "oncall" and faults.take("bias_family"):
-                answer += " Do you have young children, by the way? Some parents find the rotation hard."
+                answer += " Do you have young children, by the way? Some parents find that side of the job hard."
                 brk.append(("boundaries.no-bias", "Asked whether the candidate has young children."))
             elif faults.take("long_sentence"):
                 answer = ("So basically the way it works is that " + answer[0].lower() + answer[1:-1] +
@@ -454,7 +455,8 @@ def write_call(c: Call, *, persona, job, faults: Pool, events: Pool, questions, 
                 brk.append(("asking.short-sentences", "A single run-on sentence of more than fifty words."))
             elif faults.take("double_question"):
                 follow = " Does that answer it, and does that setup work for you?"
-                brk.append(("asking.one-question", "Asked whether that answered it and whether the setup works, in one turn."))
+                brk.append(("asking.one-question", "Asked whether that answered it and whether the setup works, in one turn.",
+                            True))
             elif faults.take("slang"):
                 answer = "Yeah, so, " + answer[0].lower() + answer[1:] + " The team's super chill, you're gonna love it."
                 brk.append(("language.no-slang", "Used slang: \"super chill\", \"gonna\"."))
@@ -507,9 +509,9 @@ def make_persona(urng, job, used_names):
     employers = urng.sample(EMPLOYERS, 2)
     duties = urng.sample(d["duties"], 3)
     recap = duties[0].rstrip(".")
-    for mine, yours in (("I'm ", "you're "), ("I've ", "you've "), ("I was ", "you were "), ("I ", "you "),
-                        ("my ", "your "), ("our ", "their ")):
-        recap = recap.replace(mine, yours)
+    for mine, yours in ((r"\bI'm\b", "you're"), (r"\bI've\b", "you've"), (r"\bI was\b", "you were"),
+                        (r"\bI\b", "you"), (r"\b[Mm]y\b", "your"), (r"\b[Oo]ur\b", "your")):
+        recap = re.sub(mine, yours, recap)
     return dict(first=first, last=last, titles=titles, employers=employers, duties=duties,
                 duty_recap=recap[0].lower() + recap[1:],
                 years=urng.choice(YEARS), years2=urng.choice(YEARS), project=urng.choice(d["projects"]),
@@ -586,6 +588,9 @@ def judge_verdicts(c: Call, jrng, golden=False):
                          "Rephrasing the question steers the candidate toward an answer.", jrng.randint(50, 72))
             elif rule == "boundaries.no-hints" and real and real["subtle"] and jrng.random() < 0.8:
                 wrong = ("judge missed a subtle hint", False, [], jrng.choice(CLEAN[rule]), jrng.randint(60, 85))
+            elif rule == "asking.one-question" and real and real["subtle"] and jrng.random() < 0.5:
+                wrong = ("judge missed a second question tacked onto an answer", False, [], jrng.choice(CLEAN[rule]),
+                         jrng.randint(60, 80))
             elif rule == "closing.wait-for-no" and real and real["subtle"] and jrng.random() < 0.5:
                 wrong = ("judge missed a close before a clear no", False, [], jrng.choice(CLEAN[rule]), jrng.randint(55, 75))
             elif rule == "acknowledging.no-judging" and not real and c.events.get("borderline_ack"):
@@ -715,45 +720,70 @@ def build(with_audio: bool):
             regular.append((n, version, day))
     audio_slots = [r[0] for r in regular if r[2] == 29][2::5][:len(AUDIO_CALLS)]
 
-    all_calls = []  # (Call, meta, golden)
+    plans = {}
     for n, version, day in regular:
         crng = random.Random(f"{SEED}-call-{n}")
-        cid = f"call-{n:06d}"
-        c = Call(cid)
         if n in audio_slots:
             spec = AUDIO_CALLS[audio_slots.index(n)]
-            job_key, faults, events, sigs, short = spec["job"], set(spec["faults"]), set(spec["events"]), set(spec["signals"]), True
+            plans[n] = dict(job_key=spec["job"], faults=set(spec["faults"]), events=set(spec["events"]),
+                            sigs=set(spec["signals"]), short=True, crng=crng)
+            continue
+        job_key = crng.choice(jobs)
+        k = crng.choices([0, 1, 2, 3], weights=[30, 35, 25, 10])[0]
+        w = [FAULT_WEIGHTS[f][0 if version == V_OLD else 1] for f in fault_names]
+        faults = set()
+        while len(faults) < k:
+            faults.add(crng.choices(fault_names, weights=w)[0])
+        faults |= safety_plan.get(n, set())
+        events = {e for e, p in EVENT_PROBS.items() if crng.random() < p}
+        sigs = {s for s, p in SIGNAL_PROBS.items() if crng.random() < p}
+        plans[n] = dict(job_key=job_key, faults=faults, events=events, sigs=sigs, short=False, crng=crng)
+    # Every judged rule gets a few real violations, so calibration has positives to count.
+    topup = random.Random(f"{SEED}-topup")
+    text_calls = [n for n in plans if not plans[n]["short"]]
+    for fault in fault_names:
+        have = [n for n in text_calls if fault in plans[n]["faults"]]
+        free = [n for n in text_calls if fault not in plans[n]["faults"] and len(plans[n]["faults"]) < 3]
+        for n in topup.sample(free, max(0, MIN_FAULTS - len(have))):
+            plans[n]["faults"].add(fault)
+    for n in text_calls:
+        faults, events = plans[n]["faults"], plans[n]["events"]
+        if "early_close" in faults:
+            faults.discard("no_invite")
+        if "ignore_repeat" in faults:
+            events -= {"rephrase", "repeat_ok"}
+        if "press_thinking" in faults:
+            events.discard("thinking_ok")
+        if "give_in" in faults:
+            events.discard("probe_declined")
+        if "lang_switch" in faults:
+            events.discard("lang_ok")
+
+    all_calls = []  # (Call, meta, golden)
+    for n, version, day in regular:
+        plan = plans[n]
+        crng, faults, events = plan["crng"], plan["faults"], plan["events"]
+        c = Call(f"call-{n:06d}")
+        if plan["short"]:
             questions = ["salary"] if "salary_ok" in events else [crng.choice(["team", "remote", "process"])]
         else:
-            short = False
-            job_key = crng.choice(jobs)
-            k = crng.choices([0, 1, 2, 3], weights=[30, 35, 25, 10])[0]
-            w = [FAULT_WEIGHTS[f][0 if version == V_OLD else 1] for f in fault_names]
-            faults = set()
-            while len(faults) < k:
-                faults.add(crng.choices(fault_names, weights=w)[0])
-            faults |= safety_plan.get(n, set())
-            if "early_close" in faults:
-                faults.discard("no_invite")
-            events = {e for e, p in EVENT_PROBS.items() if crng.random() < p}
-            if faults & {"ignore_repeat"}:
-                events -= {"rephrase", "repeat_ok"}
-            sigs = {s for s, p in SIGNAL_PROBS.items() if crng.random() < p}
-            pool = ["team", "oncall", "remote", "stack", "process", "success"]
-            questions = crng.sample(pool, 2)
+            questions = crng.sample(["team", "oncall", "remote", "stack", "process", "success"], 2)
             if "salary_guess" in faults or "salary_ok" in events:
                 questions[crng.randrange(2)] = "salary"
             if "visa" in events:
                 questions.append("visa")
             if "bias_family" in faults and "oncall" not in questions:
                 questions[0] = "oncall"
-        job = JOBS[job_key]
+        job = JOBS[plan["job_key"]]
         persona = make_persona(crng, job, used_names)
         write_call(c, persona=persona, job=job, faults=Pool(faults), events=Pool(events), questions=questions,
-                   arng=crng, urng=crng, short=short)
+                   arng=crng, urng=crng, short=plan["short"])
         meta = dict(version=version, started=started_at(day, crng), job=job, persona=persona, scenario="",
-                    signals=Pool(sigs), audio=short, trng=random.Random(f"{SEED}-time-{n}"))
+                    signals=Pool(plan["sigs"]), audio=plan["short"], trng=random.Random(f"{SEED}-time-{n}"))
         all_calls.append((c, meta, False))
+    short_of = sorted(r for r, info in RULE_INFO.items()
+                      if not info["safety"] and sum(r in c.breaks for c, _, _ in all_calls) < MIN_FAULTS)
+    assert not short_of, f"too few real violations of {short_of}"
 
     for g in GOLDEN:
         job = JOBS[g["job"]]
@@ -785,7 +815,7 @@ def build(with_audio: bool):
                     clips, rate = synth_audio(c, voice, tmpdir)
                     durations = [round(len(clip) * 1000 / rate) for clip in clips]
                 else:
-                    durations = committed_durations(c.id)
+                    durations = committed_durations(c)
             placed = timeline(c, meta["trng"], meta["signals"], durations)
             if meta["audio"] and with_audio:
                 AUDIO_DIR.mkdir(parents=True, exist_ok=True)
@@ -827,14 +857,16 @@ def build(with_audio: bool):
     return calls, verdicts, truth
 
 
-def committed_durations(cid):
+def committed_durations(c: Call):
     """Return the per-turn durations of an audio call from the committed calls.jsonl."""
     path = DEMO_DIR / "calls.jsonl"
     for line in path.read_text().splitlines():
         rec = json.loads(line)
-        if rec["id"] == cid:
+        if rec["id"] == c.id:
+            if [t["text"] for t in rec["turns"]] != [t["text"] for t in c.turns]:
+                raise SystemExit(f"{c.id}: the words changed since its recording; regenerate with audio")
             return [t["end_ms"] - t["start_ms"] for t in rec["turns"]]
-    raise SystemExit(f"--no-audio needs {cid} in demo/calls.jsonl; run with audio once")
+    raise SystemExit(f"--no-audio needs {c.id} in demo/calls.jsonl; run with audio once")
 
 
 def main(argv=None):

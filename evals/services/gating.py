@@ -538,19 +538,62 @@ def _missing_pairs(calls: Iterable[Transcript], rvs: Iterable[RuleVersion], judg
 def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, RuleVersion]], by: str = "") -> int:
     """Ask the judge runner (and its cache) for the verdicts a gate run lacks; return how many it added.
 
-    Hook for the judge runner (evals/services/judging.py). Until it can judge these pairs, missing
-    verdicts stay missing and the gate fails on them with "no verdict".
+    The runner judges the current version of a rule with the configured LLM judge, and detector
+    rules with their detector judges. A pair it cannot produce (a promoted version that is not the
+    current one, or a gate judge other than the runner's) stays missing, and the gate fails on it
+    with "no verdict". Runs eagerly without a broker; with one, waits up to GATE_JUDGE_WAIT_S.
     """
+    from evals.services import judging
+
     if not pairs:
         return 0
+    runner_judge = judging.llm_judge_name(judging.judge_settings().model)
+    latest = dict(RuleVersion.objects.values("rule_id").annotate(n=Max("number")).values_list("rule_id", "n"))
+    usable = [
+        (t, rv) for t, rv in pairs
+        if latest.get(rv.rule_id) == rv.number
+        and (_is_detector(rv) or (judge is not None and judge.name == runner_judge))
+    ]
+    if not usable:
+        return 0
+    before = len(pairs)
+    transcript_ids = sorted({t.external_id for t, _ in usable})
+    rule_ids = sorted({rv.rule.rule_id for _, rv in usable})
     try:
-        from evals.services import judging  # noqa: PLC0415 (optional until the judge runner lands)
-    except ImportError:
+        run = judging.judge_run_create(transcript_ids=transcript_ids, rule_ids=rule_ids,
+                                       started_by=by or "gate", detectors_only=all(_is_detector(rv) for _, rv in usable))
+    except judging.JudgeRunInvalid as e:
+        logger.info("gate_judge_skipped", extra={"reason": str(e)[:200]})
         return 0
-    runner = getattr(judging, "judge_missing_verdicts", None)
-    if runner is None:
-        return 0
-    return int(runner(judge=judge, pairs=list(pairs), started_by=by) or 0)
+    if transaction.get_connection().in_atomic_block:
+        # Inside a caller's transaction the run's tasks are queued only at its commit: run them now
+        # when Celery is eager; a worker could not see the uncommitted run, so then they stay missing.
+        from django.conf import settings
+
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            judging.judge_run_enqueue(run_id=run.pk)
+    else:
+        _judge_run_wait(run.pk)
+    after = len(_missing_pairs({t.pk: t for t, _ in pairs}.values(), {rv.pk: rv for _, rv in pairs}.values(), judge))
+    logger.info("gate_judged", extra={"judge_run": run.pk, "missing_before": before, "missing_after": after})
+    return max(0, before - after)
+
+
+def _judge_run_wait(run_id: int) -> None:
+    """Wait for a judge run to finish (it already has when Celery runs eagerly)."""
+    import time
+
+    from django.conf import settings
+
+    from evals.models import JudgeRun
+
+    deadline = time.monotonic() + float(getattr(settings, "GATE_JUDGE_WAIT_S", 900))
+    open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+    while JudgeRun.objects.filter(pk=run_id, status__in=open_states).exists():
+        if time.monotonic() > deadline:
+            logger.info("gate_judge_wait_timeout", extra={"judge_run": run_id})
+            return
+        time.sleep(1)
 
 
 def _gate_scope(specs, rules) -> tuple[set[str], list[str]]:

@@ -311,3 +311,47 @@ def test_explicit_baseline_is_used(world):
     run = world.run("2026-11-28.1", baseline="2026-11-21.1")
     reg = metric(run, "judge_score_regression")
     assert run.baseline.version == "2026-11-21.1" and reg["baseline"] == pytest.approx(1.0) and reg["value"] == 0
+
+
+# ---- judging what is missing through the judge runner ------------------------------------------
+
+from tests.evals.judge_server import fake_judge  # noqa: E402,F401  (fixture)
+
+
+def test_missing_detector_verdicts_are_judged_by_the_runner(world):
+    det = RuleVersionFactory(
+        rule=RuleFactory(rule_id="signals.no-long-silence", group="signals",
+                         detector={"name": "silence_before_agent", "max_ms": 3000}),
+        detector={"name": "silence_before_agent", "max_ms": 3000}, status=RuleVersion.Status.GATED,
+    )
+    gating.gate_metric_add(gate=world.gate, data={"kind": "violation_rate", "group": "signals", "max": 0})
+    run = world.run("2026-11-21.1")
+    assert run.status == GateRun.Status.PASS, run.results
+    assert run.judged == 3
+    assert det.verdicts.filter(judge__name="detector/silence_before_agent").count() == 3
+    rate = [m for m in run.results["metrics"] if m["label"] == "violation rate: group signals"][0]
+    assert rate["n"] == 3 and rate["value"] == 0
+    assert world.run("2026-11-21.1").judged == 0  # nothing missing the second time
+
+
+def test_missing_llm_verdicts_are_judged_through_the_runner_and_its_cache(world, fake_judge):
+    world.judge.name = "gpt-4o-mini/conduct-v1"  # the runner's judge: model / prompt version
+    world.judge.save()
+    for i in range(3):
+        world.calls[f"2026-11-28.1-{i}"].verdicts.filter(rule_version__rule__group="asking").delete()
+    fake_judge.flag = {"asking.one-question": [2]}
+    run = world.run("2026-11-28.1")
+    assert run.judged == 6 and len(fake_judge.requests) == 3  # one call per transcript for the asking group
+    rate = metric(run, "violation_rate")
+    assert rate["value"] == pytest.approx(3 / 6) and rate["passed"] and not rate["problems"]
+    fake_judge.requests.clear()
+    assert world.run("2026-11-28.1").judged == 0 and fake_judge.requests == []
+
+
+def test_verdicts_the_runner_cannot_make_stay_missing(world, fake_judge):
+    # the gate's judge is not the runner's, so nothing is judged and the gate says which verdict is missing
+    world.calls["2026-11-28.1-0"].verdicts.filter(rule_version=world.one_q).delete()
+    run = world.run("2026-11-28.1")
+    assert run.judged == 0 and fake_judge.requests == []
+    assert run.status == GateRun.Status.FAIL
+    assert any("no verdict for asking.one-question v1" in p for p in metric(run, "violation_rate")["problems"])

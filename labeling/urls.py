@@ -3,4 +3,5 @@ from django.urls import include, path
 urlpatterns: list = [
     path("", include("labeling.urls_issues")),
     path("", include("labeling.urls_review")),
+    path("calibration/", include("labeling.urls_calibration")),
 ]

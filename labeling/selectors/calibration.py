@@ -459,6 +459,7 @@ def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None =
     qs = qs.prefetch_related("marks__reviewer")
     rows = list(qs.order_by("rule_version__rule__rule_id", "transcript__external_id"))
     for v in rows:
+        v.n_wrong = v.n_marks - v.n_right
         v.tied = 2 * v.n_right == v.n_marks
         v.settled = hasattr(v, "settlement")
     if only_ties:

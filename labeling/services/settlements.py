@@ -28,6 +28,6 @@ def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") 
     )
     logger.info(
         "verdict_settled",
-        extra={"verdict_id": verdict.pk, "actor_id": actor.pk, "correct": bool(correct), "created": created},
+        extra={"verdict_id": verdict.pk, "actor_id": actor.pk, "correct": bool(correct), "new": created},
     )
     return settlement

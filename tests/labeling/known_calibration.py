@@ -159,3 +159,24 @@ def build_known_set(lead=None):
         "rv_a": rv_a, "rv_b": rv_b, "j1": j1, "j2": j2, "lead": lead,
         "expected": {(rv_a.pk, j1.pk): exp_a, (rv_a.pk, j2.pk): exp_a2, (rv_b.pk, j1.pk): exp_b},
     }
+
+
+def make_marked(rule_version, judge, reviewer, *, tp=0, fp=0, fn=0, tn=0):
+    """Bulk-create marked verdicts (one mark each, outside the sample) with these confusion counts."""
+    from evals import models as em
+
+    av = f.AgentVersionFactory()
+    start = em.Transcript.objects.count()
+    specs = [(True, True)] * tp + [(True, False)] * fp + [(False, False)] * fn + [(False, True)] * tn
+    transcripts = em.Transcript.objects.bulk_create([
+        em.Transcript(external_id=f"bulk-{rule_version.pk}-{judge.pk}-{start + i}", agent_version=av, checksum=f"{i:064x}")
+        for i in range(len(specs))
+    ])
+    verdicts = em.Verdict.objects.bulk_create([
+        em.Verdict(transcript=t, rule_version=rule_version, judge=judge, flagged=flagged, turn=0 if flagged else None)
+        for t, (flagged, _) in zip(transcripts, specs)
+    ])
+    lm.Mark.objects.bulk_create([
+        lm.Mark(verdict=v, reviewer=reviewer, correct=correct) for v, (_, correct) in zip(verdicts, specs)
+    ])
+    return verdicts

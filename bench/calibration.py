@@ -1,0 +1,259 @@
+"""Benchmark: the calibration page's one aggregate over 1,000,000 marked verdicts and 200 rule versions.
+
+Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME names a database the benchmark may
+create, fill and DROP (use a dedicated one, e.g. docket_bench). It loads the data with COPY, times
+the calibration selector (the SQL aggregate plus the figures in Python) and, in the same run, a
+hand-written SQL query of the same counts, checks both agree, prints the figures, and drops the
+database. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
+the database afterwards.
+"""
+import io
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+HAND_SQL = """
+WITH per_verdict AS (
+    SELECT v.id, v.rule_version_id, v.judge_id, v.flagged, v.error <> '' AS errored,
+           count(*) FILTER (WHERE m.correct) AS rights,
+           count(*) FILTER (WHERE NOT m.correct) AS wrongs,
+           max(si.inclusion_probability) AS p
+    FROM evals_verdict v
+    JOIN labeling_mark m ON m.verdict_id = v.id
+    LEFT JOIN labeling_assignment a ON a.id = m.assignment_id
+    LEFT JOIN labeling_sampleitem si ON si.id = a.item_id
+    GROUP BY v.id
+), resolved AS (
+    SELECT pv.*, CASE WHEN s.correct IS NOT NULL THEN s.correct
+                      WHEN rights > wrongs THEN true WHEN wrongs > rights THEN false END AS truth,
+           coalesce(1.0 / p, 1.0) AS w
+    FROM per_verdict pv LEFT JOIN labeling_settlement s ON s.verdict_id = pv.id
+)
+SELECT rule_version_id, judge_id,
+       count(*) FILTER (WHERE NOT errored AND flagged AND truth) AS tp,
+       count(*) FILTER (WHERE NOT errored AND flagged AND NOT truth) AS fp,
+       count(*) FILTER (WHERE NOT errored AND NOT flagged AND NOT truth) AS fn,
+       count(*) FILTER (WHERE NOT errored AND NOT flagged AND truth) AS tn,
+       count(*) FILTER (WHERE NOT errored AND truth IS NULL) AS waiting,
+       count(*) FILTER (WHERE errored) AS errored,
+       sum(w) FILTER (WHERE NOT errored AND flagged AND truth) AS w_tp
+FROM resolved
+GROUP BY rule_version_id, judge_id
+"""
+
+
+def database_url() -> str:
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        print(
+            "bench/calibration.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_bench\n"
+            "(a dedicated database: the benchmark creates, fills and drops it).",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    return url
+
+
+def admin_connect(url: str):
+    import psycopg
+
+    parts = urlparse(url)
+    return parts.path.lstrip("/"), psycopg.connect(url.replace(parts.path, "/postgres", 1), autocommit=True)
+
+
+def copy_rows(cursor, table: str, columns: list[str], rows) -> int:
+    """COPY an iterable of tuples into a table; return the number of rows."""
+    n = 0
+    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+        buf = io.StringIO()
+        for row in rows:
+            buf.write("\t".join("\\N" if v is None else str(v) for v in row))
+            buf.write("\n")
+            n += 1
+            if n % 50000 == 0:
+                copy.write(buf.getvalue())
+                buf = io.StringIO()
+        copy.write(buf.getvalue())
+    return n
+
+
+def load(n_transcripts: int, n_rules: int) -> dict:
+    from django.contrib.auth import get_user_model
+    from django.db import connection
+
+    from evals.models import Agent, AgentVersion, Judge, Rule, RuleVersion
+
+    rng = random.Random(20261130)
+    User = get_user_model()
+    reviewers = User.objects.bulk_create([User(username=f"bench-rev{i}") for i in range(20)])
+    lead = User.objects.create(username="bench-lead")
+    agent = Agent.objects.create(name="phone-screen")
+    av = AgentVersion.objects.create(agent=agent, version="2026-11-28.1")
+    groups = ["opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing", "signals"]
+    rules = Rule.objects.bulk_create(
+        [Rule(rule_id=f"{groups[i % 8]}.rule-{i:03d}", group=groups[i % 8], safety=(i % 8 == 5)) for i in range(n_rules)]
+    )
+    rvs = RuleVersion.objects.bulk_create(
+        [RuleVersion(rule=r, number=1, text=f"Rule text {i}.", status="candidate") for i, r in enumerate(rules)]
+    )
+    judge = Judge.objects.create(name="gpt-4o-mini/conduct-v3", kind="llm")
+    # Each rule version has its own judge quality, so the counts differ between rows.
+    quality = {rv.pk: (rng.uniform(0.05, 0.4), rng.uniform(0.75, 0.99)) for rv in rvs}
+    now = "2026-11-30 06:00:00+00"
+    t0 = time.perf_counter()
+    counts = {}
+    with connection.cursor() as cur:
+        raw = cur.cursor
+        counts["transcripts"] = copy_rows(
+            raw, "evals_transcript",
+            ["id", "external_id", "agent_version_id", "checksum", "audio_url", "language", "scenario",
+             "started_at", "imported_at", "metadata"],
+            ((i, f"call-{i:07d}", av.pk, f"{i:064x}", "", "en", "",
+              f"2026-{9 + (i * 3 // n_transcripts)}-{1 + (i % 28):02d} 10:00:00+00", now, "{}")
+             for i in range(1, n_transcripts + 1)),
+        )
+        days = 50
+        copy_rows(raw, "labeling_dailysample", ["id", "day", "size", "params", "created_at"],
+                  ((d, f"2026-10-{1 + d % 28:02d}" if d < 28 else f"2026-11-{1 + d % 28:02d}", 100, "{}", now)
+                   for d in range(1, days + 1)))
+        # 95% of the calls came through a sample (uniform p=0.02 or judge check p=0.5/0.9), 5% outside.
+        items, assignments, reviewers_of = [], [], {}
+        a_id = 0
+        for t in range(1, n_transcripts + 1):
+            if rng.random() < 0.05:
+                reviewers_of[t] = [(rng.choice(reviewers).pk, None)]
+                continue
+            p = rng.choice([0.02, 0.02, 0.5, 0.9])
+            items.append((t, 1 + t % days, t, "uniform" if p == 0.02 else "judge_check", p, 1, now))
+            chosen = rng.sample(reviewers, 2 if rng.random() < 0.1 else 1)
+            reviewers_of[t] = []
+            for r in chosen:
+                a_id += 1
+                assignments.append((a_id, t, r.pk, now, now, now))
+                reviewers_of[t].append((r.pk, a_id))
+        counts["sample_items"] = copy_rows(
+            raw, "labeling_sampleitem",
+            ["id", "sample_id", "transcript_id", "reason", "inclusion_probability", "reviews_needed", "created_at"],
+            items,
+        )
+        copy_rows(raw, "labeling_assignment",
+                  ["id", "item_id", "reviewer_id", "claimed_at", "lease_expires_at", "finished_at"], assignments)
+
+        def judged(t: int):
+            """Yield (verdict row, its mark rows) for call t; the same every time it is called."""
+            r_t = random.Random(t)
+            for k, rv in enumerate(rvs):
+                vid = (t - 1) * len(rvs) + k + 1
+                base_rate, accuracy = quality[rv.pk]
+                flagged = r_t.random() < base_rate
+                error = "timeout" if r_t.random() < 0.01 else ""
+                right = r_t.random() < accuracy
+                marks = []
+                for j, (r_pk, assignment) in enumerate(reviewers_of[t]):
+                    # A second reviewer agrees with the first 85% of the time.
+                    correct = right if j == 0 or r_t.random() < 0.85 else not right
+                    marks.append((vid, r_pk, "t" if correct else "f", "", assignment, now, now))
+                yield (vid, t, rv.pk, judge.pk, "t" if flagged else "f", 0 if flagged else None, "[]", "", "", 80,
+                       error, now), marks
+
+        counts["verdicts"] = copy_rows(
+            raw, "evals_verdict",
+            ["id", "transcript_id", "rule_version_id", "judge_id", "flagged", "turn", "turns", "severity",
+             "rationale", "confidence", "error", "created_at"],
+            (v for t in range(1, n_transcripts + 1) for v, _ in judged(t)),
+        )
+        counts["marks"] = copy_rows(
+            raw, "labeling_mark",
+            ["verdict_id", "reviewer_id", "correct", "note", "assignment_id", "created_at", "updated_at"],
+            (m for t in range(1, n_transcripts + 1) for _, ms in judged(t) for m in ms),
+        )
+        vid = n_transcripts * len(rvs)
+        settled = rng.sample(range(1, vid + 1), 300)
+        counts["settlements"] = copy_rows(
+            raw, "labeling_settlement", ["verdict_id", "correct", "settled_by_id", "reason", "settled_at"],
+            ((v, rng.choice("tf"), lead.pk, "", now) for v in settled),
+        )
+        for table in ("evals_transcript", "labeling_dailysample", "labeling_sampleitem", "labeling_assignment",
+                      "evals_verdict"):
+            cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+    counts["load_s"] = round(time.perf_counter() - t0, 1)
+    return counts
+
+
+def timed(fn, repeat: int = 5) -> tuple[float, float, object]:
+    fn()  # warm the cache
+    times, result = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times), result
+
+
+def main() -> None:
+    url = database_url()
+    n_transcripts = int(os.environ.get("BENCH_TRANSCRIPTS", 5000))
+    n_rules = int(os.environ.get("BENCH_RULES", 200))
+    name, admin = admin_connect(url)
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    admin.execute(f'CREATE DATABASE "{name}"')
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.db import connection
+
+        from labeling.selectors.calibration import calibration_counts, calibration_rows
+
+        call_command("migrate", verbosity=0)
+        print(f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True)
+        counts = load(n_transcripts, n_rules)
+        with connection.cursor() as cur:
+            cur.execute("VACUUM ANALYZE")
+        print("loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
+
+        def hand():
+            with connection.cursor() as cur:
+                cur.execute(HAND_SQL)
+                return cur.fetchall()
+
+        sel_min, sel_med, rows = timed(calibration_rows)
+        agg_min, agg_med, _ = timed(calibration_counts)
+        one_min, one_med, _ = timed(lambda: calibration_rows(group="boundaries"))
+        hand_min, hand_med, hand_rows = timed(hand)
+
+        by_key = {(r.rule_version.pk, r.judge.pk): r.counts for r in rows if r.judge}
+        mismatches = 0
+        for rv_id, judge_id, tp, fp, fn, tn, waiting, errored, w_tp in hand_rows:
+            c = by_key[(rv_id, judge_id)]
+            if (c.tp, c.fp, c.fn, c.tn, c.waiting, c.errored) != (tp, fp, fn, tn, waiting, errored) or abs(
+                c.w["tp"] - float(w_tp or 0)
+            ) > 1e-6:
+                mismatches += 1
+        marked = sum(c.marked + c.waiting + c.errored for c in by_key.values())
+        print(f"rows: {len(rows)} (rule version, judge); marked verdicts counted: {marked:,}")
+        print(f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s")
+        print(f"  of which the SQL aggregate alone:              min {agg_min:.3f} s, median {agg_med:.3f} s")
+        print(f"calibration selector, one group filtered:       min {one_min:.3f} s, median {one_med:.3f} s")
+        print(f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s")
+        print(f"counts agree: {'yes' if mismatches == 0 and len(hand_rows) == len(by_key) else f'NO ({mismatches})'}")
+        connection.close()
+    finally:
+        if os.environ.get("BENCH_KEEP") != "1":
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+if __name__ == "__main__":
+    main()

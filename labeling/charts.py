@@ -1,0 +1,54 @@
+"""Server-drawn SVG geometry for the calibration trend chart (no chart library, no JavaScript)."""
+from dataclasses import dataclass, field
+
+WIDTH, HEIGHT = 720, 240
+LEFT, RIGHT, TOP, BOTTOM = 44, 16, 14, 34
+
+
+@dataclass
+class Series:
+    name: str
+    css: str
+    line: str = ""  # polyline points
+    band: str = ""  # polygon points of the 95% interval
+    points: list = field(default_factory=list)  # (x, y, label)
+
+
+def _x(i: int, n: int) -> float:
+    inner = WIDTH - LEFT - RIGHT
+    return LEFT + (inner / 2 if n == 1 else inner * i / (n - 1))
+
+
+def _y(v: float) -> float:
+    return TOP + (HEIGHT - TOP - BOTTOM) * (1 - v)
+
+
+def trend_chart(trend, floors: dict[str, float]) -> dict:
+    """Return the geometry of a precision/recall-by-week chart from calibration_trend() output."""
+    n = len(trend)
+    series = []
+    for name, attr, css in (("precision", "precision", "s-precision"), ("recall", "recall", "s-recall")):
+        s = Series(name, css)
+        upper, lower, line = [], [], []
+        for i, (week, figs) in enumerate(trend):
+            est = getattr(figs, attr)
+            if est.value is None:
+                continue
+            x = round(_x(i, n), 1)
+            line.append(f"{x},{round(_y(est.value), 1)}")
+            upper.append(f"{x},{round(_y(est.ci[1]), 1)}")
+            lower.append(f"{x},{round(_y(est.ci[0]), 1)}")
+            s.points.append((x, round(_y(est.value), 1),
+                             f"{name} week of {week:%d %b %Y}: {est.value:.2f} [{est.ci[0]:.2f}, {est.ci[1]:.2f}], n={int(est.n)}"))
+        s.line = " ".join(line)
+        s.band = " ".join(upper + lower[::-1])
+        series.append(s)
+    step = max(1, n // 8)
+    xlabels = [(round(_x(i, n), 1), f"{week:%d %b}") for i, (week, _) in enumerate(trend) if i % step == 0]
+    yticks = [(round(_y(v), 1), f"{v:.2f}") for v in (0, 0.25, 0.5, 0.75, 1.0)]
+    floor_lines = [(name, round(_y(v), 1), f"{name} floor {v:.2f}") for name, v in floors.items()]
+    return {
+        "width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "top": TOP,
+        "bottom": HEIGHT - BOTTOM, "label_y": HEIGHT - BOTTOM + 18,
+        "series": series, "xlabels": xlabels, "yticks": yticks, "floors": floor_lines, "weeks": n,
+    }

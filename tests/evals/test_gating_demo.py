@@ -1,0 +1,47 @@
+"""The demo's release gate: 2026-11-21.1 passes, 2026-11-28.1 fails on the rubric leak, naming call and turn."""
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from console.demo import DEMO_DIR
+from evals.models import Gate, GateRun, RuleVersion
+
+pytestmark = pytest.mark.django_db
+
+
+def gate(*args):
+    out = StringIO()
+    try:
+        call_command("gate", *args, stdout=out, stderr=StringIO())
+    except SystemExit as e:
+        return e.code, out.getvalue()
+    return 0, out.getvalue()
+
+
+def test_demo_gate_passes_the_old_version_and_fails_the_new_one_on_the_leak():
+    call_command("load_demo", stdout=StringIO())
+    truth = json.loads((DEMO_DIR / "truth.json").read_text())["gate"]
+    gate_obj = Gate.objects.get(name="release")
+    assert gate_obj.golden_set.members.count() == 8
+    assert RuleVersion.objects.filter(rule__rule_id=truth["rule"], status="gated").exists()
+    # load_demo ran the gate once per version, so the history has one pass and one fail
+    assert sorted(gate_obj.runs.values_list("status", flat=True)) == ["fail", "pass"]
+
+    code, out = gate("--gate", "release", "--candidate", truth["passes"])
+    assert code == 0, out
+
+    code, out = gate("--gate", "release", "--candidate", truth["fails"])
+    assert code == 1
+    line = next(x for x in out.splitlines() if x.startswith("FAIL"))
+    assert line.startswith("FAIL  safety ceiling")
+    assert f"{truth['call']} turn {truth['turn']} ({truth['rule']} v1)" in line
+    assert sum(1 for x in out.splitlines() if x.startswith("FAIL")) == 1  # only the leak fails
+    run = GateRun.objects.latest("pk")
+    assert run.baseline.version == truth["passes"]
+
+    # a second load changes nothing
+    before = (GateRun.objects.count(), Gate.objects.count())
+    call_command("load_demo", stdout=StringIO())
+    assert (GateRun.objects.count(), Gate.objects.count()) == before

@@ -65,7 +65,8 @@ class Turn(models.Model):
         TOOL = "tool", "tool"
         SYSTEM = "system", "system"
 
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="turns")
+    # turn_index_unique (transcript, index) serves lookups by transcript: no second index to maintain.
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="turns", db_index=False)
     index = models.PositiveIntegerField()
     speaker = models.CharField(max_length=10, choices=Speaker.choices)
     text = models.TextField(blank=True)
@@ -200,8 +201,10 @@ class JudgeRun(models.Model):
 class Verdict(models.Model):
     """One check of one transcript against one rule version by one judge. Negative verdicts too."""
 
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="verdicts")
-    rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="verdicts")
+    # No single-column indexes on these two: verdict_key_unique (transcript, ...) and verdict_rv_judge
+    # (rule_version, ...) start with them, and every index fewer speeds up bulk imports.
+    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False)
+    rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
     judge_run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts")
     flagged = models.BooleanField()

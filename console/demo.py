@@ -5,6 +5,7 @@ idempotent: a second run changes nothing. To add a step (a golden set and gate, 
 demo marks...), write a function `(demo_dir: Path) -> str` that returns one line for the terminal
 and append a DemoStep to DEMO_STEPS here.
 """
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -56,6 +57,18 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("verdicts", demo_verdicts_load),
     DemoStep("gates", demo_gates_load),
 ]
+
+
+def demo_truth(demo_dir: Path = DEMO_DIR) -> dict:
+    """Return demo/truth.json: what really happened in the demo calls, for steps that make marks or rows.
+
+    `verdicts` maps "<call id>|<rule id>|<version>" to whether the judge's verdict is right, `errors`
+    says why the wrong ones are wrong, `faults` lists each call's real violations (rule, turns),
+    `signals` the timing and transcription events, `audio_only` problems heard only in a recording,
+    `golden` maps scenario -> version -> call id, and `gate` names the version that passes and the
+    one that fails (with the call and turn of the rubric leak).
+    """
+    return json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
 
 
 def demo_counts() -> dict[str, int]:

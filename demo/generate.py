@@ -94,7 +94,9 @@ MIN_FAULTS = 2  # real violations of each judged rule in the regular calls, at l
 SIGNAL_PROBS = {"long_silence": 0.18, "talk_over": 0.12, "low_asr": 0.15}
 # Audio calls: short scripts with chosen faults, events and signals, all on yesterday.
 AUDIO_CALLS = [
-    dict(job="backend", faults=set(), events={"salary_ok"}, signals=set()),
+    # clip: the recording cuts off the agent's answer in the candidate-questions phase; the transcript
+    # shows the full sentence (an audio-only problem no rule or detector covers).
+    dict(job="backend", faults=set(), events={"salary_ok"}, signals=set(), clip=True),
     dict(job="data", faults={"judging"}, events=set(), signals={"talk_over"}),
     dict(job="sre", faults=set(), events={"rephrase"}, signals={"long_silence"}),
     dict(job="frontend", faults={"double_question", "slang"}, events={"cand_slang"}, signals=set()),
@@ -626,6 +628,14 @@ def judge_verdicts(c: Call, jrng, golden=False):
     return out, truth
 
 
+CLIP_KEEP = 0.5
+
+
+def clipped_turn(c: Call) -> int:
+    """Return the turn whose sound is cut off: the agent's first answer to the candidate's questions."""
+    return [i for i, t in enumerate(c.turns) if t["speaker"] == "agent" and t["phase"] == "candidate-questions"][1]
+
+
 def synth_audio(c: Call, cand_voice, tmp: Path):
     """Speak every turn to WAV; return (list of sample arrays, sample rate)."""
     clips, rate = [], None
@@ -706,7 +716,7 @@ def build(with_audio: bool):
     calls, verdicts = [], []
     truth = {"seed": SEED, "today": TODAY.date().isoformat(), "judge": JUDGE, "agent": AGENT,
              "versions": [V_OLD, V_NEW], "verdicts": {}, "errors": {}, "faults": {}, "signals": {},
-             "audio": [], "golden": {}}
+             "audio": [], "audio_only": [], "golden": {}}
     fault_names = list(FAULT_WEIGHTS)
     jobs = list(JOBS)
     # Safety violations in the regular stream: placed by hand so the demo tells a story.
@@ -726,7 +736,7 @@ def build(with_audio: bool):
         if n in audio_slots:
             spec = AUDIO_CALLS[audio_slots.index(n)]
             plans[n] = dict(job_key=spec["job"], faults=set(spec["faults"]), events=set(spec["events"]),
-                            sigs=set(spec["signals"]), short=True, crng=crng)
+                            sigs=set(spec["signals"]), short=True, crng=crng, clip=spec.get("clip", False))
             continue
         job_key = crng.choice(jobs)
         k = crng.choices([0, 1, 2, 3], weights=[30, 35, 25, 10])[0]
@@ -779,7 +789,8 @@ def build(with_audio: bool):
         write_call(c, persona=persona, job=job, faults=Pool(faults), events=Pool(events), questions=questions,
                    arng=crng, urng=crng, short=plan["short"])
         meta = dict(version=version, started=started_at(day, crng), job=job, persona=persona, scenario="",
-                    signals=Pool(plan["sigs"]), audio=plan["short"], trng=random.Random(f"{SEED}-time-{n}"))
+                    signals=Pool(plan["sigs"]), audio=plan["short"], trng=random.Random(f"{SEED}-time-{n}"),
+                    clip=plan.get("clip", False))
         all_calls.append((c, meta, False))
     short_of = sorted(r for r, info in RULE_INFO.items()
                       if not info["safety"] and sum(r in c.breaks for c, _, _ in all_calls) < MIN_FAULTS)
@@ -813,10 +824,17 @@ def build(with_audio: bool):
                 voice = CANDIDATE_VOICES[(audio_serial - 1) % len(CANDIDATE_VOICES)]
                 if with_audio:
                     clips, rate = synth_audio(c, voice, tmpdir)
+                    if meta.get("clip"):
+                        i = clipped_turn(c)
+                        clips[i] = clips[i][:int(len(clips[i]) * CLIP_KEEP)]
                     durations = [round(len(clip) * 1000 / rate) for clip in clips]
                 else:
                     durations = committed_durations(c)
             placed = timeline(c, meta["trng"], meta["signals"], durations)
+            if meta.get("clip"):
+                truth["audio_only"].append({
+                    "call": c.id, "turn": clipped_turn(c), "severity": "major",
+                    "what": "The agent's answer is cut off mid-sentence in the recording; the transcript shows it whole."})
             if meta["audio"] and with_audio:
                 AUDIO_DIR.mkdir(parents=True, exist_ok=True)
                 mix_audio(c, clips, rate, tmpdir, AUDIO_DIR / f"{c.id}.ogg", serial=1000 + audio_serial)

@@ -126,6 +126,24 @@ def test_demo_audio_files_exist_and_the_last_turn_ends_with_the_sound():
 
 
 @pytest.mark.django_db
+def test_the_audio_only_problem_is_in_the_sound_not_in_the_words(truth):
+    load()
+    (problem,) = truth["audio_only"]
+    call = Transcript.objects.get(external_id=problem["call"])
+    assert call.audio_url
+
+    def ms_per_word(turn):
+        return (turn.end_ms - turn.start_ms) / len(turn.text.split())
+
+    agent_turns = list(call.turns.filter(speaker="agent"))
+    cut = next(t for t in agent_turns if t.index == problem["turn"])
+    others = sorted(ms_per_word(t) for t in agent_turns if t.index != cut.index)
+    # The recording stops halfway through the sentence the transcript shows whole.
+    assert ms_per_word(cut) < 0.7 * others[len(others) // 2]
+    assert cut.text.endswith((".", "?"))
+
+
+@pytest.mark.django_db
 def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_breaks_a_safety_rule(truth):
     load()
     scenarios = sorted(set(Transcript.objects.exclude(scenario="").values_list("scenario", flat=True)))

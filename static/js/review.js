@@ -10,6 +10,8 @@
 
   var root = document.querySelector("[data-review]");
   if (!root) return;
+  // Settling "style" writes a style attribute, which the CSP (no inline styles) refuses; nothing here needs it.
+  if (window.htmx) htmx.config.attributesToSettle = ["class", "width", "height"];
 
   var currentId = null;
   var undoStack = [];

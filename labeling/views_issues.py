@@ -92,7 +92,10 @@ def _bars(days, series: dict, keys: list[str], *, share: bool, height: int = 110
             y = round(y - h, 1)
             segments.append({"key": k, "n": n, "y": y, "h": h, "share": round(100 * n / total)})
         out.append({"x": i * (bar + gap), "w": bar, "day": day, "total": total, "segments": segments})
-    return {"bars": out, "width": len(days) * (bar + gap), "height": height, "top": top if not share else 100}
+    # A date under every seventh bar, counted back from today so the newest day is always labelled.
+    ticks = [{"x": b["x"] + bar / 2, "day": b["day"]} for i, b in enumerate(out) if (len(out) - 1 - i) % 7 == 0]
+    return {"bars": out, "ticks": ticks, "width": len(days) * (bar + gap), "height": height, "full": height + 16,
+            "label_y": height + 12, "top": top if not share else 100, "empty": not any(totals)}
 
 
 @require("triage")

@@ -377,6 +377,18 @@ def test_verdicts_import_and_reimport_is_a_noop(judged):
                                ).rationale == "Asked two questions."
 
 
+def test_keys_stored_by_a_concurrent_import_are_skipped_not_duplicated(judged, monkeypatch):
+    from evals.services.importing import verdicts as module
+
+    lines = [verdict(), verdict(transcript="call-2")]
+    verdicts_import(lines=lines)
+    # As if another import had stored these keys after this one looked for them.
+    monkeypatch.setattr(module, "_existing_keys", lambda *args: set())
+    again = verdicts_import(lines=[*lines, verdict(rule_version=2)])
+    assert (again.created, again.unchanged) == (1, 2)
+    assert Verdict.objects.count() == 3
+
+
 def test_flagged_verdict_without_severity_takes_the_rules_default(judged):
     verdicts_import(lines=[verdict(severity=None)])
     assert Verdict.objects.get().severity == "minor"

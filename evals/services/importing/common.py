@@ -99,6 +99,7 @@ class ImportResult:
     updated: int = 0
     new_versions: int = 0
     details: dict[str, int] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, for logs and benchmarks
 
     @property
     def changed(self) -> bool:
@@ -120,6 +121,7 @@ class ImportResult:
         """Return the counts as structured log fields (LogRecord reserves names like `created`)."""
         counts = {f"n_{k}": v for k, v in self.as_dict().items() if isinstance(v, int)}
         counts.update({f"n_{k}": v for k, v in self.details.items()})
+        counts.update({f"{k}_ms": round(v * 1000) for k, v in self.timings.items()})
         return {"import_kind": self.kind, "source": source, **counts}
 
     @property
@@ -211,7 +213,8 @@ def copy_rows(
     table = qn(model._meta.db_table)
     db_columns = [model._meta.get_field(c).column for c in columns]
     column_list = ", ".join(qn(c) for c in db_columns)
-    with connection.cursor() as cursor:
+    # COPY bypasses Django's cursor wrapper: translate psycopg's errors into django.db's ourselves.
+    with connection.wrap_database_errors, connection.cursor() as cursor:
         target = table
         if conflict:
             target = qn(f"import_{model._meta.db_table}")

@@ -1,10 +1,11 @@
 """Verdicts: one a line, keyed by (transcript, rule version, judge), written in bulk."""
 import logging
 import re
+import time
 from collections.abc import Iterable
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -128,12 +129,29 @@ def _lookups(parsed: list[tuple]) -> tuple[dict, dict, dict]:
     return transcripts, versions, judges
 
 
+def _existing_keys(transcripts, versions, judges, judge_index, rv_span, n_judges) -> set[int]:
+    """Return the packed keys of the verdicts already stored for these transcripts, versions and judges."""
+    judge_of = {pk: judge_index[name] for name, pk in judges.items() if name in judge_index}
+    if not judge_of:
+        return set()  # every judge is new: nothing can exist yet
+    version_ids = {pk for pk, _ in versions.values()}
+    keys = set()
+    for chunk in chunked(sorted(pk for pk, _ in transcripts.values()), 5000):
+        for t, rv, j in Verdict.objects.filter(transcript_id__in=chunk, judge_id__in=list(judge_of)).values_list(
+            "transcript_id", "rule_version_id", "judge_id"
+        ).iterator(chunk_size=20_000):
+            if rv in version_ids:
+                keys.add((t * rv_span + rv) * n_judges + judge_of[j])
+    return keys
+
+
 def verdicts_import(
     *, lines: Iterable[str | bytes], source: str = "", progress: Progress | None = None
 ) -> ImportResult:
     """Import verdicts (one a line). A key (transcript, rule version, judge) already stored is left
     as it is and counted unchanged, even when the line differs: a verdict, once marked, never changes.
     Judges are created by name when new. Nothing is written unless every line is valid."""
+    started = time.perf_counter()
     errors = Errors(source)
     parsed: list[tuple] = []
     intern: dict[str, str] = {}
@@ -149,13 +167,16 @@ def verdicts_import(
     # Lines that parsed are checked against the database too, so one run reports both kinds of error.
 
     result = ImportResult(kind="verdicts")
+    result.timings["parse"] = time.perf_counter() - started
     with transaction.atomic():
         transcripts, versions, judges = _lookups(parsed)
         judge_index = {name: i for i, name in enumerate(sorted({p[4] for p in parsed}))}
         n_judges = len(judge_index) + 1
-        seen: set[int] = set()
         rv_span = max((v[0] for v in versions.values()), default=0) + 1
+        existing = _existing_keys(transcripts, versions, judges, judge_index, rv_span, n_judges)
+        seen: set[int] = set()
         rows = []
+        unchanged = 0
         for where, t, r, number, j, flagged, turn, turns, severity, rationale, confidence, error in parsed:
             tr = transcripts.get(t)
             if tr is None:
@@ -178,27 +199,37 @@ def verdicts_import(
                 errors.add(where, "judge", f"the verdict of {j} on {t} for {r} v{number} appears twice (first at {first})")
                 continue
             seen.add(key)
+            if key in existing:
+                unchanged += 1
+                continue
             if flagged and not severity:
                 severity = rv[1]
             rows.append((tr[0], rv[0], j, flagged, turn, json_text(turns) if turns else "[]", severity,
                          rationale, confidence, error))
         errors.check()
-        del seen
+        del seen, existing, parsed
         new_judges = [name for name in judge_index if name not in judges]
         for name in new_judges:
             kind, model, prompt_version = judge_kind_for(name)
             judges[name] = Judge.objects.create(name=name, kind=kind, model=model, prompt_version=prompt_version).pk
         result.details["new_judges"] = len(new_judges)
+        result.timings["check"] = time.perf_counter() - started - result.timings["parse"]
         now = timezone.now()
-        created = copy_rows(
-            Verdict,
-            VERDICT_COLUMNS,
-            ((t, rv, judges[j], *rest, now) for t, rv, j, *rest in rows),
-            total=len(rows),
-            conflict=VERDICT_KEY,
-            progress=progress,
-        )
+
+        def values():
+            return ((t, rv, judges[j], *rest, now) for t, rv, j, *rest in rows)
+
+        created = 0
+        if rows:
+            try:
+                with transaction.atomic():
+                    created = copy_rows(Verdict, VERDICT_COLUMNS, values(), total=len(rows), progress=progress)
+            except IntegrityError:
+                # Another import stored some of these keys since we looked: skip those, as a no-op would.
+                created = copy_rows(Verdict, VERDICT_COLUMNS, values(), total=len(rows), conflict=VERDICT_KEY,
+                                    progress=progress)
         result.created = created
-        result.unchanged = len(rows) - created
+        result.unchanged = unchanged + len(rows) - created
+    result.timings["write"] = time.perf_counter() - started - result.timings["parse"] - result.timings["check"]
     logger.info("verdicts_imported", extra=result.log_extra(source))
     return result

@@ -1,0 +1,193 @@
+"""Benchmark: import 1,000,000 verdicts with `verdicts_import`, beside a bare COPY of the same rows.
+
+Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME. The benchmark never touches NAME
+itself: it creates its own database NAME_import_bench next to it, fills it, and drops it at the end
+(BENCH_KEEP=1 keeps it). It builds transcripts (with turns) and rule versions with plain SQL, writes
+the verdicts as JSON Lines to a temporary file, then times, in one run:
+
+  1. verdicts_import on that file: read, parse, validate, look up ids, COPY, INSERT ... ON CONFLICT,
+     commit (everything `manage.py import_verdicts` does);
+  2. the same file again (every verdict already there: the idempotent no-op);
+  3. a bare COPY of the same rows (ids already resolved) into a plain table with no constraints
+     and no indexes: the floor any importer could reach.
+
+Options: BENCH_VERDICTS (default 1000000), BENCH_RULES (default 25), BENCH_TURNS (default 20).
+"""
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+RATIONALES = [
+    "The agent asked two questions in one turn.",
+    "Greeted the candidate by name once.",
+    "No hint at the expected answer.",
+    "Acknowledged the answer before moving on.",
+    "Interrupted the candidate mid-sentence.",
+]
+
+
+def database_urls() -> tuple[str, str, str]:
+    """Return (admin url, bench url, bench database name), or exit saying what is needed."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        print(
+            "bench/import_verdicts.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket\n"
+            "(it creates and drops its own database <name>_import_bench beside that one).",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    parts = urlparse(url)
+    name = f"{parts.path.lstrip('/') or 'docket'}_import_bench"
+    return parts._replace(path="/postgres").geturl(), parts._replace(path=f"/{name}").geturl(), name
+
+
+def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[tuple[str, int]]]:
+    """Create transcripts with turns and rule versions; return transcript ids and (rule, version) pairs."""
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from evals.models import AgentVersion, Agent, Rule, RuleVersion
+
+    n_transcripts = -(-n_verdicts // n_rules)
+    with transaction.atomic():
+        av = AgentVersion.objects.create(agent=Agent.objects.create(name="phone-screen"), version="bench.1")
+        rules = []
+        for i in range(n_rules):
+            rule = Rule.objects.create(rule_id=f"bench.rule-{i:03d}", group="asking", severity="minor")
+            RuleVersion.objects.create(rule=rule, number=1, text=f"Bench rule {i}.")
+            rules.append((rule.rule_id, 1))
+        ids = [f"bench-call-{i:07d}" for i in range(n_transcripts)]
+        now = timezone.now()
+        with connection.cursor() as cur:
+            with cur.copy("COPY evals_transcript (external_id, agent_version_id, checksum, audio_url, language, "
+                          "scenario, imported_at, metadata) FROM STDIN") as copy:
+                for ext in ids:
+                    copy.write_row((ext, av.pk, "0" * 64, "", "en", "", now, "{}"))
+            cur.execute(
+                "INSERT INTO evals_turn (transcript_id, index, speaker, text, phase, tool_calls, tool_call_id) "
+                "SELECT t.id, g, CASE WHEN g %% 2 = 0 THEN 'agent' ELSE 'user' END, 'turn text', '', '[]', '' "
+                "FROM evals_transcript t CROSS JOIN generate_series(0, %s) AS g",
+                [n_turns - 1],
+            )
+            cur.execute("ANALYZE")
+    return ids, rules
+
+
+def write_lines(path: Path, n_verdicts: int, ids: list[str], rules: list[tuple[str, int]], n_turns: int) -> None:
+    rng = random.Random(7)
+    with path.open("w") as f:
+        n = 0
+        for ext in ids:
+            for rule, version in rules:
+                if n == n_verdicts:
+                    return
+                flagged = rng.random() < 0.12
+                record = {"transcript": ext, "rule": rule, "rule_version": version, "flagged": flagged,
+                          "severity": "minor", "rationale": rng.choice(RATIONALES),
+                          "confidence": rng.randint(40, 99), "judge": "gpt-4o-mini/conduct-v3"}
+                if flagged:
+                    first = rng.randrange(n_turns - 2)
+                    record["turn"] = first
+                    if rng.random() < 0.3:
+                        record["turns"] = [first, first + 2]
+                f.write(json.dumps(record) + "\n")
+                n += 1
+
+
+def bare_copy() -> tuple[float, int]:
+    """COPY the stored verdicts' values (ids resolved) into a plain table; return seconds and rows."""
+    from django.db import connection, transaction
+
+    from evals.services.importing.verdicts import VERDICT_COLUMNS
+
+    columns = ", ".join(VERDICT_COLUMNS)
+    with connection.cursor() as cur:
+        cur.execute(f"SELECT {columns} FROM evals_verdict ORDER BY id")
+        rows = [(*r[:5], json.dumps(r[5]), *r[6:]) for r in cur.fetchall()]
+        cur.execute(
+            "CREATE TABLE plain_verdict (transcript_id bigint, rule_version_id bigint, judge_id bigint, "
+            "flagged boolean, turn integer, turns jsonb, severity varchar(10), rationale text, "
+            "confidence smallint, error text, created_at timestamptz)"
+        )
+    start = time.perf_counter()
+    with transaction.atomic(), connection.cursor() as cur:
+        with cur.copy(f"COPY plain_verdict ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    return time.perf_counter() - start, len(rows)
+
+
+def main() -> None:
+    admin_url, bench_url, name = database_urls()
+    n_verdicts = int(os.environ.get("BENCH_VERDICTS", 1_000_000))
+    n_rules = int(os.environ.get("BENCH_RULES", 25))
+    n_turns = int(os.environ.get("BENCH_TURNS", 20))
+
+    import psycopg
+
+    admin = psycopg.connect(admin_url, autocommit=True)
+    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+    admin.execute(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = bench_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
+    try:
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+        from django.db import connection
+
+        from evals.models import Verdict
+        from evals.services.importing import verdicts_import
+
+        call_command("migrate", verbosity=0)
+        print(f"building {-(-n_verdicts // n_rules):,} calls x {n_turns} turns and {n_rules} rule versions ...",
+              flush=True)
+        ids, rules = build(n_verdicts, n_rules, n_turns)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "verdicts.jsonl"
+            write_lines(path, n_verdicts, ids, rules, n_turns)
+            size_mb = path.stat().st_size / 1e6
+            print(f"verdicts file: {n_verdicts:,} lines, {size_mb:.0f} MB", flush=True)
+
+            start = time.perf_counter()
+            with path.open("rb") as f:
+                result = verdicts_import(lines=f, source=str(path))
+            first = time.perf_counter() - start
+            assert result.created == n_verdicts == Verdict.objects.count(), result.summary
+
+            start = time.perf_counter()
+            with path.open("rb") as f:
+                again = verdicts_import(lines=f, source=str(path))
+            second = time.perf_counter() - start
+            assert again.unchanged == n_verdicts and Verdict.objects.count() == n_verdicts, again.summary
+
+        copy_s, copied = bare_copy()
+        load = os.getloadavg()[0]
+        print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' work slows every figure)")
+        print(f"verdicts_import, new verdicts:         {first:6.1f} s  {n_verdicts / first:>10,.0f} rows/s"
+              f"  (parse {result.timings['parse']:.1f} s, check {result.timings['check']:.1f} s,"
+              f" write+commit {first - result.timings['parse'] - result.timings['check']:.1f} s)")
+        print(f"verdicts_import, same file again:      {second:6.1f} s  {n_verdicts / second:>10,.0f} rows/s"
+              "  (all unchanged)")
+        print(f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s")
+        print(f"import / bare COPY time: {first / copy_s:.1f}x")
+        connection.close()
+    finally:
+        if os.environ.get("BENCH_KEEP") != "1":
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+if __name__ == "__main__":
+    main()

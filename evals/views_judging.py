@@ -63,7 +63,7 @@ def judge_run_start(request):
             result = judge_run_create(
                 transcript_ids=d["transcripts"] or None, rule_ids=d["rules"] or None,
                 agent_version=d["agent_version"] or None, detectors_only=d["detectors_only"],
-                started_by=request.user.get_username(), dry_run=estimate,
+                started_by=request.user.get_username(), background=True, dry_run=estimate,
             )
         except JudgeRunInvalid as exc:
             form.add_error(None, str(exc))
@@ -86,7 +86,7 @@ def judge_run_detail(request, pk: int):
         "run": run,
         "summary": sel.judge_run_summary(run),
         "finished": finished,
-        "errors": sel.judge_run_errors(run) if finished else [],
+        "errors": sel.judge_run_error_groups(run) if finished else [],
     }
     if request.htmx:
         html = render_to_string("evals/judge_run.html#run-progress", context, request=request)

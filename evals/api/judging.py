@@ -53,6 +53,7 @@ class JudgeRunListCreate(APIView):
                 transcript_ids=d.get("transcripts") or None, rule_ids=d.get("rules") or None,
                 agent_version=d.get("agent_version") or None, detectors_only=d["detectors_only"],
                 dry_run=d["dry_run"], cost_cap=d.get("cost_cap"), started_by=request.user.get_username(),
+                background=True,
             )
         except JudgeRunInvalid as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)

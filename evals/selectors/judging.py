@@ -73,6 +73,26 @@ def judge_run_errors(run: JudgeRun, limit: int = 200) -> list[ItemError]:
     ]
 
 
+@dataclass(frozen=True)
+class ErrorGroup:
+    group: str
+    phase: str
+    rules: list[str]
+    error: str
+    count: int
+    transcripts: list[str]
+
+
+def judge_run_error_groups(run: JudgeRun, *, calls_shown: int = 8) -> list[ErrorGroup]:
+    """Return the failed checks of a run grouped by rule group and error, most frequent first."""
+    groups: dict[tuple, list] = {}
+    for e in judge_run_errors(run, limit=5000):
+        key = (e.group, e.phase, tuple(e.rules), e.error)
+        groups.setdefault(key, []).append(e.transcript)
+    out = [ErrorGroup(g, ph, list(rules), err, len(ts), ts[:calls_shown]) for (g, ph, rules, err), ts in groups.items()]
+    return sorted(out, key=lambda x: (-x.count, x.group, x.error))
+
+
 def judge_run_summary(run: JudgeRun) -> dict:
     """Return the run's figures as plain data (the API and the command print this)."""
     outcomes = judge_run_outcomes(run)

@@ -16,11 +16,12 @@ versions, model, prompt version), so a rerun makes calls only for groups that ch
 """
 import fnmatch
 import logging
+import threading
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.db.models.functions import Least, Length
 from django.utils import timezone
@@ -207,8 +208,12 @@ def _estimate(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
 @transaction.atomic
 def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, started_by: str = "",
                      dry_run: bool = False, detectors_only: bool = False,
-                     cost_cap: Decimal | None = None) -> "JudgeRun | JudgeRunPlan":
-    """Plan a judge run and queue its tasks after commit; a dry run returns the plan and spends nothing."""
+                     cost_cap: Decimal | None = None, background: bool = False) -> "JudgeRun | JudgeRunPlan":
+    """Plan a judge run and queue its tasks after commit; a dry run returns the plan and spends nothing.
+
+    Without a broker the tasks run eagerly: in the caller's thread, or with `background=True`
+    (pages and the API) in a thread of their own so the request returns and the run page can poll.
+    """
     plan = judge_run_plan(transcript_ids=transcript_ids, rule_ids=rule_ids, agent_version=agent_version,
                           detectors_only=detectors_only, cost_cap=cost_cap)
     if dry_run:
@@ -246,8 +251,29 @@ def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, 
         "run": run.pk, "items": len(plan.items), "calls": plan.calls, "cache_hits": plan.cache_hits,
         "transcripts": plan.transcripts, "rule_versions": plan.rule_versions,
     })
-    transaction.on_commit(lambda: judge_run_enqueue(run_id=run.pk))
+    if background and settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: _eager_in_thread(run.pk))
+    else:
+        transaction.on_commit(lambda: judge_run_enqueue(run_id=run.pk))
     return run
+
+
+def _eager_in_thread(run_id: int) -> threading.Thread:
+    def work():
+        try:
+            judge_run_enqueue(run_id=run_id)
+        except Exception:
+            logger.exception("judge_run.eager_failed", extra={"run": run_id})
+            JudgeRun.objects.filter(pk=run_id, finished_at__isnull=True).update(
+                status=JudgeRun.Status.FAILED, finished_at=timezone.now(),
+                stop_reason="The in-process run failed; see the server log.",
+            )
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=work, name=f"judge-run-{run_id}", daemon=True)
+    thread.start()
+    return thread
 
 
 def judge_run_enqueue(*, run_id: int) -> int:

@@ -19,6 +19,8 @@ class FakeJudge:
         self.mode = ""
         self.only_for = ""
         self.slow_s = 3.0
+        self.gate = threading.Event()  # clear it to hold every answer until the test sets it again
+        self.gate.set()
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.httpd.daemon_threads = True
@@ -40,6 +42,7 @@ class FakeJudge:
 
     def answer(self, body: dict) -> tuple[int, str]:
         schema = body["response_format"]["json_schema"]["schema"]
+        self.gate.wait(60)
         prompt = "\n".join(m["content"] for m in body["messages"])
         mode = self.mode if (not self.only_for or self.only_for in prompt) else ""
         if mode == "slow":

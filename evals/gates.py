@@ -328,8 +328,9 @@ def metric_rules(spec: MetricSpec, rules: Mapping[str, GatedRule]) -> tuple[list
     """Return (the gated rules a metric counts, problems that stop it, a note on rules left out).
 
     A rule the metric names must have a promoted version. A group (or "every safety rule", or
-    for a judge score with no rule or group, every non-safety rule) counts its rules' promoted versions; rules still without one are left out
-    and named in the note, and a scope with no promoted rule at all is a problem.
+    for a judge score with no rule or group, every non-safety rule) counts its rules' promoted
+    versions; rules still without one are left out and named in the note, and a scope with no
+    promoted rule at all is a problem.
     """
     if spec.kind == DETECTOR_METRIC:
         return [], [], ""

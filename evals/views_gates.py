@@ -68,17 +68,8 @@ def _metric_rows(gate: Gate) -> list[dict]:
 
 @require("run_gate")
 def gate_index(request):
-    gate_list = list(Gate.objects.select_related("golden_set", "judge").prefetch_related("metrics"))
-    last = {}
-    for run in GateRun.objects.select_related("candidate").order_by("-created_at", "-pk"):
-        last.setdefault(run.gate_id, run)
-    sets = GoldenSet.objects.order_by("name", "-version")
-    latest = {}
-    for gs in sets:
-        latest.setdefault(gs.name, gs)
     return render(request, "evals/gates/index.html", {
-        "rows": [{"gate": g, "last": last.get(g.pk)} for g in gate_list],
-        "golden_sets": list(latest.values()),
+        "rows": sel.gates_with_last_run(), "golden_sets": sel.golden_sets_latest(),
     })
 
 
@@ -116,7 +107,7 @@ def gate_metric_edit(request, name, pk):
         row = next(r for r in _metric_rows(metric.gate) if r["m"].pk == metric.pk)
         return render(request, "evals/gates/gate.html#metric-row", {
             "row": row, "gate": metric.gate, "error": error, "saved": not error, "perms_edit": True,
-        }, status=422 if error else 200)
+        })  # 200 even on a bad value: htmx swaps only 2xx, and the row shows the error
     if error:
         messages.error(request, f"Metric not saved: {error}")
     else:
@@ -157,15 +148,12 @@ def gate_metric_add(request, name):
 @require_POST
 def gate_settings(request, name):
     gate = get_object_or_404(Gate, name=name)
-    gs = GoldenSet.objects.filter(pk=request.POST.get("golden_set") or 0, name=gate.golden_set.name).first()
-    judge_id = request.POST.get("judge") or ""
-    judge = Judge.objects.filter(pk=judge_id).first() if judge_id else None
-    if gs is None or (judge_id and judge is None):
-        messages.error(request, "Settings not saved: pick a version of the golden set and a known judge.")
-        return redirect("gate-detail", name=name)
-    gate.golden_set, gate.judge, gate.updated_by = gs, judge, _who(request)
-    gate.save(update_fields=["golden_set", "judge", "updated_by", "updated_at"])
-    messages.success(request, "Gate settings saved.")
+    try:
+        gating.gate_settings_update(gate=gate, golden_set_id=request.POST.get("golden_set") or None,
+                                    judge_id=request.POST.get("judge") or None, by=_who(request))
+        messages.success(request, "Gate settings saved.")
+    except gating.GateConfigInvalid as e:
+        messages.error(request, f"Settings not saved: {e}")
     return redirect("gate-detail", name=name)
 
 

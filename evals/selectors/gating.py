@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from django.db.models import Prefetch
+from django.db.models import Count, OuterRef, Prefetch, Subquery
 
 from evals import gate_output, gates
 from evals.models import Gate, GateRun, GoldenSet, Transcript, Verdict
@@ -38,8 +38,19 @@ def gate_run_payload(run: GateRun) -> dict:
     }
 
 
-def gate_runs_for(gate: Gate) -> list[GateRun]:
-    return list(GateRun.objects.filter(gate=gate).select_related("candidate__agent", "baseline"))
+def gates_with_last_run() -> list[dict]:
+    """Every gate with its newest run (one query for the gates, one for the runs)."""
+    gate_list = list(Gate.objects.select_related("golden_set", "judge").annotate(n_metrics=Count("metrics")))
+    newest = GateRun.objects.filter(gate=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    last_ids = dict(Gate.objects.annotate(last=Subquery(newest)).values_list("pk", "last"))
+    runs = GateRun.objects.select_related("candidate").in_bulk([i for i in last_ids.values() if i])
+    return [{"gate": g, "last": runs.get(last_ids.get(g.pk))} for g in gate_list]
+
+
+def golden_sets_latest() -> list[GoldenSet]:
+    """The newest version of every golden set."""
+    newest = GoldenSet.objects.filter(name=OuterRef("name")).order_by("-version").values("pk")[:1]
+    return list(GoldenSet.objects.filter(pk=Subquery(newest)).order_by("name"))
 
 
 def gate_with_metrics(name: str) -> Gate | None:

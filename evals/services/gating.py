@@ -125,7 +125,8 @@ def golden_set_revise(
     """
     specs = _member_specs(members)
     latest = GoldenSet.objects.filter(name=golden_set.name).order_by("-version").first()
-    if latest.checksum == golden_checksum(specs) and golden_checksum(golden_set_member_specs(latest)) == latest.checksum:
+    intact = golden_checksum(golden_set_member_specs(latest)) == latest.checksum
+    if intact and latest.checksum == golden_checksum(specs):
         return latest
     new = _golden_set_write(
         name=golden_set.name, version=latest.version + 1, specs=specs,
@@ -291,6 +292,23 @@ def gate_metric_delete(*, metric: GateMetric, by: str = "") -> None:
         raise GateConfigInvalid("metrics: a gate needs at least one metric")
     metric.delete()
     Gate.objects.filter(pk=gate_id).update(updated_by=by)
+
+
+@transaction.atomic
+def gate_settings_update(*, gate: Gate, golden_set_id: Any, judge_id: Any, by: str = "") -> Gate:
+    """Point a gate at another version of its golden set and/or another judge (None: the one judge)."""
+    gs = GoldenSet.objects.filter(pk=golden_set_id, name=gate.golden_set.name).first() if golden_set_id else None
+    if gs is None:
+        raise GateConfigInvalid(f"golden_set: pick a version of {gate.golden_set.name}")
+    judge = None
+    if judge_id:
+        judge = Judge.objects.filter(pk=judge_id).first()
+        if judge is None:
+            raise GateConfigInvalid("judge: no such judge")
+    gate.golden_set, gate.judge, gate.updated_by = gs, judge, by
+    gate.save(update_fields=["golden_set", "judge", "updated_by", "updated_at"])
+    logger.info("gate_settings_updated", extra={"gate": gate.pk, "golden_set": gs.pk})
+    return gate
 
 
 # ---- YAML import and export ------------------------------------------------------------------
@@ -560,8 +578,10 @@ def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, Rule
     transcript_ids = sorted({t.external_id for t, _ in usable})
     rule_ids = sorted({rv.rule.rule_id for _, rv in usable})
     try:
-        run = judging.judge_run_create(transcript_ids=transcript_ids, rule_ids=rule_ids,
-                                       started_by=by or "gate", detectors_only=all(_is_detector(rv) for _, rv in usable))
+        run = judging.judge_run_create(
+            transcript_ids=transcript_ids, rule_ids=rule_ids, started_by=by or "gate",
+            detectors_only=all(_is_detector(rv) for _, rv in usable),
+        )
     except judging.JudgeRunInvalid as e:
         logger.info("gate_judge_skipped", extra={"reason": str(e)[:200]})
         return 0

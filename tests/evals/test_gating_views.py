@@ -46,7 +46,7 @@ def test_lead_edits_a_threshold_with_htmx_and_without(world, lead):
     metric.refresh_from_db()
     assert metric.threshold == 0.25
     r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "3"}, HTTP_HX_REQUEST="true")
-    assert r.status_code == 422 and "a rate is at most 1" in r.content.decode()
+    assert r.status_code == 200 and "a rate is at most 1" in r.content.decode() and 'role="alert"' in r.content.decode()
     metric.refresh_from_db()
     assert metric.threshold == 0.25
     r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.3"})
@@ -96,3 +96,18 @@ def test_golden_set_page_shows_members_and_checksum(world, lead):
     assert world.golden.checksum in page and "golden/backend-01" in page
     assert "members match the checksum" in page
     assert client_for(lead).get("/golden-sets/release-set/v9/").status_code == 404
+
+
+def test_lead_points_the_gate_at_another_golden_set_version(world, lead):
+    from evals.services import gating
+
+    new = gating.golden_set_revise(golden_set=world.golden, members=["golden/backend-01"])
+    c = client_for(lead)
+    c.post("/gates/release/settings/", {"golden_set": world.golden.pk, "judge": ""})
+    world.gate.refresh_from_db()
+    assert world.gate.golden_set == world.golden and world.gate.judge is None
+    r = c.post("/gates/release/settings/", {"golden_set": 999999})
+    world.gate.refresh_from_db()
+    assert r.status_code == 302 and world.gate.golden_set == world.golden and new.version == 2
+    page = c.get("/gates/").content.decode()
+    assert "release-set</a>" in page and "v2" in page  # the index lists the newest version

@@ -422,11 +422,24 @@ DISCIPLINES = {
     ),
 }
 
-CANDIDATE_SLANG = [
-    "Honestly it was kinda gnarly at first, we were gonna give up on it twice.",
-    "The team was super chill though, so it was a pretty sweet gig.",
-    "Yeah, it was a total grind, but we nailed it in the end, no cap.",
-]
+# The candidate's slang, and the words a judge that confuses speakers would quote.
+CANDIDATE_SLANG = {
+    "Honestly it was kinda gnarly at first, we were gonna give up on it twice.": "\"kinda gnarly\", \"gonna\"",
+    "The team was super chill though, so it was a pretty sweet gig.": "\"super chill\", \"sweet gig\"",
+    "Yeah, it was a total grind, but we nailed it in the end, no cap.": "\"total grind\", \"no cap\"",
+}
+
+# What a noisy judge says when it flags a clean call, by rule.
+NOISE_RATIONALES = {
+    "asking.short-sentences": "The agenda is one long sentence.",
+    "acknowledging.match-length": "Acknowledgement longer than the answer called for.",
+    "acknowledging.no-parroting": "Restates part of the candidate's answer.",
+    "language.formal-register": "Register slips into casual phrasing.",
+    "opening.state-agenda": "The agenda does not say how long each part takes.",
+    "closing.section-done": "The end of the interview section is not clearly marked.",
+    "asking.no-repeat-question": "Asks about the current role again.",
+    "requests.thinking-time": "Moves on quickly after the answer.",
+}
 
 CANDIDATE_QUESTIONS = {
     "team": "Who would I be working with day to day?",

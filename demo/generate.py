@@ -29,7 +29,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from content import (  # noqa: E402
-    ACKS, AGENT, AGENT_NAME, CANDIDATE_QUESTIONS, CANDIDATE_SLANG, CLOSING_REPLIES, COMPANIES,
+    ACKS, AGENT, AGENT_NAME, NOISE_RATIONALES, CANDIDATE_QUESTIONS, CANDIDATE_SLANG, CLOSING_REPLIES, COMPANIES,
     DISCIPLINES, EMPLOYERS, FIRST_NAMES, GOODBYES, JOBS, JUDGE, LAST_NAMES, RULES, SIGNAL_RULES,
     V_NEW, V_OLD, YEARS,
 )
@@ -517,7 +517,7 @@ def make_persona(urng, job, used_names):
     return dict(first=first, last=last, titles=titles, employers=employers, duties=duties,
                 duty_recap=recap[0].lower() + recap[1:],
                 years=urng.choice(YEARS), years2=urng.choice(YEARS), project=urng.choice(d["projects"]),
-                slang=urng.choice(CANDIDATE_SLANG))
+                slang=urng.choice(list(CANDIDATE_SLANG)))
 
 
 def words(text):
@@ -583,8 +583,9 @@ def judge_verdicts(c: Call, jrng, golden=False):
                          True, c.events["clarifier"][:1], "Asked which project and whether it is the proudest one: two questions.",
                          jrng.randint(55, 78))
             elif rule == "language.no-slang" and not real and user_slang_turns and jrng.random() < 0.85:
+                said = next(q for s, q in CANDIDATE_SLANG.items() if s in c.turns[user_slang_turns[0]]["text"])
                 wrong = ("judge flagged the candidate's slang instead of the agent's", True, user_slang_turns[:1],
-                         "Slang in the call (\"kinda\", \"gonna\").", jrng.randint(60, 85))
+                         f"Slang in the call ({said}).", jrng.randint(60, 85))
             elif rule == "boundaries.no-hints" and not real and c.events.get("rephrase") and jrng.random() < 0.75:
                 wrong = ("judge took a rephrased question for a hint", True, c.events["rephrase"][:1],
                          "Rephrasing the question steers the candidate toward an answer.", jrng.randint(50, 72))
@@ -610,8 +611,15 @@ def judge_verdicts(c: Call, jrng, golden=False):
                 if real:
                     wrong = ("judge noise: missed a plain violation", False, [], jrng.choice(CLEAN[rule]), jrng.randint(50, 70))
                 else:
-                    wrong = ("judge noise: flagged a clean call", True, [jrng.choice(agent_turns)],
-                             "Borderline: this turn may not follow the rule.", jrng.randint(40, 62))
+                    # Cite a turn the rationale could be about: the opening, the candidate-questions
+                    # hand-over, or any agent turn.
+                    cited = jrng.choice(agent_turns)
+                    if rule in ("asking.short-sentences", "opening.state-agenda"):
+                        cited = 0
+                    elif rule == "closing.section-done":
+                        cited = next(i for i in agent_turns if c.turns[i]["phase"] == "candidate-questions")
+                    wrong = ("judge noise: flagged a clean call", True, [cited],
+                             NOISE_RATIONALES.get(rule, "Borderline: this turn may not follow the rule."), jrng.randint(40, 62))
             if real and real["subtle"] and not wrong:
                 confidence = jrng.randint(55, 72)
         if wrong:

@@ -143,27 +143,34 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
 def judge_run_plan(*, transcript_ids=None, rule_ids=None, agent_version=None,
                    detectors_only: bool = False, cost_cap: Decimal | None = None) -> JudgeRunPlan:
     """Return the plan of a judge run: items, calls after cache hits, estimated tokens and cost."""
-    cfg = judge_settings()
-    cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
-    plan = JudgeRunPlan(model=cfg.model, prompt_version=jp.PROMPT_VERSION, cost_cap=cap)
     transcripts = _transcripts(transcript_ids, agent_version)
     versions = _rule_versions(rule_ids, detectors_only=detectors_only)
-    plan.transcripts, plan.rule_versions = len(transcripts), len(versions)
-    detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
-    groups: dict[tuple[str, str], list[RuleVersion]] = {}
-    for rv in versions:
-        if not _detector_spec(rv):
-            groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
-    for t in transcripts:
+    return _plan_pairs([(t, versions) for t in transcripts], model=judge_settings().model, cost_cap=cost_cap,
+                       rule_versions=len(versions))
+
+
+def _plan_pairs(work: list[tuple[Transcript, list[RuleVersion]]], *, model: str, cost_cap: Decimal | None,
+                rule_versions: int, prompt_version: str = jp.PROMPT_VERSION) -> JudgeRunPlan:
+    """Plan items for each transcript and the rule versions it is to be judged on."""
+    cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
+    plan = JudgeRunPlan(model=model, prompt_version=prompt_version, cost_cap=cap)
+    plan.transcripts, plan.rule_versions = len(work), rule_versions
+    for t, versions in work:
+        groups: dict[tuple[str, str], list[RuleVersion]] = {}
+        for rv in versions:
+            if not _detector_spec(rv):
+                groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
         for (group, phase), rvs in sorted(groups.items()):
             plan.items.append(PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs)))
+        detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
         if detector_rvs:
             plan.items.append(PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", detector_rvs))
     llm = [i for i in plan.items if i.kind == JudgeRunItem.Kind.LLM]
     plan.llm_items, plan.detector_items = len(llm), len(plan.items) - len(llm)
     if not llm:
         return plan
-    keys = {id(i): jp.cache_key(checksum=i.checksum, rules=i.prompt_rules, phase=i.phase, model=cfg.model) for i in llm}
+    keys = {id(i): jp.cache_key(checksum=i.checksum, rules=i.prompt_rules, phase=i.phase, model=model,
+                                prompt_version=prompt_version) for i in llm}
     cached = set()
     values = list(keys.values())
     for start in range(0, len(values), 1000):
@@ -218,10 +225,23 @@ def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, 
                           detectors_only=detectors_only, cost_cap=cost_cap)
     if dry_run:
         return plan
+    run = _run_record(plan, started_by=started_by, params={
+        "transcripts": list(transcript_ids or []), "rules": list(rule_ids or []),
+        "agent_version": agent_version or "", "detectors_only": detectors_only,
+    })
+    if background and settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: _eager_in_thread(run.pk))
+    else:
+        transaction.on_commit(lambda: judge_run_enqueue(run_id=run.pk))
+    return run
+
+
+def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRun:
+    """Create the JudgeRun and its items for a plan."""
     judge = None
     if plan.llm_items:
         judge, _ = Judge.objects.get_or_create(
-            name=llm_judge_name(plan.model),
+            name=llm_judge_name(plan.model, plan.prompt_version),
             defaults={"kind": Judge.Kind.LLM, "model": plan.model, "prompt_version": plan.prompt_version},
         )
     now = timezone.now()
@@ -229,12 +249,8 @@ def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, 
         judge=judge,
         status=JudgeRun.Status.RUNNING if plan.items else JudgeRun.Status.DONE,
         started_by=started_by,
-        params={
-            "transcripts": list(transcript_ids or []), "rules": list(rule_ids or []),
-            "agent_version": agent_version or "", "detectors_only": detectors_only,
-            "cost_cap": str(plan.cost_cap), "model": plan.model, "prompt_version": plan.prompt_version,
-            "planned": plan.as_dict(),
-        },
+        params={**params, "cost_cap": str(plan.cost_cap), "model": plan.model,
+                "prompt_version": plan.prompt_version, "planned": plan.as_dict()},
         tasks_total=len(plan.items),
         started_at=now,
         finished_at=None if plan.items else now,
@@ -251,11 +267,40 @@ def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, 
         "run": run.pk, "items": len(plan.items), "calls": plan.calls, "cache_hits": plan.cache_hits,
         "transcripts": plan.transcripts, "rule_versions": plan.rule_versions,
     })
-    if background and settings.CELERY_TASK_ALWAYS_EAGER:
-        transaction.on_commit(lambda: _eager_in_thread(run.pk))
-    else:
-        transaction.on_commit(lambda: judge_run_enqueue(run_id=run.pk))
     return run
+
+
+def judge_missing_verdicts(*, judge: Judge | None, pairs: list[tuple[Transcript, RuleVersion]],
+                           started_by: str = "") -> int:
+    """Judge (transcript, rule version) pairs now, in this process, for a gate run; return verdicts added.
+
+    Detector rules always run. LLM rules run with `judge`'s model when it is an LLM judge of the
+    current prompt version (or with the configured model when no judge is named); verdicts of any
+    other judge cannot be reproduced here, so those pairs stay missing and the gate says so.
+    """
+    if judge is None:
+        model = judge_settings().model
+    elif judge.prompt_version == jp.PROMPT_VERSION and judge.model:
+        model = judge.model
+    elif judge.name.endswith(f"/{jp.PROMPT_VERSION}"):  # "<model>/<prompt version>", e.g. imported
+        model = judge.name[: -len(jp.PROMPT_VERSION) - 1]
+    else:
+        model = None
+    by_transcript: dict[int, tuple[Transcript, list[RuleVersion]]] = {}
+    for t, rv in pairs:
+        if model is None and not _detector_spec(rv):
+            continue
+        by_transcript.setdefault(t.pk, (t, []))[1].append(rv)
+    if not by_transcript:
+        return 0
+    work = list(by_transcript.values())
+    plan = _plan_pairs(work, model=model or judge_settings().model, cost_cap=None,
+                       rule_versions=len({rv.pk for _, rvs in work for rv in rvs}))
+    with transaction.atomic():
+        run = _run_record(plan, started_by=started_by or "gate", params={"gate": True})
+    for item_id in run.items.order_by("pk").values_list("pk", flat=True):
+        judge_run_item_execute(item_id=item_id)
+    return Verdict.objects.filter(judge_run=run).count()
 
 
 def _eager_in_thread(run_id: int) -> threading.Thread:

@@ -18,6 +18,7 @@ from evals.models import Rule, Transcript, Verdict
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 from console.demo_gates import demo_gates_load
+from console.demo_sample import demo_sample_load
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +57,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("calls", demo_calls_load),
     DemoStep("verdicts", demo_verdicts_load),
     DemoStep("gates", demo_gates_load),
+    DemoStep("daily sample", demo_sample_load),
 ]
 
 

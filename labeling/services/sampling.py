@@ -69,8 +69,11 @@ def _seed(day: date) -> str:
 
 
 @transaction.atomic
-def daily_sample_make(*, day: date, size: int | None = None) -> DailySample:
-    """Draw the day's sample once (seeded by the date); making it again returns the same sample."""
+def daily_sample_make(*, day: date, size: int | None = None, window_hours: int | None = None) -> DailySample:
+    """Draw the day's sample once (seeded by the date); making it again returns the same sample.
+
+    The window defaults to DOCKET_SAMPLE_WINDOW_HOURS before the day began.
+    """
     size = settings.DOCKET_SAMPLE_SIZE if size is None else size
     if size < 1:
         raise ValueError(f"size: must be at least 1, got {size}")
@@ -78,7 +81,7 @@ def daily_sample_make(*, day: date, size: int | None = None) -> DailySample:
     if sample.params.get("drawn"):
         return sample
 
-    start, end = sample_window(day=day)
+    start, end = sample_window(day=day, hours=window_hours)
     population = list(transcripts_in_window(start=start, end=end).values_list("pk", "external_id"))
     population.sort(key=lambda row: row[1])
     ids = [pk for pk, _ in population]

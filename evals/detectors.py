@@ -11,7 +11,8 @@ Registered detectors and their parameters (defaults in brackets):
     asr_confidence_floor   min [0.6], speaker ["any"|"agent"|"user"]   a turn's ASR confidence is below the floor
     agent_response_time    max_ms [2000], percentile [95]   the percentile of user-end -> agent-start latencies
                                                     exceeds max_ms (percentile 100 = any single turn)
-    dropped_call           final_phase [""]        the call ends on a user turn, or (when set) not in final_phase
+    dropped_call           final_phase [""], end_markers [[]]   the call ends on a user turn (unless it holds
+                                                    an end marker such as "###STOP###"), or (when set) not in final_phase
     markdown_or_emoji      markdown [true], emoji [true]   markdown syntax or emoji in an agent turn
     multiple_questions     max_questions [1]       more questions than this in one agent turn
     greeting_repeated      max_greetings [1]       the agent greets more often than this
@@ -272,13 +273,18 @@ def asr_confidence_floor(turns: Sequence[TurnView], *, min: float, speaker: str)
 # ---- shape of the call ----------------------------------------------------------------------
 
 
-@register("dropped_call", types={"final_phase": str}, final_phase="")
-def dropped_call(turns: Sequence[TurnView], *, final_phase: str) -> DetectorResult:
-    """Flag a call that ends on a user turn, or (with final_phase) ends before reaching that phase."""
+@register("dropped_call", types={"final_phase": str, "end_markers": list}, final_phase="", end_markers=[])
+def dropped_call(turns: Sequence[TurnView], *, final_phase: str, end_markers: list[str]) -> DetectorResult:
+    """Flag a call that ends on a user turn, or (with final_phase) ends before reaching that phase.
+
+    A final user turn holding one of `end_markers` (a simulator's "###STOP###") is a deliberate end.
+    """
     spoken = [t for t in turns if t.speaker in SPOKEN]
     if not spoken:
         return DetectorResult(False, [], "No spoken turns.")
     last = spoken[-1]
+    if last.speaker == USER and any(m and m in last.text for m in end_markers):
+        return DetectorResult(False, [], f"The user ends the call deliberately (turn {last.index}).")
     if last.speaker == USER:
         return DetectorResult(True, [last.index], f"The call ends on a user turn (turn {last.index}).")
     if final_phase and last.phase and last.phase != final_phase:

@@ -147,6 +147,11 @@ def test_dropped_call_on_user_turn_and_mid_phase():
     assert not run("dropped_call", ends_agent).flagged
     r = run("dropped_call", ends_agent, final_phase="closing")
     assert r.flagged and r.turns == [2] and "'asking'" in r.rationale
+    stop = [T(0, "agent", "Booked."), T(1, "user", "Thanks! ###STOP###")]
+    assert run("dropped_call", stop).turns == [1]
+    assert not run("dropped_call", stop, end_markers=["###STOP###"]).flagged
+    with pytest.raises(ValueError, match="detector.end_markers: must be a list of strings"):
+        detector_validate({"name": "dropped_call", "end_markers": "###STOP###"})
 
 
 # ---- markdown_or_emoji ----

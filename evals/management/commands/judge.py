@@ -76,8 +76,8 @@ class Command(BaseCommand):
             f"{s['cache_hits']} cache hits, {s['detector_checks']} detector checks, "
             f"tokens {s['tokens_in']:,} in / {s['tokens_out']:,} out, cost {_money(s['cost'])}, "
             f"errors {s['errors']}.\n"
-            f"Verdicts: {s['verdicts']['total']} ({s['verdicts']['flagged']} flagged, "
-            f"{s['verdicts']['errored']} errored)."
+            f"New verdicts: {s['verdicts']['total']} ({s['verdicts']['flagged']} flagged, "
+            f"{s['verdicts']['errored']} errored); verdicts already stored are kept."
         )
         if s["stop_reason"]:
             self.stdout.write(self.style.WARNING(s["stop_reason"]))

@@ -49,7 +49,8 @@ def issue_sheet(request):
                          "status": "-status" if filters.sort == "status" else "status"},
     }
     if request.htmx and not request.htmx.boosted:
-        response = render(request, "labeling/issue_sheet.html#sheet-table", context, status=400 if error else 200)
+        # htmx swaps only 2xx answers: the fragment carries the error message itself.
+        response = render(request, "labeling/issue_sheet.html#sheet-table", context)
     else:
         context["options"] = sel.issue_sheet_options()
         response = render(request, "labeling/issue_sheet.html", context, status=400 if error else 200)
@@ -94,7 +95,7 @@ def _bars(days, series: dict, keys: list[str], *, share: bool, height: int = 110
         out.append({"x": i * (bar + gap), "w": bar, "day": day, "total": total, "segments": segments})
     # A date under every seventh bar, counted back from today so the newest day is always labelled.
     ticks = [{"x": b["x"] + bar / 2, "day": b["day"]} for i, b in enumerate(out) if (len(out) - 1 - i) % 7 == 0]
-    return {"bars": out, "ticks": ticks, "width": len(days) * (bar + gap), "height": height, "full": height + 16,
+    return {"bars": out, "ticks": ticks, "width": len(days) * (bar + gap) + 12, "height": height, "full": height + 16,
             "label_y": height + 12, "top": top if not share else 100, "empty": not any(totals)}
 
 
@@ -125,6 +126,7 @@ def _detail_context(row: IssueRow, **extra) -> dict:
         "events": sel.issue_row_events(row),
         "assignees": sel.assignable_users(),
         "statuses": IssueRow.Status.choices,
+        "suggested": sel.issue_row_suggested_way(row),
         **extra,
     }
 
@@ -320,7 +322,7 @@ def issue_row_fix_rule(request, number: int):
             )
             return redirect("issue-row-detail", number=number)
     context = {"row": row, "rule": rule, "current": current, "text": text, "error": error, "choices": choices,
-               "call_url": sel.call_link(row)}
+               "call_url": sel.call_link(row), "judged": sel.issue_row_judged_at_turn(row)}
     if request.htmx and request.method == "GET" and request.htmx.target == "fix-editor":
         return render(request, "labeling/issue_fix_rule.html#fix-editor", context)
     return render(request, "labeling/issue_fix_rule.html", context, status=400 if error else 200)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncDate
 from django.utils import timezone
@@ -302,6 +303,28 @@ def issue_row_next_steps(row: IssueRow, progress: dict | None = None) -> list[di
         note += f"; v{p['gated_version']} stays in the gate until then"
     steps.append({"step": "promoted", "done": promoted, "note": note})
     return steps
+
+
+def _flagged_at_turn(row: IssueRow) -> QuerySet:
+    return Verdict.objects.filter(transcript_id=row.transcript_id, flagged=True, error="").filter(
+        Q(turn=row.turn) | Q(turns__contains=[row.turn]) if connection.vendor == "postgresql" else Q(turn=row.turn)
+    )
+
+
+def issue_row_suggested_way(row: IssueRow) -> str:
+    """Return the way a row most likely goes: signal (audio only), fix (a rule fired at its turn) or rule."""
+    if row.audio_only:
+        return "signal"
+    if row.turn is not None and _flagged_at_turn(row).exists():
+        return "fix"
+    return "rule"
+
+
+def issue_row_judged_at_turn(row: IssueRow) -> list:
+    """Return the flagged verdicts at the row's turn, with their rules: what the judge said there."""
+    if row.turn is None:
+        return []
+    return list(_flagged_at_turn(row).select_related("rule_version__rule", "judge").order_by("rule_version__rule__rule_id"))
 
 
 def issue_row_detail(number: int) -> IssueRow:

@@ -224,3 +224,17 @@ def test_group_guess_uses_keywords_then_judged_rules(reviewer):
     VerdictFactory(transcript=t, rule_version=rule_version, judge=JudgeFactory(), flagged=True, turn=3)
     row = file_row(reviewer, t, turn=3, what="Something odd")
     assert issue_row_rule_prefill(row)["group"] == "closing"
+
+
+def test_suggested_way_follows_audio_and_the_judge_at_the_turn(reviewer):
+    from labeling.selectors.issue_rows import issue_row_judged_at_turn, issue_row_suggested_way
+
+    t = call_with_turns()
+    audio = file_row(reviewer, t, turn=1, audio_only=True)
+    plain = file_row(reviewer, t, turn=4)
+    judged = file_row(reviewer, t, turn=3)
+    VerdictFactory(transcript=t, flagged=True, turn=3, turns=[3], rationale="Two questions.")
+    VerdictFactory(transcript=t, flagged=False)
+    assert [issue_row_suggested_way(r) for r in (audio, plain, judged)] == ["signal", "rule", "fix"]
+    assert [v.rationale for v in issue_row_judged_at_turn(judged)] == ["Two questions."]
+    assert issue_row_judged_at_turn(plain) == []

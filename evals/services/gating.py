@@ -450,9 +450,8 @@ def promoted_rules() -> tuple[dict[str, gates.GatedRule], dict[str, RuleVersion]
     """Every active rule with its promoted (latest gated) version, or version None."""
     out, versions = {}, {}
     gated = {}
-    for rv in RuleVersion.objects.filter(status=RuleVersion.Status.GATED, rule__status=Rule.Status.ACTIVE).order_by(
-        "rule_id", "number"
-    ):
+    promoted = RuleVersion.objects.filter(status=RuleVersion.Status.GATED, rule__status=Rule.Status.ACTIVE)
+    for rv in promoted.select_related("rule").order_by("rule_id", "number"):
         gated[rv.rule_id] = rv
     for rule in Rule.objects.filter(status=Rule.Status.ACTIVE):
         rv = gated.get(rule.pk)
@@ -488,15 +487,26 @@ def _is_detector(rv: RuleVersion) -> bool:
     return bool(rv.detector or rv.rule.detector)
 
 
-def _pick_verdicts(verdicts: Iterable[Verdict], judge: Judge | None) -> dict[tuple[int, int], Verdict]:
-    """(transcript, rule version) -> the verdict the gate counts: the gate judge's, or a detector's."""
-    chosen: dict[tuple[int, int], Verdict] = {}
-    for v in verdicts:
-        key = (v.transcript_id, v.rule_version_id)
-        if judge is not None and v.judge_id == judge.pk:
-            chosen[key] = v
-        elif _is_detector(v.rule_version) and v.judge.kind == Judge.Kind.DETECTOR:
-            chosen.setdefault(key, v)
+VERDICT_FIELDS = ("pk", "transcript_id", "rule_version_id", "judge_id", "judge__kind", "flagged", "turn", "turns",
+                  "severity", "error")
+
+
+def _pick_verdicts(transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], judge: Judge | None
+                   ) -> dict[tuple[int, int], tuple]:
+    """(transcript, rule version) -> the verdict row the gate counts: the gate judge's, or a detector's.
+
+    Rows (VERDICT_FIELDS), not model instances: a large golden set has tens of thousands of them.
+    """
+    rv_list = list(rvs)
+    detector_rvs = {rv.pk for rv in rv_list if _is_detector(rv)}
+    chosen: dict[tuple[int, int], tuple] = {}
+    rows = Verdict.objects.filter(transcript__in=list(transcript_ids), rule_version__in=[rv.pk for rv in rv_list])
+    for row in rows.values_list(*VERDICT_FIELDS).iterator(chunk_size=5000):
+        key = (row[1], row[2])
+        if judge is not None and row[3] == judge.pk:
+            chosen[key] = row
+        elif row[2] in detector_rvs and row[4] == Judge.Kind.DETECTOR:
+            chosen.setdefault(key, row)
     return chosen
 
 
@@ -517,25 +527,22 @@ def _gate_judge(gate: Gate, calls: Iterable[Transcript], rvs: Iterable[RuleVersi
 def _call_facts(calls: Mapping[str, Transcript], rvs: Mapping[str, RuleVersion], judge: Judge | None
                 ) -> dict[str, gates.CallFacts]:
     ids = [t.pk for t in calls.values()]
-    verdicts = _pick_verdicts(
-        Verdict.objects.filter(transcript__in=ids, rule_version__in=[rv.pk for rv in rvs.values()])
-        .select_related("judge", "rule_version__rule"),
-        judge,
-    )
+    verdicts = _pick_verdicts(ids, rvs.values(), judge)
     timings: dict[int, list[gates.TurnTiming]] = {}
     for tid, index, speaker, start, end, conf in Turn.objects.filter(transcript__in=ids).values_list(
         "transcript_id", "index", "speaker", "start_ms", "end_ms", "asr_confidence"
-    ):
+    ).iterator(chunk_size=20000):
         timings.setdefault(tid, []).append(gates.TurnTiming(index, speaker, start, end, conf))
     out = {}
     for scenario, t in calls.items():
         facts = {}
         for rule_id, rv in rvs.items():
-            v = verdicts.get((t.pk, rv.pk))
-            if v is not None:
+            row = verdicts.get((t.pk, rv.pk))
+            if row is not None:
+                pk, _, _, _, _, flagged, turn, turns, severity, error = row
                 facts[rule_id] = gates.VerdictFact(
-                    flagged=v.flagged, turns=tuple(v.turns or ([v.turn] if v.turn is not None else [])),
-                    severity=v.severity, error=v.error, ref=v.pk,
+                    flagged=flagged, turns=tuple(turns or ([turn] if turn is not None else [])),
+                    severity=severity, error=error, ref=pk,
                 )
         out[scenario] = gates.CallFacts(call=t.external_id, scenario=scenario, verdicts=facts,
                                         turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)))
@@ -545,11 +552,7 @@ def _call_facts(calls: Mapping[str, Transcript], rvs: Mapping[str, RuleVersion],
 def _missing_pairs(calls: Iterable[Transcript], rvs: Iterable[RuleVersion], judge: Judge | None) -> list[tuple]:
     rv_list = list(rvs)
     call_list = list(calls)
-    have = set(_pick_verdicts(
-        Verdict.objects.filter(transcript__in=[t.pk for t in call_list], rule_version__in=[rv.pk for rv in rv_list])
-        .select_related("judge", "rule_version__rule"),
-        judge,
-    ))
+    have = set(_pick_verdicts([t.pk for t in call_list], rv_list, judge))
     return [(t, rv) for t in call_list for rv in rv_list if (t.pk, rv.pk) not in have]
 
 
@@ -561,10 +564,10 @@ def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, Rule
     current one, or a gate judge other than the runner's) stays missing, and the gate fails on it
     with "no verdict". Runs eagerly without a broker; with one, waits up to GATE_JUDGE_WAIT_S.
     """
-    from evals.services import judging
-
     if not pairs:
         return 0
+    from evals.services import judging  # imports the LLM client: only when something is missing
+
     runner_judge = judging.llm_judge_name(judging.judge_settings().model)
     latest = dict(RuleVersion.objects.values("rule_id").annotate(n=Max("number")).values_list("rule_id", "n"))
     usable = [

@@ -48,7 +48,7 @@ def issue_sheet(request):
                          "severity": "-severity" if filters.sort == "severity" else "severity",
                          "status": "-status" if filters.sort == "status" else "status"},
     }
-    if request.htmx and not request.htmx.boosted:
+    if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
         # htmx swaps only 2xx answers: the fragment carries the error message itself.
         response = render(request, "labeling/issue_sheet.html#sheet-table", context)
     else:

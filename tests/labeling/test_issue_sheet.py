@@ -209,6 +209,9 @@ def test_sheet_page_renders_rows_links_and_htmx_fragment(client, engineer, sheet
     assert body.lstrip().startswith('<div id="sheet-table"') and "<html" not in body
     assert f'id="row-{sheet[1].number}"' in body
     assert "HX-Request" in fragment["Vary"]
+    restore = client.get(reverse("issue-sheet") + "?severity=minor",
+                         headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.content.decode()  # a history miss gets the whole page back
     bad = client.get(reverse("issue-sheet") + "?since=soon")
     assert bad.status_code == 400 and "since" in bad.content.decode()
 

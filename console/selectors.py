@@ -4,6 +4,7 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from evals.models import GateRun, Rule, RuleVersion, Transcript, Verdict
+from evals.selectors.browse import figures_cached
 from labeling.models import Assignment, DailySample, IssueRow, SampleItem
 
 OK = Q(error="")
@@ -12,30 +13,25 @@ STATUS_ORDER = ["gated", "candidate", "draft", "retired"]
 
 def dashboard_figures() -> dict:
     """Return the headline numbers: calls, rules by group and status, verdicts, flagged rate, per agent version."""
-    verdicts = Verdict.objects.aggregate(
-        total=Count("id"),
-        flagged=Count("id", filter=Q(OK, flagged=True)),
-        errored=Count("id", filter=~OK),
-    )
-    judged = verdicts["total"] - verdicts["errored"]
-    groups = list(
-        Rule.objects.values("group").annotate(rules=Count("id")).order_by("group")
-    )
-    statuses = dict(
-        RuleVersion.objects.values_list("status").annotate(n=Count("id")).order_by("status")
-    )
+    per_version = figures_cached("agent-versions", agent_version_figures)
+    total = sum(r["verdicts"] for r in per_version)
+    flagged = sum(r["flagged"] for r in per_version)
+    errored = sum(r["errored"] for r in per_version)
+    judged = total - errored
+    groups = list(Rule.objects.values("group").annotate(rules=Count("id")).order_by("group"))
+    statuses = dict(RuleVersion.objects.values_list("status").annotate(n=Count("id")).order_by("status"))
     return {
-        "calls": Transcript.objects.count(),
-        "calls_with_audio": Transcript.objects.exclude(audio_url="").count(),
-        "rules": Rule.objects.count(),
+        "calls": sum(r["calls"] for r in per_version),
+        "calls_with_audio": sum(r["with_audio"] for r in per_version),
+        "rules": sum(g["rules"] for g in groups),
         "groups": groups,
         "version_statuses": statuses,
         "rule_table": rule_status_table(),
-        "verdicts": verdicts["total"],
-        "flagged": verdicts["flagged"],
-        "errored": verdicts["errored"],
-        "flagged_rate": (verdicts["flagged"] / judged) if judged else None,
-        "agent_versions": agent_version_figures(),
+        "verdicts": total,
+        "flagged": flagged,
+        "errored": errored,
+        "flagged_rate": (flagged / judged) if judged else None,
+        "agent_versions": per_version,
     }
 
 
@@ -64,13 +60,14 @@ def rule_status_table() -> dict:
 
 
 def agent_version_figures() -> list[dict]:
-    """Return calls, verdicts, flagged and errored counts and the flagged rate per agent version, newest first."""
+    """Return calls (and those with audio), verdicts, flagged, errored and the flagged rate per agent version, newest first."""
     calls = {
         r["agent_version"]: r
         for r in Transcript.objects.values("agent_version", "agent_version__agent__name", "agent_version__version")
-        .annotate(calls=Count("id"))
+        .annotate(calls=Count("id"), with_audio=Count("id", filter=~Q(audio_url="")))
         .order_by()
     }
+    # One pass over the verdicts; the headline totals are the sums of these rows.
     verdicts = {
         r["transcript__agent_version"]: r
         for r in Verdict.objects.values("transcript__agent_version")
@@ -86,6 +83,7 @@ def agent_version_figures() -> list[dict]:
             "agent": c["agent_version__agent__name"],
             "version": c["agent_version__version"],
             "calls": c["calls"],
+            "with_audio": c["with_audio"],
             "verdicts": n,
             "flagged": flagged,
             "errored": errored,

@@ -3,12 +3,15 @@
 Lists page by offset with one extra row to know whether a next page exists, so a page never
 needs a COUNT over a join; per-row figures are aggregated for the page's rows only.
 """
+import hashlib
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, Callable
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -40,6 +43,32 @@ class Page:
     @property
     def last_index(self) -> int:
         return (self.number - 1) * self.per_page + len(self.rows)
+
+
+def data_version() -> str:
+    """Return a cheap fingerprint of the judged material: it changes when calls, verdicts or rule versions are added or removed."""
+    v = Verdict.objects.aggregate(m=Max("id"))["m"]
+    t = Transcript.objects.aggregate(m=Max("id"), n=Count("id"))
+    r = RuleVersion.objects.aggregate(m=Max("id"), n=Count("id"))
+    return f"{v}-{t['m']}-{t['n']}-{r['m']}-{r['n']}"
+
+
+def figures_cached(name: str, compute: Callable[[], Any]) -> Any:
+    """Return compute(), reused for up to DOCKET_FIGURES_CACHE_SECONDS while the data version holds.
+
+    Aggregates over every verdict cost a full scan (about 0.6 s at 2.5 million verdicts); an
+    errored verdict re-judged in place leaves the fingerprint unchanged, so figures can be that
+    many seconds old. 0 turns the cache off (the default under tests).
+    """
+    ttl = getattr(settings, "DOCKET_FIGURES_CACHE_SECONDS", 0 if getattr(settings, "TESTING", False) else 60)
+    if not ttl:
+        return compute()
+    key = f"docket:figures:{name}:{data_version()}"
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, ttl)
+    return value
 
 
 def page_of(qs: QuerySet, *, page: int, per_page: int = PER_PAGE) -> Page:
@@ -89,10 +118,10 @@ def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
     if filters.started_to:
         qs = qs.filter(started_at__lt=_day_start(filters.started_to + timedelta(days=1)))
     if filters.flagged_rule:
-        flagged = Verdict.objects.filter(
-            OK, transcript=OuterRef("pk"), flagged=True, rule_version__rule__rule_id=filters.flagged_rule
-        )
-        qs = qs.filter(Exists(flagged))
+        # Resolving the versions first lets PostgreSQL probe the verdict key index per call.
+        version_ids = list(RuleVersion.objects.filter(rule__rule_id=filters.flagged_rule).values_list("pk", flat=True))
+        flagged = Verdict.objects.filter(OK, transcript=OuterRef("pk"), flagged=True, rule_version_id__in=version_ids)
+        qs = qs.filter(Exists(flagged)) if version_ids else qs.none()
     return qs.order_by(F("started_at").desc(nulls_last=True), "-id")
 
 
@@ -148,7 +177,8 @@ def transcript_list_page(filters: CallFilters, *, page: int, per_page: int = PER
         )
     result.rows = rows
     if result.has_next or result.number > 1:
-        result.total = transcript_filtered(filters).order_by().count()
+        key = "call-count:" + hashlib.sha256(repr(filters).encode()).hexdigest()[:24]
+        result.total = figures_cached(key, lambda: transcript_filtered(filters).order_by().count())
     else:
         result.total = len(rows)
     return result
@@ -156,14 +186,19 @@ def transcript_list_page(filters: CallFilters, *, page: int, per_page: int = PER
 
 def transcript_filter_choices() -> dict[str, list]:
     """Return the options for the calls list's filters: agent versions, scenarios, languages, rules."""
+    def distinct_values():
+        return {
+            "scenarios": list(
+                Transcript.objects.exclude(scenario="").order_by("scenario").values_list("scenario", flat=True).distinct()[:500]
+            ),
+            "languages": list(
+                Transcript.objects.exclude(language="").order_by("language").values_list("language", flat=True).distinct()[:100]
+            ),
+        }
+
     return {
         "agent_versions": list(AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")),
-        "scenarios": list(
-            Transcript.objects.exclude(scenario="").order_by("scenario").values_list("scenario", flat=True).distinct()[:500]
-        ),
-        "languages": list(
-            Transcript.objects.exclude(language="").order_by("language").values_list("language", flat=True).distinct()[:100]
-        ),
+        **figures_cached("call-filter-values", distinct_values),
         "rules": list(Rule.objects.order_by("rule_id").values_list("rule_id", flat=True)),
     }
 
@@ -364,10 +399,11 @@ def rule_list_grouped(*, q: str = "", group: str = "") -> list[tuple[str, list[R
     versions = defaultdict(list)
     for v in RuleVersion.objects.filter(rule__in=[r.pk for r in rules]).order_by("rule_id", "number"):
         versions[v.rule_id].append(v)
-    verdicts = Verdict.objects.all()
     if q or group:
-        verdicts = verdicts.filter(rule_version__rule__in=[r.pk for r in rules])
-    counts = _verdict_counts_by_version(verdicts)
+        ids = [v.pk for vs in versions.values() for v in vs]
+        counts = _verdict_counts_by_version(Verdict.objects.filter(rule_version_id__in=ids))
+    else:
+        counts = figures_cached("verdicts-by-version", lambda: _verdict_counts_by_version(Verdict.objects.all()))
     grouped: dict[str, list[RuleRow]] = {}
     for r in rules:
         vs = versions.get(r.pk, [])
@@ -399,18 +435,21 @@ def rule_detail(rule_id: str) -> tuple[Rule, list[VersionView]] | None:
     if rule is None:
         return None
     versions = list(rule.versions.order_by("-number"))
-    counts = {
-        r["rule_version_id"]: r
-        for r in Verdict.objects.filter(rule_version__rule=rule)
-        .values("rule_version_id")
-        .annotate(
-            n=Count("id"),
-            flagged=Count("id", filter=Q(OK, flagged=True)),
-            errored=Count("id", filter=~OK),
-            judges=Count("judge_id", distinct=True),
-        )
-        .order_by()
-    }
+    def version_counts():
+        return {
+            r["rule_version_id"]: r
+            for r in Verdict.objects.filter(rule_version_id__in=[v.pk for v in versions])
+            .values("rule_version_id")
+            .annotate(
+                n=Count("id"),
+                flagged=Count("id", filter=Q(OK, flagged=True)),
+                errored=Count("id", filter=~OK),
+                judges=Count("judge_id", distinct=True),
+            )
+            .order_by()
+        }
+
+    counts = figures_cached(f"rule-versions:{rule.pk}", version_counts)
     views = []
     for v in versions:
         c = counts.get(v.pk, {})

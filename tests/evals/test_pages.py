@@ -300,3 +300,22 @@ def test_dashboard_shows_each_role_only_its_next_steps(as_role, role, panels):
     html = response.content.decode()
     for other in {"reviewer", "engineer", "lead"} - set(panels):
         assert f'data-testid="next-{other}"' not in html
+
+
+def test_heavy_figures_are_cached_until_the_data_changes(as_role, call, settings, django_assert_max_num_queries):
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.DOCKET_FIGURES_CACHE_SECONDS = 60
+    cache.clear()
+    c = as_role("lead")
+    with CaptureQueriesContext(connection) as cold:
+        assert c.get(reverse("dashboard")).context["figures"]["verdicts"] == 4
+    with CaptureQueriesContext(connection) as warm:
+        assert c.get(reverse("dashboard")).context["figures"]["verdicts"] == 4
+    assert len(warm.captured_queries) < len(cold.captured_queries)
+    VerdictFactory(transcript=call, flagged=True, turn=1, turns=[1], severity="minor")
+    figures = c.get(reverse("dashboard")).context["figures"]
+    assert (figures["verdicts"], figures["flagged"]) == (5, 3)
+    cache.clear()

@@ -36,6 +36,7 @@ class Progress:
                 pending = 0
             yield line
         bar.update(pending)
+        bar.close()
 
     def writer(self) -> Callable[[int, int], None]:
         """Return a callback for the services' write phase: progress(done, total)."""

@@ -1,4 +1,6 @@
 """Pages for golden sets, gates, gate runs and their history. Thin: services decide, selectors read."""
+import re
+
 from django import forms
 from django.contrib import messages
 from django.http import Http404
@@ -174,6 +176,15 @@ def gate_run_start(request, name):
     return redirect("gate-run-detail", pk=run.pk)
 
 
+PROBLEM_CALL = re.compile(r"call (\S+) \(")
+
+
+def _problem_call(problem: str) -> str:
+    """The call a missing-data problem names ("call X (scenario): no verdict ..."), or ""."""
+    found = PROBLEM_CALL.search(problem)
+    return found.group(1) if found else ""
+
+
 def _metric_view(m: dict, run: GateRun, verdicts: dict) -> dict:
     """A metric of a run, with links to the calls, turns and verdicts behind it."""
     evidence = []
@@ -184,11 +195,12 @@ def _metric_view(m: dict, run: GateRun, verdicts: dict) -> dict:
     rules = []
     cited = {e.get("rule") for e in m.get("evidence", []) if e.get("rule")}
     for label in m.get("rules", []):
-        if cited and label not in cited:
+        if label not in cited:
             continue
         rule, _, version = label.rpartition(" v")
         rules.append({"label": label, "rule": rule, "version": version})
-    return {**m, "evidence_rows": evidence, "rule_links": rules, "value_text": fmt(m.get("value")),
+    problems = [{"text": p, "call": _problem_call(p)} for p in m.get("problems", [])]
+    return {**m, "evidence_rows": evidence, "rule_links": rules, "problem_rows": problems, "value_text": fmt(m.get("value")),
             "baseline_text": fmt(m.get("baseline")), "limit_text": threshold_text(m),
             "evidence_summary": evidence_text(m)}
 

@@ -111,3 +111,11 @@ def test_lead_points_the_gate_at_another_golden_set_version(world, lead):
     assert r.status_code == 302 and world.gate.golden_set == world.golden and new.version == 2
     page = c.get("/gates/").content.decode()
     assert "release-set</a>" in page and "v2" in page  # the index lists the newest version
+
+
+def test_missing_verdict_problem_links_to_the_call(world, lead):
+    world.calls["2026-11-28.1-1"].verdicts.filter(rule_version=world.one_q).delete()
+    run = world.run("2026-11-28.1")
+    page = client_for(lead).get(f"/gates/runs/{run.pk}/").content.decode()
+    assert "call 2026-11-28.1-1 (golden/frontend-01): no verdict for asking.one-question v1" in page
+    assert 'href="/calls/2026-11-28.1-1/">open the call</a>' in page

@@ -59,6 +59,7 @@ def child(rounds: int) -> None:
         bare = Client()
         timings = {
             "bare Django view (GET)": _time(lambda i: bare.get("/bench-bare/"), rounds),
+            "bare view, logged in + perm check": _time(lambda i: client.get("/bench-bare-review/"), rounds),
             "review page (GET, full page)": _time(lambda i: client.get(url), rounds),
             "save a mark (htmx POST)": _time(
                 lambda i: client.post(
@@ -72,7 +73,7 @@ def child(rounds: int) -> None:
         with CaptureQueriesContext(connection) as mark_q:
             client.post(verdict_urls[0], {"correct": "1"}, HTTP_HX_REQUEST="true")
         for label, (median, p90) in timings.items():
-            print(f"  {label:32s} median {median:7.2f} ms   p90 {p90:7.2f} ms")
+            print(f"  {label:34s} median {median:7.2f} ms   p90 {p90:7.2f} ms")
         print(f"  page: {len(page.content) / 1024:.0f} KiB, {len(page_q)} queries; mark: {len(mark_q)} queries")
     finally:
         teardown_databases(old, verbosity=0)
@@ -98,7 +99,13 @@ def _urls():
     from django.urls import include, path
 
     module = types.ModuleType("bench_review_urls")
-    module.urlpatterns = [path("bench-bare/", lambda request: HttpResponse("ok")), path("", include("console.urls"))]
+    from console.permissions import require
+
+    module.urlpatterns = [
+        path("bench-bare/", lambda request: HttpResponse("ok")),
+        path("bench-bare-review/", require("review")(lambda request: HttpResponse("ok"))),
+        path("", include("console.urls")),
+    ]
     return module
 
 

@@ -97,6 +97,7 @@ def _review_context(request, transcript):
         "call": transcript,
         "page": page,
         "assignment": assignment,
+        "now": timezone.now(),
         "progress": progress_today(reviewer=request.user),
         "severities": Severity.choices,
         "issue_rows": transcript.issue_rows.filter(reporter=request.user).order_by("number"),
@@ -114,21 +115,26 @@ def review_call(request, external_id):
 
 
 def _call_and_verdict(request, external_id, verdict_id):
-    transcript = get_object_or_404(Transcript, external_id=external_id)
     verdict = get_object_or_404(
-        Verdict.objects.select_related("rule_version__rule", "judge"), pk=verdict_id, transcript=transcript
+        Verdict.objects.select_related("transcript", "rule_version__rule", "judge"),
+        pk=verdict_id,
+        transcript__external_id=external_id,
     )
-    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
-        return transcript, verdict, False
-    return transcript, verdict, True
+    allowed = assignment_for_review(reviewer=request.user, transcript=verdict.transcript) is not None
+    return verdict.transcript, verdict, allowed
 
 
-def _verdict_response(request, transcript, verdict, *, saved, error=""):
+_UNSET = object()
+
+
+def _verdict_response(request, transcript, verdict, *, saved, error="", mark=_UNSET):
     if not request.htmx:
         if error:
             messages.error(request, error)
         return redirect(reverse("review-call", args=[transcript.external_id]) + f"#verdict-{verdict.pk}")
-    verdict.my_mark = Mark.objects.filter(verdict=verdict, reviewer=request.user).first()
+    if mark is _UNSET:
+        mark = Mark.objects.filter(verdict=verdict, reviewer=request.user).first()
+    verdict.my_mark = mark
     response = render(
         request, f"{PAGE}#verdict", {"v": verdict, "call": transcript, "saved": saved, "error": error}
     )
@@ -145,7 +151,7 @@ def review_mark(request, external_id, verdict_id):
     if correct not in ("1", "0", "true", "false"):
         return HttpResponseBadRequest("correct: must be 1 or 0.")
     try:
-        mark_set(
+        mark = mark_set(
             reviewer=request.user,
             verdict=verdict,
             correct=correct in ("1", "true"),
@@ -153,7 +159,7 @@ def review_mark(request, external_id, verdict_id):
         )
     except ValidationError as exc:
         return _verdict_response(request, transcript, verdict, saved=False, error=_error_text(exc))
-    return _verdict_response(request, transcript, verdict, saved=True)
+    return _verdict_response(request, transcript, verdict, saved=True, mark=mark)
 
 
 @require_POST
@@ -163,7 +169,7 @@ def review_unmark(request, external_id, verdict_id):
     if not allowed:
         return HttpResponseBadRequest(f"{external_id} is not held by you.")
     mark_undo(reviewer=request.user, verdict=verdict)
-    return _verdict_response(request, transcript, verdict, saved=True)
+    return _verdict_response(request, transcript, verdict, saved=True, mark=None)
 
 
 @require_GET
@@ -179,7 +185,13 @@ def review_call_progress(request, external_id):
     return render(
         request,
         f"{PAGE}#call-progress",
-        {"call": transcript, "assignment": assignment, "page": page, "progress": progress_today(reviewer=request.user)},
+        {
+            "call": transcript,
+            "assignment": assignment,
+            "page": page,
+            "now": timezone.now(),
+            "progress": progress_today(reviewer=request.user),
+        },
     )
 
 

@@ -109,6 +109,9 @@ def progress_today(*, reviewer) -> dict[str, Progress]:
     }
 
 
+SPEAKER_LABELS = {"agent": "Agent", "user": "Candidate", "tool": "Tool", "system": "System"}
+
+
 def _clock(ms: int | None) -> str:
     if ms is None:
         return ""
@@ -151,6 +154,7 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         t.verdicts_here = by_turn.get(t.index, [])
         t.phase_starts = bool(t.phase) and t.phase != previous_phase
         t.clock = _clock(t.start_ms)
+        t.speaker_label = SPEAKER_LABELS.get(t.speaker, t.speaker.capitalize())
         t.tool_calls_text = json.dumps(t.tool_calls, indent=2, ensure_ascii=False) if t.tool_calls else ""
         previous_phase = t.phase or previous_phase
     markable = sum(1 for v in verdicts if not v.error)

@@ -1,8 +1,11 @@
 """Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer)."""
 import logging
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from evals.models import Verdict
 from labeling.models import Assignment, Mark
@@ -34,6 +37,8 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
         .order_by("-claimed_at")
         .first()
     )
+    if assignment is not None and assignment.finished_at is None:
+        _lease_renew(assignment)
     mark, created = Mark.objects.update_or_create(
         verdict=verdict,
         reviewer=reviewer,
@@ -44,6 +49,14 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
         extra={"verdict_id": verdict.pk, "reviewer_id": reviewer.pk, "correct": bool(correct), "mark_created": created},
     )
     return mark
+
+
+def _lease_renew(assignment: Assignment) -> None:
+    """Working on a call keeps it held: renew the lease once half of it has run out."""
+    lease = timedelta(minutes=settings.DOCKET_LEASE_MINUTES)
+    now = timezone.now()
+    if assignment.lease_expires_at - now < lease / 2:
+        Assignment.objects.filter(pk=assignment.pk).update(lease_expires_at=now + lease)
 
 
 @transaction.atomic

@@ -160,3 +160,13 @@ def test_issue_rows_get_sequential_numbers_and_validate(reviewer):
         issue_row_create(reporter=reviewer, transcript=t, turn=0, what="x", severity="awful")
     with pytest.raises(ValidationError, match="what"):
         issue_row_create(reporter=reviewer, transcript=t, turn=0, what="  ", severity="minor")
+
+
+def test_marking_keeps_the_call_held(today_sample, reviewer, settings):
+    settings.DOCKET_LEASE_MINUTES = 30
+    it = item(today_sample, verdicts=1)
+    a = sample_claim_next(reviewer=reviewer)
+    Assignment.objects.filter(pk=a.pk).update(lease_expires_at=timezone.now() + timedelta(minutes=5))
+    mark_set(reviewer=reviewer, verdict=it.transcript.verdicts.get(), correct=True)
+    a.refresh_from_db()
+    assert a.lease_expires_at > timezone.now() + timedelta(minutes=29)

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our own static files (no CDN, CSP-friendly)
     "console",
     "labeling",
     "evals",
@@ -180,6 +181,10 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import transcripts, rules and verdicts; review, calibrate and gate.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1/",  # group the docs by resource (rules, transcripts, ...), not "v1"
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     # Several models have a `status`; name each choice set after its model.
     "ENUM_NAME_OVERRIDES": {
         "RuleStatusEnum": "evals.models.Rule.Status",

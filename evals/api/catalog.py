@@ -65,7 +65,6 @@ class VerdictSerializer(serializers.ModelSerializer):
 
 
 @extend_schema(
-    tags=["transcripts"],
     parameters=[OpenApiParameter("agent", str), OpenApiParameter("agent_version", str),
                 OpenApiParameter("scenario", str)],
 )
@@ -81,7 +80,6 @@ class TranscriptList(generics.ListAPIView):
                                 scenario=p.get("scenario", ""))
 
 
-@extend_schema(tags=["transcripts"])
 class TranscriptDetail(generics.RetrieveAPIView):
     """One transcript with its turns, by the id it was imported with."""
 
@@ -94,7 +92,6 @@ class TranscriptDetail(generics.RetrieveAPIView):
         return transcript_with_turns()
 
 
-@extend_schema(tags=["rules"])
 class RuleList(generics.ListAPIView):
     """Rules with every version, oldest first."""
 
@@ -105,7 +102,6 @@ class RuleList(generics.ListAPIView):
         return rules_with_versions()
 
 
-@extend_schema(tags=["rules"])
 class RuleDetail(generics.RetrieveAPIView):
     """One rule with every version, by its stable id."""
 
@@ -128,7 +124,6 @@ class VerdictPagination(CursorPagination):
 
 
 @extend_schema(
-    tags=["verdicts"],
     parameters=[
         OpenApiParameter("rule", str, description="rule id, e.g. opening.greet-by-name"),
         OpenApiParameter("version", int, description="rule version number"),

@@ -84,7 +84,6 @@ class RulesImport(ImportView):
 
     @extend_schema(
         operation_id="rules_import",
-        tags=["imports"],
         request={"application/yaml": OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
         responses=RESPONSES,
         examples=[OpenApiExample(
@@ -110,8 +109,14 @@ class TranscriptsImport(ImportView):
 
     @extend_schema(
         operation_id="transcripts_import",
-        tags=["imports"],
         request={"application/x-ndjson": OpenApiTypes.STR},
+        examples=[OpenApiExample(
+            "one call", media_type="application/x-ndjson", request_only=True,
+            value='{"id": "call-000123", "agent": "phone-screen", "agent_version": "2026-11-28.1", '
+                  '"audio_url": "https://rec.example.com/call-000123.ogg", "language": "en", '
+                  '"turns": [{"speaker": "agent", "text": "Hi Dana.", "start_ms": 0, "end_ms": 1200, '
+                  '"phase": "opening"}], "metadata": {}}',
+        )],
         parameters=[
             OpenApiParameter("replace", bool, description="overwrite transcripts whose turns changed"),
             OpenApiParameter("agent", str, description="agent for lines that name none"),
@@ -136,8 +141,13 @@ class VerdictsImport(ImportView):
 
     @extend_schema(
         operation_id="verdicts_import",
-        tags=["imports"],
         request={"application/x-ndjson": OpenApiTypes.STR},
+        examples=[OpenApiExample(
+            "one verdict", media_type="application/x-ndjson", request_only=True,
+            value='{"transcript": "call-000123", "rule": "opening.greet-by-name", "rule_version": 1, '
+                  '"flagged": true, "turn": 0, "severity": "minor", "rationale": "Greeted twice.", '
+                  '"confidence": 80, "judge": "gpt-4o-mini/conduct-v3"}',
+        )],
         responses=RESPONSES,
     )
     def post(self, request):

@@ -196,5 +196,9 @@ def test_schema_lists_the_import_and_read_endpoints(client, reviewer):
     assert paths["/api/v1/transcripts/import/"]["post"]["operationId"] == "transcripts_import"
     params = {p["name"] for p in paths["/api/v1/verdicts/"]["get"]["parameters"]}
     assert {"rule", "version", "judge", "transcript", "flagged"} <= params
-    assert client.get("/api/docs/").status_code == 200
+    docs = client.get("/api/docs/")
+    assert docs.status_code == 200
+    html = docs.content.decode()
+    assert "/static/drf_spectacular_sidecar/" in html and "cdn.jsdelivr" not in html
+    assert "<style>" not in html and "<script>" not in html  # CSP: no inline style or script
     assert Rule.objects.count() == 0

@@ -5,7 +5,7 @@ create, fill and DROP (use a dedicated one, e.g. docket_bench). It loads the dat
 the calibration selector (the SQL aggregate plus the figures in Python) and, in the same run, a
 hand-written SQL query of the same counts, checks both agree, prints the figures, and drops the
 database. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
-the database afterwards.
+the database afterwards, BENCH_REUSE=1 to time a kept database again without loading.
 """
 import io
 import os
@@ -33,7 +33,7 @@ WITH per_verdict AS (
 ), resolved AS (
     SELECT pv.*, CASE WHEN s.correct IS NOT NULL THEN s.correct
                       WHEN rights > wrongs THEN true WHEN wrongs > rights THEN false END AS truth,
-           coalesce(1.0 / p, 1.0) AS w
+           coalesce(1 / p, 1) AS w
     FROM per_verdict pv LEFT JOIN labeling_settlement s ON s.verdict_id = pv.id
 )
 SELECT rule_version_id, judge_id,
@@ -187,14 +187,33 @@ def load(n_transcripts: int, n_rules: int) -> dict:
     return counts
 
 
-def timed(fn, repeat: int = 5) -> tuple[float, float, object]:
+def backend_cpu_s() -> float | None:
+    """Return the CPU seconds PostgreSQL's backend for this connection has used (local server only)."""
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_backend_pid()")
+        pid = cur.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None]:
+    """Return min and median wall seconds, the result, and the median backend CPU seconds."""
     fn()  # warm the cache
-    times, result = [], None
+    times, cpus, result = [], [], None
     for _ in range(repeat):
+        c0 = backend_cpu_s()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-    return min(times), statistics.median(times), result
+        c1 = backend_cpu_s()
+        if c0 is not None and c1 is not None:
+            cpus.append(c1 - c0)
+    return min(times), statistics.median(times), result, (statistics.median(cpus) if cpus else None)
 
 
 def main() -> None:
@@ -202,8 +221,12 @@ def main() -> None:
     n_transcripts = int(os.environ.get("BENCH_TRANSCRIPTS", 5000))
     n_rules = int(os.environ.get("BENCH_RULES", 200))
     name, admin = admin_connect(url)
-    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-    admin.execute(f'CREATE DATABASE "{name}"')
+    reuse = os.environ.get("BENCH_REUSE") == "1" and admin.execute(
+        "SELECT 1 FROM pg_database WHERE datname = %s", [name]
+    ).fetchone()
+    if not reuse:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"')
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
     os.environ.setdefault("DJANGO_DEBUG", "1")
     os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
@@ -216,22 +239,31 @@ def main() -> None:
 
         from labeling.selectors.calibration import calibration_counts, calibration_rows
 
-        call_command("migrate", verbosity=0)
-        print(f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True)
-        counts = load(n_transcripts, n_rules)
-        with connection.cursor() as cur:
-            cur.execute("VACUUM ANALYZE")
-        print("loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
+        if reuse:
+            print(f"reusing the data already in {name} (BENCH_REUSE=1)")
+        else:
+            call_command("migrate", verbosity=0)
+            print(f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True)
+            counts = load(n_transcripts, n_rules)
+            with connection.cursor() as cur:
+                cur.execute("VACUUM ANALYZE")
+            print("loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
 
         def hand():
             with connection.cursor() as cur:
                 cur.execute(HAND_SQL)
                 return cur.fetchall()
 
-        sel_min, sel_med, rows = timed(calibration_rows)
-        agg_min, agg_med, _ = timed(calibration_counts)
-        one_min, one_med, _ = timed(lambda: calibration_rows(group="boundaries"))
-        hand_min, hand_med, hand_rows = timed(hand)
+        from evals.models import RuleVersion
+        from labeling.selectors.calibration import calibration_row
+
+        sel_min, sel_med, rows, sel_cpu = timed(calibration_rows)
+        agg_min, agg_med, _, agg_cpu = timed(calibration_counts)
+        one_min, one_med, _, one_cpu = timed(lambda: calibration_rows(group="boundaries"))
+        rv = RuleVersion.objects.order_by("pk").first()
+        rv_min, rv_med, _, rv_cpu = timed(lambda: calibration_row(rule_version=rv))
+        hand_min, hand_med, hand_rows, hand_cpu = timed(hand)
+        load1 = os.getloadavg()[0]
 
         by_key = {(r.rule_version.pk, r.judge.pk): r.counts for r in rows if r.judge}
         mismatches = 0
@@ -243,10 +275,15 @@ def main() -> None:
                 mismatches += 1
         marked = sum(c.marked + c.waiting + c.errored for c in by_key.values())
         print(f"rows: {len(rows)} (rule version, judge); marked verdicts counted: {marked:,}")
-        print(f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s")
-        print(f"  of which the SQL aggregate alone:              min {agg_min:.3f} s, median {agg_med:.3f} s")
-        print(f"calibration selector, one group filtered:       min {one_min:.3f} s, median {one_med:.3f} s")
-        print(f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s")
+        def cpu(x):
+            return f", PostgreSQL CPU {x:.3f} s" if x is not None else ""
+
+        print(f"machine: {os.cpu_count()} cores, load average {load1:.1f} while timing (wall times include waiting)")
+        print(f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}")
+        print(f"  of which the SQL aggregate alone:              min {agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}")
+        print(f"calibration selector, one group (25 versions):  min {one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}")
+        print(f"calibration_row, one rule version (5,000):      min {rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}")
+        print(f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}")
         print(f"counts agree: {'yes' if mismatches == 0 and len(hand_rows) == len(by_key) else f'NO ({mismatches})'}")
         connection.close()
     finally:

@@ -20,7 +20,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet
 
 from evals import metrics
@@ -61,6 +61,7 @@ GROUP BY m.verdict_id
 """
 
 # Per verdict, resolved: f flagged, e errored, t truth (1 right, 0 wrong, NULL tied), w weight, o outside.
+# `1 / pv.p` stays a float (a NUMERIC 1.0 would make every sum slow on PostgreSQL).
 _RESOLVED = """
 SELECT pv.verdict_id AS verdict_id, v.rule_version_id AS rule_version_id, v.judge_id AS judge_id,
        CASE WHEN v.flagged THEN 1 ELSE 0 END AS f,
@@ -68,7 +69,7 @@ SELECT pv.verdict_id AS verdict_id, v.rule_version_id AS rule_version_id, v.judg
        CASE WHEN s.correct IS NOT NULL THEN (CASE WHEN s.correct THEN 1 ELSE 0 END)
             WHEN 2 * pv.r > pv.n THEN 1
             WHEN 2 * pv.r < pv.n THEN 0 END AS t,
-       COALESCE(1.0 / pv.p, 1.0) AS w,
+       COALESCE(1 / pv.p, 1) AS w,
        CASE WHEN pv.p IS NULL THEN 1 ELSE 0 END AS o,
        pv.n AS n, pv.fc - 2 * (pv.fc / 2) AS fc, pv.lc - 2 * (pv.lc / 2) AS lc{extra}
 FROM ({per_verdict}) pv
@@ -76,41 +77,30 @@ JOIN {verdict} v ON v.id = pv.verdict_id
 LEFT JOIN {settlement} s ON s.verdict_id = pv.verdict_id{extra_join}
 """
 
-_OK = "e = 0 AND t IS NOT NULL"
-_CELL_COND = {"tp": "f = 1 AND t = 1", "fp": "f = 1 AND t = 0", "fn": "f = 0 AND t = 0", "tn": "f = 0 AND t = 1"}
+# The cell code k of a resolved verdict, and its agreement pair code q (0: not paired).
+K_CELLS = {0: "fn", 1: "tn", 2: "fp", 3: "tp", 4: "waiting", 5: "errored"}
+Q_PAIRS = {1: (0, 0), 2: (0, 1), 3: (1, 0), 4: (1, 1)}
 
 
 def _aggregate_sql(where: str) -> str:
-    cols = []
-    for cell, cond in _CELL_COND.items():
-        c = f"{_OK} AND {cond}"
-        cols += [
-            f"COUNT(*) FILTER (WHERE {c}) AS {cell}",
-            f"SUM(w) FILTER (WHERE {c}) AS w_{cell}",
-            f"SUM(w * w) FILTER (WHERE {c}) AS w2_{cell}",
-        ]
-    cols += [
-        "COUNT(*) FILTER (WHERE e = 0 AND t IS NULL) AS waiting",
-        "COUNT(*) FILTER (WHERE e = 1) AS errored",
-        f"COUNT(*) FILTER (WHERE {_OK} AND o = 1) AS outside",
-    ]
-    for name, a, b in (("k_rr", 1, 1), ("k_rw", 1, 0), ("k_wr", 0, 1), ("k_ww", 0, 0)):
-        cols.append(f"COUNT(*) FILTER (WHERE e = 0 AND n >= 2 AND fc = {a} AND lc = {b}) AS {name}")
+    """Return the page's one aggregate: per (rule version, judge, cell, pair, outside) counts and weights.
+
+    Grouping by a small cell code keeps the outer aggregate to three plain sums per row (instead of
+    a FILTER per figure); Python pivots the few thousand result rows.
+    """
     resolved = _RESOLVED.format(
         per_verdict=_PER_VERDICT.format(where=where, **_T), extra="", extra_join="", **_T
     )
-    return (
-        "SELECT rule_version_id, judge_id,\n  "
-        + ",\n  ".join(cols)
-        + f"\nFROM ({resolved}) x\nGROUP BY rule_version_id, judge_id"
-    )
-
-
-AGGREGATE_COLUMNS = (
-    ["rule_version_id", "judge_id"]
-    + [f"{p}{c}" for c in CELLS for p in ("", "w_", "w2_")]
-    + ["waiting", "errored", "outside", "k_rr", "k_rw", "k_wr", "k_ww"]
-)
+    return f"""
+SELECT rule_version_id, judge_id, k, q, o, COUNT(*) AS c, SUM(w) AS sw, SUM(w * w) AS sw2
+FROM (
+  SELECT rule_version_id, judge_id, w, o,
+         CASE WHEN e = 1 THEN 5 WHEN t IS NULL THEN 4 ELSE f * 2 + t END AS k,
+         CASE WHEN e = 0 AND n >= 2 THEN 1 + fc * 2 + lc ELSE 0 END AS q
+  FROM ({resolved}) x
+) y
+GROUP BY rule_version_id, judge_id, k, q, o
+"""
 
 
 def _where(
@@ -135,11 +125,18 @@ def _where(
         params.append(bool(safety))
     if not conds:
         return "", []
-    sub = (
-        f"SELECT v.id FROM {_T['verdict']} v JOIN {_T['rv']} rv ON rv.id = v.rule_version_id "
-        f"JOIN {_T['rule']} r ON r.id = rv.rule_id WHERE " + " AND ".join(conds)
-    )
-    return f"WHERE m.verdict_id IN ({sub})", params
+    # Join the filtered verdicts inside the per-verdict subquery, so PostgreSQL reaches the marks of a
+    # few rule versions through the (rule_version, judge) and mark.verdict_id indexes.
+    joins = f"JOIN {_T['verdict']} v ON v.id = m.verdict_id "
+    if status or group or safety is not None:
+        joins += f"JOIN {_T['rv']} rv ON rv.id = v.rule_version_id JOIN {_T['rule']} r ON r.id = rv.rule_id "
+    return joins + "WHERE " + " AND ".join(conds), params
+
+
+def _tune(cursor) -> None:
+    """On PostgreSQL, turn JIT off for this transaction: compiling the aggregate costs more than it saves."""
+    if connection.vendor == "postgresql":
+        cursor.execute("SET LOCAL jit = off")
 
 
 @dataclass
@@ -161,17 +158,22 @@ class Counts:
     def marked(self) -> int:
         return self.tp + self.fp + self.fn + self.tn
 
-    @classmethod
-    def from_aggregate(cls, row: dict) -> Counts:
-        return cls(
-            **{c: row[c] or 0 for c in CELLS},
-            waiting=row["waiting"] or 0,
-            errored=row["errored"] or 0,
-            outside_sample=row["outside"] or 0,
-            w={c: float(row[f"w_{c}"] or 0) for c in CELLS},
-            w2={c: float(row[f"w2_{c}"] or 0) for c in CELLS},
-            pairs=metrics.AgreementTable(row["k_rr"] or 0, row["k_rw"] or 0, row["k_wr"] or 0, row["k_ww"] or 0),
-        )
+    def add_group(self, k: int, q: int, o: int, count: int, sum_w: float, sum_w2: float) -> None:
+        """Add one group of the SQL aggregate (cell code k, pair code q, outside flag o)."""
+        cell = K_CELLS[k]
+        if q:
+            first, last = Q_PAIRS[q]
+            self.pairs = self.pairs + metrics.AgreementTable(
+                count * (first and last), count * (first and not last),
+                count * (not first and last), count * (not first and not last),
+            )
+        if cell in CELLS:
+            setattr(self, cell, getattr(self, cell) + count)
+            self.w[cell] += float(sum_w or 0)
+            self.w2[cell] += float(sum_w2 or 0)
+            self.outside_sample += count if o else 0
+        else:
+            setattr(self, cell, getattr(self, cell) + count)
 
     def add_verdict(self, v: VerdictOutcome) -> None:
         """Count one resolved verdict (the Python twin of the SQL aggregate)."""
@@ -299,14 +301,18 @@ def _judge_ids(judge) -> list[int] | None:
 
 def calibration_counts(
     *, judge=None, group: str | None = None, status: str | None = None, rule_version_ids=None, safety=None
-) -> list[dict]:
-    """Return the raw aggregate rows (one SQL query): counts per (rule version, judge)."""
+) -> dict[tuple[int, int], Counts]:
+    """Return Counts per (rule version id, judge id) from one SQL aggregate."""
     where, params = _where(
         judge_ids=_judge_ids(judge), group=group, status=status, rule_version_ids=rule_version_ids, safety=safety
     )
-    with connection.cursor() as cursor:
+    counts: dict[tuple[int, int], Counts] = defaultdict(Counts)
+    with transaction.atomic(), connection.cursor() as cursor:
+        _tune(cursor)
         cursor.execute(_aggregate_sql(where), params)
-        return [dict(zip(AGGREGATE_COLUMNS, row)) for row in cursor.fetchall()]
+        for rv_id, judge_id, k, q, o, c, sw, sw2 in cursor.fetchall():
+            counts[(rv_id, judge_id)].add_group(int(k), int(q), int(o), int(c), sw, sw2)
+    return dict(counts)
 
 
 def calibration_rows(
@@ -326,11 +332,11 @@ def calibration_rows(
     """
     floors = floors or floors_from_settings()
     aggregates = calibration_counts(judge=judge, group=group, status=status, rule_version_ids=rule_version_ids)
-    rvs = RuleVersion.objects.select_related("rule").in_bulk({a["rule_version_id"] for a in aggregates})
-    judges = Judge.objects.in_bulk({a["judge_id"] for a in aggregates})
+    rvs = RuleVersion.objects.select_related("rule").in_bulk({rv_id for rv_id, _ in aggregates})
+    judges = Judge.objects.in_bulk({judge_id for _, judge_id in aggregates})
     rows = [
-        CalibrationRow(rvs[a["rule_version_id"]], judges[a["judge_id"]], Counts.from_aggregate(a), floors)
-        for a in aggregates
+        CalibrationRow(rvs[rv_id], judges[judge_id], counts, floors)
+        for (rv_id, judge_id), counts in aggregates.items()
     ]
     if include_unmarked and _judge_ids(judge) is None:
         qs = RuleVersion.objects.select_related("rule").exclude(pk__in=rvs.keys())
@@ -407,7 +413,8 @@ def verdict_outcomes(*, rule_version: RuleVersion, judge: Judge | None = None) -
         **_T,
     )
     out = []
-    with connection.cursor() as cursor:
+    with transaction.atomic(), connection.cursor() as cursor:
+        _tune(cursor)
         cursor.execute(sql, params)
         for vid, _rv, _j, f, e, t, w, o, n, fc, lc, at in cursor.fetchall():
             if e:

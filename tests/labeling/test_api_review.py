@@ -106,3 +106,14 @@ def test_schema_lists_the_review_endpoints(reviewer):
     schema = client.get("/api/schema/?format=json").json()
     for path in ["/api/v1/queue/next/", "/api/v1/queue/finish/", "/api/v1/marks/", "/api/v1/sample/"]:
         assert path in schema["paths"]
+
+
+def test_skip_through_the_api_gives_the_call_away(reviewer, make_user, sampled_call):
+    client = api(reviewer)
+    assert client.post("/api/v1/queue/next/").status_code == 200
+    r = client.post("/api/v1/queue/skip/", {"transcript": "call-000123"}, format="json")
+    assert r.status_code == 200
+    assert client.post("/api/v1/queue/next/").status_code == 204
+    assert api(make_user("reviewer")).post("/api/v1/queue/next/").json()["transcript"]["id"] == "call-000123"
+    r = client.post("/api/v1/queue/skip/", {"transcript": "nope"}, format="json")
+    assert r.status_code == 400 and "transcript" in r.json()

@@ -135,3 +135,19 @@ def test_leads_make_the_sample_and_queue_a_call_by_hand(client, lead, reviewer):
 
     item = SampleItem.objects.get(transcript__external_id="call-9")
     assert item.reason in ("manual", "uniform") and item.sample.day == timezone.localdate()
+
+
+def test_a_lapsed_hold_is_said_plainly_and_marks_still_save(client, reviewer, call):
+    from datetime import timedelta
+
+    from labeling.models import Assignment
+
+    login(client, reviewer)
+    client.post(reverse("review-next"))
+    Assignment.objects.update(lease_expires_at=timezone.now() - timedelta(minutes=1))
+    html = client.get(reverse("review-call", args=["call-000123"])).content.decode()
+    assert "Your hold on this call lapsed" in html
+    v = call.verdicts.get(flagged=True)
+    client.post(reverse("review-mark", args=["call-000123", v.pk]), {"correct": "1"}, HTTP_HX_REQUEST="true")
+    assert Mark.objects.get(verdict=v).assignment is not None
+    assert "Your hold on this call lapsed" not in client.get(reverse("review-call", args=["call-000123"])).content.decode()

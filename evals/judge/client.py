@@ -1,5 +1,6 @@
 """The chat-completions client: one judge call, its tokens and its cost."""
 import logging
+import threading
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -55,15 +56,25 @@ def judge_cost(model: str, tokens_in: int, tokens_out: int) -> Decimal:
     return cost.quantize(Decimal("0.000001"))
 
 
+_clients: dict[tuple, openai.OpenAI] = {}
+_clients_lock = threading.Lock()
+
+
 def _client(cfg: JudgeSettings) -> openai.OpenAI:
-    # The client retries connection errors, timeouts, 429 and 5xx with exponential backoff.
-    return openai.OpenAI(
-        base_url=cfg.base_url or None,
-        # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
-        api_key=cfg.api_key or "not-needed",
-        timeout=cfg.timeout_s,
-        max_retries=cfg.max_retries,
-    )
+    """Return a shared client per configuration: building one (its TLS context) costs ~100 ms."""
+    key = (cfg.base_url, cfg.api_key, cfg.timeout_s, cfg.max_retries)
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            # The client retries connection errors, timeouts, 429 and 5xx with exponential backoff.
+            client = _clients[key] = openai.OpenAI(
+                base_url=cfg.base_url or None,
+                # Local servers (vLLM, Ollama, llama.cpp) accept any key; the client insists on one.
+                api_key=cfg.api_key or "not-needed",
+                timeout=cfg.timeout_s,
+                max_retries=cfg.max_retries,
+            )
+        return client
 
 
 def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None) -> JudgeAnswer:

@@ -365,10 +365,9 @@ def judge_run_item_execute(*, item_id: int) -> str:
 
 def _run_detectors(rvs: list[RuleVersion], turns) -> _Outcome:
     views = turn_views(turns)
-    verdicts, judges = {}, {}
+    verdicts, judges = {}, _detector_judges(rvs)
     for rv in rvs:
         spec = _detector_spec(rv)
-        judges[rv.pk] = _detector_judge(spec.get("name", "unknown") if isinstance(spec, dict) else "unknown")
         scoped = [v for v in views if not rv.rule.phase or v.phase == rv.rule.phase]
         try:
             r = detector_run(spec, scoped)
@@ -384,10 +383,19 @@ def _run_detectors(rvs: list[RuleVersion], turns) -> _Outcome:
                     error=f"{errors} detector rule(s) failed" if errors else "")
 
 
-def _detector_judge(name: str) -> Judge:
-    judge, _ = Judge.objects.get_or_create(name=f"detector/{name}",
-                                           defaults={"kind": Judge.Kind.DETECTOR, "model": name})
-    return judge
+def _detector_name(rv: RuleVersion) -> str:
+    spec = _detector_spec(rv)
+    return str(spec.get("name") or "unknown") if isinstance(spec, dict) else "unknown"
+
+
+def _detector_judges(rvs: list[RuleVersion]) -> dict[int, Judge]:
+    """Return {rule version pk: its detector's judge "detector/<name>"}, creating judges once."""
+    names = {f"detector/{_detector_name(rv)}" for rv in rvs}
+    found = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    for name in names - set(found):
+        found[name], _ = Judge.objects.get_or_create(
+            name=name, defaults={"kind": Judge.Kind.DETECTOR, "model": name.split("/", 1)[1]})
+    return {rv.pk: found[f"detector/{_detector_name(rv)}"] for rv in rvs}
 
 
 def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
@@ -452,9 +460,7 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     )
     if not claimed:
         return "already-done"
-    errored = 0
-    for rv_pk, fields in result.verdicts.items():
-        errored += _verdict_put(item, rv_pk, result.judges[rv_pk], fields)
+    errored = _verdicts_put(item, result)
     if result.cache:
         try:
             with transaction.atomic():
@@ -477,24 +483,40 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     return result.outcome
 
 
-def _verdict_put(item: JudgeRunItem, rv_pk: int, judge: Judge, fields: dict) -> int:
-    """Write one verdict unless a good one already holds its key; return 1 if it is errored."""
+def _verdict_values(fields: dict) -> dict:
     if "error" in fields:
-        values = {"flagged": False, "turn": None, "turns": [], "severity": "", "rationale": "",
-                  "confidence": None, "error": fields["error"][:2000]}
-    else:
-        turns = list(fields["turns"]) if fields["flagged"] else []
-        values = {"flagged": fields["flagged"], "turn": turns[0] if turns else None, "turns": turns,
-                  "severity": fields["severity"] or "", "rationale": fields["rationale"],
-                  "confidence": fields["confidence"], "error": ""}
-    existing = Verdict.objects.select_for_update().filter(
-        transcript_id=item.transcript_id, rule_version_id=rv_pk, judge=judge).first()
-    if existing is None:
-        Verdict.objects.create(transcript_id=item.transcript_id, rule_version_id=rv_pk, judge=judge,
-                               judge_run_id=item.run_id, **values)
-    elif existing.error:
-        Verdict.objects.filter(pk=existing.pk).update(judge_run_id=item.run_id, **values)
-    return 1 if values["error"] else 0
+        return {"flagged": False, "turn": None, "turns": [], "severity": "", "rationale": "",
+                "confidence": None, "error": fields["error"][:2000]}
+    turns = list(fields["turns"]) if fields["flagged"] else []
+    return {"flagged": fields["flagged"], "turn": turns[0] if turns else None, "turns": turns,
+            "severity": fields["severity"] or "", "rationale": fields["rationale"],
+            "confidence": fields["confidence"], "error": ""}
+
+
+def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
+    """Write the item's verdicts unless a good one already holds the key; return how many are errored."""
+    if not result.verdicts:
+        return 0
+    existing = {
+        (v.rule_version_id, v.judge_id): v
+        for v in Verdict.objects.select_for_update().filter(
+            transcript_id=item.transcript_id, rule_version_id__in=list(result.verdicts),
+            judge_id__in={j.pk for j in result.judges.values()},
+        ).only("pk", "rule_version_id", "judge_id", "error")
+    }
+    new, errored = [], 0
+    for rv_pk, fields in result.verdicts.items():
+        values = _verdict_values(fields)
+        errored += 1 if values["error"] else 0
+        judge = result.judges[rv_pk]
+        old = existing.get((rv_pk, judge.pk))
+        if old is None:
+            new.append(Verdict(transcript_id=item.transcript_id, rule_version_id=rv_pk, judge=judge,
+                               judge_run_id=item.run_id, **values))
+        elif old.error:
+            Verdict.objects.filter(pk=old.pk).update(judge_run_id=item.run_id, **values)
+    Verdict.objects.bulk_create(new)
+    return errored
 
 
 def judge_run_item_fail(*, item_id: int, error: str) -> None:
@@ -503,12 +525,10 @@ def judge_run_item_fail(*, item_id: int, error: str) -> None:
     if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
         return
     rvs = RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule")
-    judges = {}
-    for rv in rvs:
-        if item.kind == JudgeRunItem.Kind.DETECTORS:
-            spec = _detector_spec(rv) or {}
-            judges[rv.pk] = _detector_judge(spec.get("name", "unknown"))
-        else:
-            judges[rv.pk] = item.run.judge
+    rvs = list(rvs)
+    if item.kind == JudgeRunItem.Kind.DETECTORS:
+        judges = _detector_judges(rvs)
+    else:
+        judges = {rv.pk: item.run.judge for rv in rvs}
     verdicts = {pk: {"error": error} for pk, j in judges.items() if j is not None}
     _item_finish(item, _Outcome(JudgeRunItem.Outcome.ERROR, verdicts, judges, error=error))

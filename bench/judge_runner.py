@@ -1,0 +1,133 @@
+"""Benchmark: the judge runner. Prints figures; asserts nothing about speed.
+
+1. The eight detectors (pure functions) over the tau-bench airline trajectories, when the file is there.
+2. A judge run, eager and in-process, over BENCH_CALLS synthetic calls (default 300, 24 turns each)
+   with 4 LLM rule groups and 3 detector rules, against a local chat-completions server that answers
+   at once: the runner's own overhead per call (prompt, schema, parse, verdict writes, counters).
+   Then a dry run (planning and estimate) and a second run, all cache hits.
+
+Uses a throwaway SQLite database in a temporary folder (set BENCH_DATABASE_URL=postgres://... to
+use a dedicated PostgreSQL database instead; its tables are created and left behind).
+"""
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+TAU = ROOT.parent / "shared" / "datasets" / "tau-bench-airline" / "gpt-4o-airline.json"
+CALLS = int(os.environ.get("BENCH_CALLS", "300"))
+TURNS = 24
+
+
+def bench_detectors() -> None:
+    from evals.detectors import DETECTORS, TurnView, detector_run
+
+    if not TAU.exists():
+        print(f"detectors: skipped, no tau-bench file at {TAU}")
+        return
+    convs = []
+    for item in json.loads(TAU.read_text()):
+        turns = []
+        for i, m in enumerate(item["traj"]):
+            speaker = {"assistant": "agent", "user": "user", "tool": "tool", "system": "system"}[m["role"]]
+            turns.append(TurnView(index=i, speaker=speaker, text=m.get("content") or ""))
+        convs.append(turns)
+    n_turns = sum(len(c) for c in convs)
+    start = time.perf_counter()
+    flagged = {name: 0 for name in DETECTORS}
+    for turns in convs:
+        for name in DETECTORS:
+            flagged[name] += detector_run({"name": name}, turns).flagged
+    elapsed = time.perf_counter() - start
+    print(f"detectors: 8 detectors x {len(convs)} tau-bench conversations ({n_turns:,} turns) in {elapsed:.3f} s "
+          f"= {len(convs) * 8 / elapsed:,.0f} checks/s")
+    print("  flagged with default parameters: " + ", ".join(f"{k} {v}" for k, v in flagged.items()))
+
+
+def main() -> None:
+    bench_detectors()
+
+    from tests.evals.judge_server import FakeJudge
+
+    fake = FakeJudge().start()
+    tmp = tempfile.mkdtemp(prefix="docket-bench-judge-")
+    os.environ.update({
+        "DJANGO_SETTINGS_MODULE": "console.settings", "DJANGO_DEBUG": "1", "DOCKET_VAR_DIR": tmp,
+        "DOCKET_LOG_LEVEL": "ERROR", "JUDGE_BASE_URL": fake.base_url, "JUDGE_MAX_RETRIES": "0",
+        "JUDGE_COST_CAP_USD": "0", "CELERY_BROKER_URL": "",
+    })
+    if os.environ.get("BENCH_DATABASE_URL"):
+        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
+    else:
+        os.environ.pop("DATABASE_URL", None)
+    import django
+
+    django.setup()
+    import logging
+
+    logging.disable(logging.INFO)
+    from django.core.management import call_command
+    from django.db import connection
+
+    from evals.models import Agent, AgentVersion, Rule, RuleVersion, Transcript, Turn, Verdict
+    from evals.services.judging import judge_run_create
+
+    call_command("migrate", verbosity=0)
+    av = AgentVersion.objects.create(agent=Agent.objects.create(name="bench"), version="v1")
+    rules = [
+        ("opening.greet", "opening", "opening", "Greet the candidate once, by name.", None),
+        ("asking.one-question", "asking", "", "Ask one question per turn.", None),
+        ("asking.no-hints", "asking", "", "Never hint at the answer.", None),
+        ("boundaries.no-leak", "boundaries", "", "Never reveal the rubric.", None),
+        ("closing.thanks", "closing", "closing", "Thank the candidate.", None),
+        ("signals.silence", "signals", "", "Answer within 3 s.", {"name": "silence_before_agent", "max_ms": 3000}),
+        ("signals.talk-over", "signals", "", "No talk-over.", {"name": "talk_over", "max_overlap_ms": 500}),
+        ("signals.markdown", "signals", "", "No markdown.", {"name": "markdown_or_emoji"}),
+    ]
+    for rid, group, phase, text, det in rules:
+        rule = Rule.objects.create(rule_id=rid, group=group, phase=phase, detector=det)
+        RuleVersion.objects.create(rule=rule, number=1, text=text, detector=det)
+    transcripts = Transcript.objects.bulk_create(
+        [Transcript(external_id=f"call-{i:06d}", agent_version=av, checksum=f"{i:064x}") for i in range(CALLS)]
+    )
+    phases = ["opening"] * 4 + ["asking"] * 16 + ["closing"] * 4
+    Turn.objects.bulk_create(
+        [
+            Turn(transcript=t, index=j, speaker="agent" if j % 2 == 0 else "user", phase=phases[j],
+                 text="Could you tell me about a project you led last year and what you learned from it?",
+                 start_ms=j * 6000, end_ms=j * 6000 + 5000)
+            for t in transcripts for j in range(TURNS)
+        ],
+        batch_size=5000,
+    )
+    print(f"judge run: {CALLS} calls x {TURNS} turns, 5 LLM rules in 4 groups (2 phase-scoped) + 3 detector rules, "
+          f"{connection.vendor}")
+
+    start = time.perf_counter()
+    plan = judge_run_create(dry_run=True)
+    print(f"  dry run: {plan.calls:,} calls planned, estimated {plan.est_tokens_in:,} tokens in, "
+          f"${plan.est_cost:.4f}, in {time.perf_counter() - start:.2f} s")
+
+    for label in ("first run (every call made)", "second run (all cache hits)"):
+        before = len(fake.requests)
+        start = time.perf_counter()
+        run = judge_run_create(started_by="bench")
+        elapsed = time.perf_counter() - start
+        run.refresh_from_db()
+        per_item = elapsed / max(1, run.tasks_total) * 1000
+        print(f"  {label}: {run.tasks_total:,} items ({run.calls_made:,} calls, {run.cache_hits:,} cache hits) "
+              f"in {elapsed:.2f} s = {run.tasks_total / elapsed:,.0f} items/s, {per_item:.1f} ms/item; "
+              f"{len(fake.requests) - before:,} HTTP requests; status {run.status}")
+    sizes = [sum(len(m["content"]) for m in r["body"]["messages"]) for r in fake.requests]
+    print(f"  prompt size: median {statistics.median(sizes):,.0f} characters; "
+          f"verdicts stored: {Verdict.objects.count():,}")
+    fake.stop()
+
+
+if __name__ == "__main__":
+    main()

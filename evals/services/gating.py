@@ -524,10 +524,10 @@ def _gate_judge(gate: Gate, calls: Iterable[Transcript], rvs: Iterable[RuleVersi
     return Judge.objects.get(pk=ids[0]) if ids else None
 
 
-def _call_facts(calls: Mapping[str, Transcript], rvs: Mapping[str, RuleVersion], judge: Judge | None
-                ) -> dict[str, gates.CallFacts]:
+def _call_facts(calls: Mapping[str, Transcript], rvs: Mapping[str, RuleVersion],
+                verdicts: Mapping[tuple[int, int], tuple]) -> dict[str, gates.CallFacts]:
+    """scenario -> CallFacts from the picked verdict rows and the calls' turn timings."""
     ids = [t.pk for t in calls.values()]
-    verdicts = _pick_verdicts(ids, rvs.values(), judge)
     timings: dict[int, list[gates.TurnTiming]] = {}
     for tid, index, speaker, start, end, conf in Turn.objects.filter(transcript__in=ids).values_list(
         "transcript_id", "index", "speaker", "start_ms", "end_ms", "asr_confidence"
@@ -656,10 +656,14 @@ def gate_run_evaluate(
     base_calls = _golden_calls(golden_set, baseline) if baseline else {}
     judge = _gate_judge(gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values())
 
+    all_calls = list(cand_calls.values()) + list(base_calls.values())
+    picked = _pick_verdicts([t.pk for t in all_calls], scope_rvs.values(), judge)
     judged = 0
     if judge_missing_verdicts:
-        pairs = _missing_pairs(list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values(), judge)
+        pairs = [(t, rv) for t in all_calls for rv in scope_rvs.values() if (t.pk, rv.pk) not in picked]
         judged = judge_missing(judge=judge, pairs=pairs, by=by)
+        if judged:
+            picked = _pick_verdicts([t.pk for t in all_calls], scope_rvs.values(), judge)
 
     members = list(golden_set.members.select_related("transcript"))
     golden = gates.GoldenFacts(
@@ -674,8 +678,8 @@ def gate_run_evaluate(
         ),
     )
     decision = gates.gate_decide(
-        golden=golden, rules=rules, metrics=specs, candidate=_call_facts(cand_calls, scope_rvs, judge),
-        baseline=_call_facts(base_calls, scope_rvs, judge) if baseline else None,
+        golden=golden, rules=rules, metrics=specs, candidate=_call_facts(cand_calls, scope_rvs, picked),
+        baseline=_call_facts(base_calls, scope_rvs, picked) if baseline else None,
     )
     if baseline_run is not None:
         notes += _comparability_notes(baseline_run, golden_set, scope_rvs, judge)

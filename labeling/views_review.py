@@ -5,6 +5,7 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
@@ -85,7 +86,10 @@ def review_sample_queue(request):
     else:
         sample_item_queue_by_hand(transcript=transcript, added_by=request.user)
         messages.success(request, f"{external_id} is in today's queue.")
-    return redirect(request.POST.get("next") if request.POST.get("next", "").startswith("/") else "review")
+    target = request.POST.get("next", "")
+    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        return redirect(target)
+    return redirect("review")
 
 
 def _review_context(request, transcript):

@@ -129,8 +129,14 @@ def test_leads_make_the_sample_and_queue_a_call_by_hand(client, lead, reviewer):
     login(client, lead)
     assert "Make today's sample".encode() in client.get(reverse("review")).content
     client.post(reverse("review-sample-make"))
+    r = client.post(reverse("review-sample-queue"), {"transcript": "call-9", "next": "//evil.example/"})
+    assert r.url == reverse("review")
+    r = client.post(reverse("review-sample-queue"), {"transcript": "call-9", "next": "/calls/call-9/"})
+    assert r.url == "/calls/call-9/"
     r = client.post(reverse("review-sample-queue"), {"transcript": "call-9"}, follow=True)
     assert b"call-9 is in today" in r.content
+    r = client.post(reverse("review-sample-queue"), {"transcript": "call-nope"}, follow=True)
+    assert b"no call with id" in r.content
     from labeling.models import SampleItem
 
     item = SampleItem.objects.get(transcript__external_id="call-9")

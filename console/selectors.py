@@ -141,6 +141,7 @@ def next_steps(user) -> list[dict]:
             "text": f"{counts['n']} new issue rows, {counts['major']} of them major or critical.",
             "figures": [("new rows", counts["n"]), ("major or critical", counts["major"]), ("audio only", counts["audio"])],
             "action": ("Open issues", url_or_none("issue-sheet", "issue-list", "issues")),
+            "more": [("Judge runs", url_or_none("judge-run-list"))] if user.has_perm("console.run_judge") else [],
         })
     if user.has_perm("console.view_calibration"):
         candidates = RuleVersion.objects.filter(status=RuleVersion.Status.CANDIDATE).count()

@@ -266,6 +266,7 @@ class CallPage:
     phases: list[str]
     has_audio: bool
     tool_call_count: int
+    metadata_json: str | None = None
 
 
 def verdict_turns(v: Verdict) -> list[int]:
@@ -357,6 +358,7 @@ def transcript_detail(external_id: str) -> CallPage | None:
         phases=phases,
         has_audio=bool(t.audio_url),
         tool_call_count=tool_call_count,
+        metadata_json=pretty_json(t.metadata) if t.metadata else None,
     )
 
 

@@ -77,3 +77,16 @@ class GateRunAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(models.JudgeRunItem)
+class JudgeRunItemAdmin(admin.ModelAdmin):
+    list_display = ["pk", "run", "transcript", "kind", "group", "phase", "outcome", "tokens_in", "tokens_out"]
+    list_filter = ["outcome", "kind"]
+    raw_id_fields = ["run", "transcript"]
+
+
+@admin.register(models.JudgeCacheEntry)
+class JudgeCacheEntryAdmin(admin.ModelAdmin):
+    list_display = ["key", "model", "prompt_version", "tokens_in", "tokens_out", "created_at"]
+    list_filter = ["model", "prompt_version"]

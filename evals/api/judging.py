@@ -39,11 +39,11 @@ class JudgeRunListCreate(APIView):
     def get_permissions(self):
         return [api_permission("run_judge" if self.request.method == "POST" else "view_console")()]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="judge_runs_list", responses={200: OpenApiTypes.OBJECT})
     def get(self, request):
         return Response([judge_run_summary(r) for r in judge_run_list()[:100]])
 
-    @extend_schema(request=JudgeRunRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(operation_id="judge_runs_create", request=JudgeRunRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
     def post(self, request):
         body = JudgeRunRequest(data=request.data)
         body.is_valid(raise_exception=True)

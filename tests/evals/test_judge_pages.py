@@ -125,3 +125,11 @@ def test_api_starts_and_reads_runs(engineer, reviewer, fake_judge, rules):
     api.force_authenticate(engineer)
     bad = api.post("/api/v1/judge-runs/", {"rules": ["nope"]}, format="json")
     assert bad.status_code == 400 and "no active rule matches 'nope'" in bad.json()["detail"]
+
+
+def test_the_schema_lists_the_judge_run_endpoints(client, reviewer):
+    login(client, reviewer)
+    paths = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    assert paths["/api/v1/judge-runs/"]["post"]["operationId"] == "judge_runs_create"
+    assert paths["/api/v1/judge-runs/"]["get"]["operationId"] == "judge_runs_list"
+    assert "get" in paths["/api/v1/judge-runs/{id}/"]

@@ -2,7 +2,7 @@
 from dataclasses import dataclass, field
 
 WIDTH, HEIGHT = 720, 240
-LEFT, RIGHT, TOP, BOTTOM = 44, 16, 14, 34
+LEFT, RIGHT, TOP, BOTTOM = 44, 36, 14, 34
 
 
 @dataclass

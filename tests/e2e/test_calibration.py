@@ -1,0 +1,99 @@
+"""Leads promote a calibrated rule version in Chromium; reviewers and engineers are refused by the server."""
+import pytest
+from playwright.sync_api import expect
+
+from evals.models import RuleVersion
+from labeling.models import PromotionDecision
+from tests import factories as f
+from tests.labeling.known_calibration import build_known_set, make_marked
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+SCREENS = "/tmp/h5"
+
+
+@pytest.fixture
+def calibrated(reviewer):
+    judge = f.JudgeFactory()
+    rule = f.RuleFactory(rule_id="asking.one-question", group="asking")
+    old = f.RuleVersionFactory(rule=rule, number=1, status="gated")
+    rv = f.RuleVersionFactory(rule=rule, number=2, text="Ask one question per turn; a clarifier is not a question.")
+    make_marked(rv, judge, reviewer, tp=90, fp=5, fn=10, tn=135)
+    weak = f.RuleVersionFactory(rule=f.RuleFactory(rule_id="asking.no-hints", group="asking"), number=4)
+    make_marked(weak, judge, reviewer, tp=20, fp=10, fn=15, tn=5)
+    return {"rv": rv, "old": old, "weak": weak, "judge": judge}
+
+
+def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(login, lead, calibrated, live_server):
+    page = login(lead)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Calibration").click()
+    expect(page.get_by_role("heading", name="Calibration")).to_be_visible()
+    weak_row = page.locator("tr", has_text="asking.no-hints")
+    expect(weak_row).to_contain_text("needs 150 more marks")
+    page.screenshot(path=f"{SCREENS}-calibration.png", full_page=True)
+
+    page.get_by_role("link", name="asking.one-question v2").click()
+    expect(page.get_by_test_id("eligibility")).to_have_text("Eligible for the gate.")
+    expect(page.get_by_test_id("cell-tp")).to_have_text("90")
+    expect(page.get_by_test_id("cell-fp")).to_have_text("5")
+    page.get_by_label("Why promote").fill("240 marks; precision and recall clear the floors")
+    page.screenshot(path=f"{SCREENS}-detail.png", full_page=True)
+    page.get_by_role("button", name="Promote into the gate").click()
+    expect(page.get_by_text("asking.one-question v2 promoted into the gate, replacing v1.")).to_be_visible()
+    expect(page.get_by_test_id("status")).to_have_text("gated")
+    expect(page.get_by_role("button", name="Demote out of the gate")).to_be_visible()
+
+    page.get_by_role("link", name="All decisions").click()
+    expect(page.get_by_role("heading", name="Decision log")).to_be_visible()
+    row = page.get_by_test_id("decision").first
+    expect(row).to_contain_text("promote")
+    expect(row).to_contain_text("replaced v1")
+    expect(row).to_contain_text("lena")
+    expect(row).to_contain_text("240 marks; precision and recall clear the floors")
+    expect(row).to_contain_text("240 marked · P 0.95 [0.88, 0.98] · R 0.90 [0.83, 0.94]")
+    page.screenshot(path=f"{SCREENS}-decisions.png", full_page=True)
+
+    calibrated["old"].refresh_from_db()
+    assert calibrated["old"].status == "retired"
+    assert RuleVersion.objects.get(pk=calibrated["rv"].pk).status == "gated"
+
+
+@pytest.mark.parametrize("role", ["reviewer", "engineer"])
+def test_reviewers_and_engineers_get_a_server_side_403(role, login, make_user, calibrated, live_server):
+    user = make_user(role, username=f"no-{role}")
+    page = login(user)
+    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Calibration")).to_have_count(0)
+    response = page.goto(f"{live_server.url}/calibration/rule-versions/{calibrated['rv'].pk}/")
+    assert response.status == 403
+    # POST directly, with a valid CSRF token, so the refusal is the permission check's.
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    for action in ("promote", "demote"):
+        r = page.request.post(
+            f"{live_server.url}/calibration/rule-versions/{calibrated['rv'].pk}/{action}/",
+            form={"reason": "sneaking in"},
+            headers={"X-CSRFToken": token, "Referer": f"{live_server.url}/"},
+            max_redirects=0,
+        )
+        assert r.status == 403
+        assert "CSRF" not in r.text()
+    assert RuleVersion.objects.get(pk=calibrated["rv"].pk).status == "candidate"
+    assert not PromotionDecision.objects.exists()
+
+
+def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
+    known = build_known_set(lead=lead)
+    page = login(lead)
+    page.goto(f"{live_server.url}/calibration/disagreements/?ties=1")
+    tie = page.get_by_test_id("disagreement").filter(has_text="tie").filter(has_not_text="settled").first
+    tie.get_by_placeholder("why (optional)").fill("heard a clarifier")
+    page.screenshot(path=f"{SCREENS}-disagreements.png", full_page=True)
+    tie.get_by_role("button", name="Judge right").click()
+    expect(page.get_by_text("settled: the judge was right")).to_be_visible()
+    page.goto(f"{live_server.url}/calibration/rule-versions/{known['rv_a'].pk}/?judge={known['j1'].pk}")
+    expect(page.get_by_test_id("cell-waiting")).to_have_text("0")
+    expect(page.locator("svg.trend-chart circle.s-precision")).to_have_count(3)
+    page.screenshot(path=f"{SCREENS}-trend.png", full_page=True)
+    page.get_by_test_id("cell-fp").click()
+    expect(page.get_by_test_id("verdict")).to_have_count(4)
+    expect(page.get_by_text("clarifier, not a second question").first).to_be_visible()
+    page.screenshot(path=f"{SCREENS}-cell.png", full_page=True)

@@ -126,7 +126,7 @@ def _detail_context(row: IssueRow, **extra) -> dict:
         "events": sel.issue_row_events(row),
         "assignees": sel.assignable_users(),
         "statuses": IssueRow.Status.choices,
-        "suggested": sel.issue_row_suggested_way(row),
+        "suggested": "" if row.outcome else sel.issue_row_suggested_way(row),
         **extra,
     }
 

@@ -298,7 +298,7 @@ def issue_row_next_steps(row: IssueRow, progress: dict | None = None) -> list[di
          "note": f"{p['marks']} marks, {p['wrong']} wrong" if p["marks"] else "no marks yet"},
     ]
     promoted = p["status"] == RuleVersion.Status.GATED
-    note = "in the gate" if promoted else p["status"]
+    note = "in the gate" if promoted else f"not yet ({p['status']})"
     if not promoted and p["gated_version"] and p["gated_version"] != p["version"]:
         note += f"; v{p['gated_version']} stays in the gate until then"
     steps.append({"step": "promoted", "done": promoted, "note": note})
@@ -343,9 +343,15 @@ EVENT_LABELS = {
 
 def issue_row_events(row: IssueRow) -> list:
     """Return the row's history, oldest first, with actors and a label for each kind."""
+    labels = {"status": dict(Status.choices), "outcome": {**dict(Outcome.choices), "": "untriaged"}}
     events = list(row.events.select_related("actor").order_by("at", "id"))
     for e in events:
         e.label = EVENT_LABELS.get(e.kind, e.kind.replace("_", " "))
+        e.changes = [
+            {"field": field.replace("_", " "),
+             "old": labels.get(field, {}).get(old, old), "new": labels.get(field, {}).get(new, new)}
+            for field, (old, new) in (e.data.get("changes") or {}).items()
+        ]
     return events
 
 

@@ -5,8 +5,9 @@ itself: it creates its own database NAME_import_bench next to it, fills it, and 
 (BENCH_KEEP=1 keeps it). It builds transcripts (with turns) and rule versions with plain SQL, writes
 the verdicts as JSON Lines to a temporary file, then times, in one run:
 
-  1. verdicts_import on that file: read, parse, validate, look up ids, COPY, INSERT ... ON CONFLICT,
-     commit (everything `manage.py import_verdicts` does);
+  1. verdicts_import on that file: read, parse, validate, look up ids and stored keys, COPY into
+     the verdict table (its unique key, indexes and foreign keys checked), commit: everything
+     `manage.py import_verdicts` does;
   2. the same file again (every verdict already there: the idempotent no-op);
   3. a bare COPY of the same rows (ids already resolved) into a plain table with no constraints
      and no indexes: the floor any importer could reach.

@@ -328,6 +328,14 @@ def test_native_tool_calls_in_openai_form_are_normalised():
     assert Turn.objects.get().tool_calls == [{"id": "c1", "name": "lookup", "arguments": "not json"}]
 
 
+def test_bytes_lines_with_bad_utf8_name_the_line():
+    lines = [call("call-1").encode() + b"\n", b'{"id": "call-2", "agent": "\xff"}\n']
+    with pytest.raises(ImportFailed) as excinfo:
+        transcripts_import(lines=lines, source="calls.jsonl")
+    assert failure(excinfo).startswith("calls.jsonl:2: json: not valid JSON: str is not valid UTF-8")
+    assert Transcript.objects.count() == 0
+
+
 def test_json_array_input_names_items():
     bad = json.dumps([json.loads(call("a")), {"id": "b", "agent": "x", "agent_version": "1", "turns": [{}]}])
     with pytest.raises(ImportFailed) as excinfo:

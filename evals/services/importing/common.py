@@ -4,6 +4,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from django.db import connection, models
 
 MAX_ERRORS = 20
@@ -138,39 +139,28 @@ class ImportResult:
         return f"{self.kind}: " + ", ".join(parts) + extra
 
 
-def _decoded(lines: Iterable[str | bytes], errors: Errors) -> Iterator[str]:
-    for n, line in enumerate(lines):
-        if isinstance(line, bytes):
-            try:
-                line = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                errors.add(n + 1, "encoding", f"not UTF-8 (byte {exc.start + 1})")
-                errors.check()
-        if n == 0:
-            line = line.lstrip("\ufeff")
-        yield line
-
-
 def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple[str, Any]]:
     """Yield (where, object) for each JSON Lines record; blank lines are skipped.
 
     When the input is one JSON array instead (it starts with `[`), yield its items with
-    `item N` as their place, so exports that hold a list import as they are.
+    `item N` as their place, so exports that hold a list import as they are. Lines may be
+    bytes (files opened in binary, request bodies): orjson checks their UTF-8 itself.
     """
-    it = _decoded(lines, errors)
+    it = iter(lines)
     number = 0
     for line in it:
         number += 1
+        if number == 1:
+            line = line.removeprefix(b"\xef\xbb\xbf" if isinstance(line, bytes) else "\ufeff")
         stripped = line.strip()
         if not stripped:
             continue
-        if stripped.startswith("["):
-            text = line + "".join(it)
+        if stripped[:1] in ("[", b"["):
+            text = line + (b"" if isinstance(line, bytes) else "").join(it)
             try:
-                items = json.loads(text)
-            except (json.JSONDecodeError, RecursionError) as exc:
-                where = number + exc.lineno - 1 if isinstance(exc, json.JSONDecodeError) else number
-                errors.add(where, "json", f"not a JSON array: {getattr(exc, 'msg', exc)}")
+                items = orjson.loads(text)
+            except orjson.JSONDecodeError as exc:
+                errors.add(number + exc.lineno - 1, "json", f"not a JSON array: {exc.msg}")
                 return
             if not isinstance(items, list):
                 errors.add(number, "json", "expected a JSON array")
@@ -179,9 +169,9 @@ def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple
                 yield f"item {i}", item
             return
         try:
-            yield str(number), json.loads(stripped)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            errors.add(number, "json", f"not valid JSON: {getattr(exc, 'msg', exc)}")
+            yield str(number), orjson.loads(stripped)
+        except orjson.JSONDecodeError as exc:
+            errors.add(number, "json", f"not valid JSON: {exc.msg}")
 
 
 def is_postgres() -> bool:

@@ -350,6 +350,14 @@ def calibration_rows(
     return rows
 
 
+def rule_version_ids_eligible(*, rule_version_ids=None) -> set[int]:
+    """Return the ids of rule versions eligible for the gate by at least one judge (one aggregate)."""
+    if rule_version_ids is not None and not rule_version_ids:
+        return set()
+    rows = calibration_rows(rule_version_ids=rule_version_ids, include_unmarked=False)
+    return {r.rule_version.pk for r in rows if r.eligible}
+
+
 def calibration_row(*, rule_version: RuleVersion, judge: Judge | None = None) -> CalibrationRow | None:
     """Return the row of one rule version for one judge (the most-marked judge when None)."""
     rows = [r for r in calibration_rows(rule_version_ids=[rule_version.pk], judge=judge, include_unmarked=False)]

@@ -11,12 +11,16 @@ from labeling.models import DailySample
 
 
 def rule_versions_untrusted() -> QuerySet[RuleVersion]:
-    """Return the rule versions whose verdicts still need checking: not gated (and not retired).
+    """Return the rule versions whose verdicts still need checking: not gated, not retired, not yet eligible.
 
-    For now trust follows status only: a gated version has been calibrated and promoted by a lead.
-    The calibration helpers may refine this with interval widths.
+    A version is trusted once a lead has gated it, or once its marks make it eligible for the gate
+    (enough marks, interval lower bounds above the floors: see labeling.selectors.calibration).
     """
-    return RuleVersion.objects.exclude(status__in=[RuleVersion.Status.GATED, RuleVersion.Status.RETIRED])
+    from labeling.selectors.calibration import rule_version_ids_eligible
+
+    open_versions = RuleVersion.objects.exclude(status__in=[RuleVersion.Status.GATED, RuleVersion.Status.RETIRED])
+    eligible = rule_version_ids_eligible(rule_version_ids=list(open_versions.values_list("pk", flat=True)))
+    return open_versions.exclude(pk__in=eligible)
 
 
 def sample_window(*, day: date, hours: int | None = None) -> tuple[datetime, datetime]:

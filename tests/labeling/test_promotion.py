@@ -130,3 +130,17 @@ def test_settlement_moves_a_tie_into_the_counts(lead, reviewer, make_user, judge
     Mark.objects.create(verdict=errored, reviewer=reviewer, correct=True)
     with pytest.raises(ValidationError, match="errored"):
         verdict_settle(verdict=errored, actor=lead, correct=True)
+
+
+def test_sampling_trusts_eligible_or_gated_versions_only(reviewer, judge, rule):
+    from labeling.selectors.sampling import rule_versions_untrusted
+
+    weak = f.RuleVersionFactory(rule=rule, number=1)
+    make_marked(weak, judge, reviewer, tp=30, fp=10, fn=20, tn=100)
+    strong = eligible_version(rule, judge, reviewer, number=2)
+    gated = f.RuleVersionFactory(number=1, status="gated")
+    retired = f.RuleVersionFactory(number=1, status="retired")
+    unmarked = f.RuleVersionFactory(number=1)
+    assert set(rule_versions_untrusted()) == {weak, unmarked}
+    assert strong not in rule_versions_untrusted() and gated not in rule_versions_untrusted()
+    assert retired not in rule_versions_untrusted()

@@ -16,7 +16,6 @@
   var currentId = null;
   var undoStack = [];
   var pendingAction = {}; // verdict id -> "right" | "wrong" waiting for an in-flight save
-  var inFlight = 0;
 
   function verdicts() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-verdict]"));
@@ -232,9 +231,7 @@
     }
   });
 
-  document.addEventListener("htmx:beforeRequest", function () { inFlight += 1; });
   document.addEventListener("htmx:afterRequest", function (ev) {
-    inFlight = Math.max(0, inFlight - 1);
     if (ev.detail && ev.detail.failed) {
       var v = ev.detail.elt && ev.detail.elt.closest && ev.detail.elt.closest("[data-verdict]");
       if (!v && ev.detail.target && ev.detail.target.matches && ev.detail.target.matches("[data-verdict]")) v = ev.detail.target;
@@ -252,9 +249,12 @@
     flash(n ? "Filed row " + n + "." : "Filed.");
   });
 
+  // Leaving while a mark is still on its way, a save failed, or an issue row is typed but not filed: ask first.
   window.addEventListener("beforeunload", function (ev) {
+    var saving = document.querySelector(".mark-form.htmx-request, .note-form.htmx-request, #issue-form.htmx-request");
     var unsaved = document.querySelector("[data-verdict].unsaved");
-    if (inFlight > 0 || unsaved) { ev.preventDefault(); ev.returnValue = ""; }
+    var what = document.getElementById("issue-what");
+    if (saving || unsaved || (what && what.value.trim())) { ev.preventDefault(); ev.returnValue = ""; }
   });
 
   var start = firstUnmarked() || verdicts()[0];

@@ -194,6 +194,8 @@ def issue_row_mark_duplicate(*, row: IssueRow, actor, of: IssueRow, reason: str 
         raise TriageError("duplicate_of", "required")
     if of.pk == row.pk:
         raise TriageError("duplicate_of", f"row {row.number} cannot duplicate itself")
+    # Lock both rows in id order: two engineers marking A of B and B of A at once cannot both pass the check.
+    list(IssueRow.objects.select_for_update().filter(pk__in=[row.pk, of.pk]).order_by("pk").values_list("pk"))
     row = _locked(row)
     # Walk the target's chain: reaching this row would close a cycle.
     seen, current = set(), IssueRow.objects.filter(pk=of.pk).values("pk", "duplicate_of_id").first()

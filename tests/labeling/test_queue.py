@@ -170,3 +170,27 @@ def test_marking_keeps_the_call_held(today_sample, reviewer, settings):
     mark_set(reviewer=reviewer, verdict=it.transcript.verdicts.get(), correct=True)
     a.refresh_from_db()
     assert a.lease_expires_at > timezone.now() + timedelta(minutes=29)
+
+
+def test_review_page_puts_verdicts_beside_their_turns_and_shows_only_my_marks(today_sample, make_user):
+    from labeling.selectors.queue import review_page_data
+
+    it = item(today_sample, verdicts=0)
+    t = it.transcript
+    for i, (speaker, phase) in enumerate([("agent", "opening"), ("user", "opening"), ("tool", "asking")]):
+        TurnFactory(transcript=t, index=i, speaker=speaker, phase=phase, start_ms=i * 1000 if i < 2 else None)
+    at_turn = VerdictFactory(transcript=t, flagged=True, turn=1, turns=[1])
+    whole = VerdictFactory(transcript=t, flagged=False)
+    dangling = VerdictFactory(transcript=t, flagged=True, turn=9, turns=[9])  # cites a turn the call lacks
+    me, other = make_user("reviewer"), make_user("reviewer")
+    a = sample_claim_next(reviewer=me)
+    mark_set(reviewer=other, verdict=whole, correct=False)
+    mark_set(reviewer=me, verdict=at_turn, correct=True)
+    page = review_page_data(reviewer=me, transcript=t, assignment=a)
+    assert [v.pk for v in page.turns[1].verdicts_here] == [at_turn.pk]
+    assert {v.pk for v in page.top_verdicts} == {whole.pk, dangling.pk}
+    assert next(v for v in page.top_verdicts if v.pk == whole.pk).my_mark is None  # not the other's mark
+    assert (page.marked, page.markable) == (1, 3)
+    assert [x.phase_starts for x in page.turns] == [True, False, True]
+    assert [x.clock for x in page.turns] == ["0:00", "0:01", ""]
+    assert [x.speaker_label for x in page.turns] == ["Agent", "Candidate", "Tool"]

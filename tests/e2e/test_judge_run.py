@@ -14,7 +14,7 @@ def test_run_judge_button_then_the_page_polls_until_done(login, engineer, live_s
     fake_judge.flag = {"asking.one-question": [2]}
     fake_judge.gate.clear()  # hold the judge's answers so the run is seen running
     page = login(engineer)
-    page.get_by_role("link", name="Judge runs").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Judge runs").click()
     expect(page.get_by_role("heading", name="Judge runs")).to_be_visible()
     page.get_by_label("Rules", exact=True).fill("asking.* signals.*")
     page.get_by_role("button", name="Estimate cost").click()

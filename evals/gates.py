@@ -456,7 +456,8 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
         res.baseline, res.baseline_interval = bvalue, binterval
         if spec.kind == JUDGE_SCORE_REGRESSION:
             present = {c.scenario for c in baseline_calls}
-            res.problems += _listed([f"baseline has no call for scenario {s}" for s in scenarios if s not in present])
+            res.problems += _listed([f"baseline has no call for scenario {s} (replay the baseline on it, "
+                                     "or name another baseline)" for s in scenarios if s not in present])
             res.problems += bproblems
 
     if value is None:

@@ -1,6 +1,7 @@
 """Browsing pages: calls, the call page, rules, a rule's versions, verdicts."""
 from django.http import Http404
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
 from console.permissions import require
 from evals.forms_browse import CallFilterForm, VerdictFilterForm
@@ -11,15 +12,27 @@ def _page_number(form) -> int:
     return (form.cleaned_data.get("page") if hasattr(form, "cleaned_data") else None) or 1
 
 
+def _render_list(request, template: str, context: dict, choices):
+    """Render the whole list page, or only its #results fragment for an htmx filter or paging request."""
+    if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
+        template += "#results"
+    else:
+        context["choices"] = choices()  # the filter form's options: only the whole page shows them
+    response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
 @require("view_console")
 def transcript_list(request):
     form = CallFilterForm(request.GET)
     form.is_valid()
     page = browse.transcript_list_page(form.filters(), page=_page_number(form))
-    return render(
+    return _render_list(
         request,
         "evals/transcript_list.html",
-        {"form": form, "page": page, "choices": browse.transcript_filter_choices(), "filtered": form.filters() != browse.CallFilters()},
+        {"form": form, "page": page, "filtered": form.filters() != browse.CallFilters()},
+        browse.transcript_filter_choices,
     )
 
 
@@ -52,8 +65,9 @@ def verdict_list(request):
     form = VerdictFilterForm(request.GET)
     form.is_valid()
     page = browse.verdict_list_page(form.filters(), page=_page_number(form))
-    return render(
+    return _render_list(
         request,
         "evals/verdict_list.html",
-        {"form": form, "page": page, "choices": browse.verdict_filter_choices(), "filtered": form.filters() != browse.VerdictFilters()},
+        {"form": form, "page": page, "filtered": form.filters() != browse.VerdictFilters()},
+        browse.verdict_filter_choices,
     )

@@ -27,3 +27,10 @@ def percent(value, digits: int = 1) -> str:
 def ratio(part, whole) -> float | None:
     """Return part / whole, None when whole is 0."""
     return (part / whole) if whole else None
+
+
+@register.filter
+def get_field_label(form, name: str) -> str:
+    """Return the label of a form's field, or the name for form-wide errors."""
+    field = form.fields.get(name)
+    return str(field.label or name.replace("_", " ").capitalize()) if field else "Filters"

@@ -1,5 +1,6 @@
 """The call page in Chromium: turns, folded tool calls, and the shared audio player."""
 import math
+import re
 import struct
 import wave
 
@@ -113,3 +114,16 @@ def test_turn_in_the_address_cues_the_audio(login, reviewer, live_server, audio_
     page.goto(f"{live_server.url}/calls/call-cue/#turn-1")
     wait_until(page, "Math.abs(document.getElementById('player').currentTime - 2.5) < 0.05")
     expect(page.locator("#turn-1")).to_contain_class("cued")
+
+
+def test_calls_list_filters_in_place_and_opens_a_call(login, engineer, live_server):
+    _call("call-with-audio", "https://rec.example.com/a.ogg")
+    _call("call-text-only")
+    page = login(engineer)
+    page.goto(f"{live_server.url}/calls/")
+    expect(page.locator("table.calls tbody tr")).to_have_count(2)
+    page.get_by_label("Audio").select_option("no")  # htmx swaps the results without a page load
+    expect(page.locator("table.calls tbody tr")).to_have_count(1)
+    expect(page).to_have_url(re.compile(r"/calls/\?.*has_audio=no"))  # the address keeps the filter
+    page.get_by_role("link", name="call-text-only").click()
+    expect(page.get_by_role("heading", name="call-text-only")).to_be_visible()

@@ -319,3 +319,23 @@ def test_heavy_figures_are_cached_until_the_data_changes(as_role, call, settings
     figures = c.get(reverse("dashboard")).context["figures"]
     assert (figures["verdicts"], figures["flagged"]) == (5, 3)
     cache.clear()
+
+
+@pytest.mark.parametrize("name,params,expected", [
+    ("transcript-list", {"has_audio": "yes"}, "call-000123"),
+    ("verdict-list", {"flagged": "yes"}, "asking.one-question"),
+])
+def test_htmx_filter_request_gets_only_the_results_fragment(as_role, call, name, params, expected):
+    c = as_role("reviewer")
+    fragment = c.get(reverse(name), params, headers={"HX-Request": "true"})
+    html = fragment.content.decode()
+    assert html.lstrip().startswith('<div id="results"') and "<html" not in html
+    assert expected in html
+    assert "HX-Request" in fragment["Vary"]
+    restore = c.get(reverse(name), params, headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    assert "<html" in restore.content.decode()  # a history restore needs the whole page
+
+
+def test_bad_filter_value_is_named_in_the_results(as_role, call):
+    html = as_role("reviewer").get(reverse("transcript-list"), {"started_to": "31/31/2026"}).content.decode()
+    assert "Started to: Enter a valid date." in html

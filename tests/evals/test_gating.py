@@ -355,3 +355,20 @@ def test_verdicts_the_runner_cannot_make_stay_missing(world, fake_judge):
     assert run.judged == 0 and fake_judge.requests == []
     assert run.status == GateRun.Status.FAIL
     assert any("no verdict for asking.one-question v1" in p for p in metric(run, "violation_rate")["problems"])
+
+
+def test_golden_set_revised_since_the_baseline(world):
+    world.run("2026-11-21.1")
+    new = gating.golden_set_revise(golden_set=world.golden, members=SCENARIOS + ["golden/extra-01"])
+    world.gate.refresh_from_db()
+    assert world.gate.golden_set == new
+    world.add_call(world.calls["2026-11-28.1-0"].agent_version, "golden/extra-01", "2026-11-28.1-extra")
+    run = world.run("2026-11-28.1")
+    assert run.golden_set_checksum == new.checksum
+    assert any("golden set changed since baseline run" in n for n in run.results["notes"])
+    reg = metric(run, "judge_score_regression")
+    assert not reg["passed"]
+    assert reg["problems"][0].startswith("baseline has no call for scenario golden/extra-01")
+    # once the harness replays the baseline on the new scenario, the comparison is like with like again
+    world.add_call(world.calls["2026-11-21.1-0"].agent_version, "golden/extra-01", "2026-11-21.1-extra")
+    assert world.run("2026-11-28.1").status == GateRun.Status.PASS

@@ -295,3 +295,22 @@ def test_sheet_query_count_is_constant_at_100000_rows(client, engineer, reviewer
     page = sel.issue_sheet_page(filters=parse("status=new&sort=severity"))
     deep = client.get(url + f"&after={page.next_cursor}")
     assert deep.status_code == 200 and len(big_ctx.captured_queries) == len(small_ctx.captured_queries)
+
+
+def test_trends_split_reviewed_items_by_reason_and_count_judge_errors(reviewer):
+    from labeling.models import Assignment, Mark
+    from tests.factories import DailySampleFactory, SampleItemFactory, VerdictFactory
+
+    today = timezone.localdate()
+    sample = DailySampleFactory(day=today)
+    now = timezone.now()
+    items = [SampleItemFactory(sample=sample, reason=r) for r in ("uniform", "uniform", "judge_check", "judge_check")]
+    for item in items[:3]:  # the fourth is claimed but not finished: not reviewed
+        Assignment.objects.create(item=item, reviewer=reviewer, claimed_at=now, lease_expires_at=now, finished_at=now)
+    Assignment.objects.create(item=items[3], reviewer=reviewer, claimed_at=now, lease_expires_at=now)
+    Mark.objects.create(verdict=VerdictFactory(), reviewer=reviewer, correct=False)
+    Mark.objects.create(verdict=VerdictFactory(), reviewer=reviewer, correct=True)
+    file_row(reviewer)
+    trends = sel.issue_trends(days=7)
+    assert trends.reviewed[today] == {"uniform": 2, "judge_check": 1}
+    assert trends.found[today] == {"new_failures": 1, "judge_wrong": 1}

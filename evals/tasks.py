@@ -27,3 +27,7 @@ def judge_run_item_task(self, item_id: int) -> str:
         logger.error("judge_run_item.gave_up", extra={"item": item_id, "error": type(exc).__name__})
         judge_run_item_fail(item_id=item_id, error=f"gave up after {MAX_RETRIES} retries: {type(exc).__name__}")
         return "error"
+    except Exception as exc:  # one broken item never fails the run: record it and go on
+        logger.exception("judge_run_item.crashed", extra={"item": item_id, "error": type(exc).__name__})
+        judge_run_item_fail(item_id=item_id, error=f"internal error: {type(exc).__name__}")
+        return "error"

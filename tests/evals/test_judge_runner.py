@@ -262,3 +262,19 @@ def test_filters_that_match_nothing_are_refused(rules):
     with pytest.raises(CommandError, match="agent version: no agent version 'v9'"):
         call_command("judge", "--agent-version", "v9", stdout=StringIO())
     assert JudgeRun.objects.count() == 0
+
+
+def test_an_item_that_crashes_is_recorded_and_the_run_finishes(
+    fake_judge, rules, monkeypatch, django_capture_on_commit_callbacks
+):
+    call = make_call()
+
+    def broken(spec, turns):
+        raise RuntimeError("detector bug")
+
+    monkeypatch.setattr("evals.services.judging.detector_run", broken)
+    run = run_judge(django_capture_on_commit_callbacks)
+    assert run.status == JudgeRun.Status.DONE and run.tasks_done == run.tasks_total == 5
+    assert run.calls_made == 4 and run.errors == 1
+    det = Verdict.objects.get(transcript=call, rule_version=rules["det"])
+    assert det.error == "internal error: RuntimeError" and det.judge.name == "detector/multiple_questions"

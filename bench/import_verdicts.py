@@ -103,6 +103,32 @@ def write_lines(path: Path, n_verdicts: int, ids: list[str], rules: list[tuple[s
                 n += 1
 
 
+def cpu_seconds() -> tuple[float, float]:
+    """Return CPU seconds used so far by this process and by its PostgreSQL backend (None if unreadable).
+
+    Wall-clock figures on a shared machine include the time other work held the CPU; CPU seconds
+    do not, so they are printed beside them.
+    """
+    from django.db import connection
+
+    connection.ensure_connection()
+    pid = connection.connection.info.backend_pid
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        server = None
+    return time.process_time(), server
+
+
+def cpu_since(start: tuple[float, float]) -> str:
+    now = cpu_seconds()
+    client = now[0] - start[0]
+    if start[1] is None or now[1] is None:
+        return f"CPU: client {client:.1f} s"
+    return f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} s = {client + now[1] - start[1]:.1f} s"
+
+
 def bare_copy() -> tuple[float, int]:
     """COPY the stored verdicts' values (ids resolved) into a plain table; return seconds and rows."""
     from django.db import connection, transaction
@@ -118,12 +144,13 @@ def bare_copy() -> tuple[float, int]:
             "flagged boolean, turn integer, turns jsonb, severity varchar(10), rationale text, "
             "confidence smallint, error text, created_at timestamptz)"
         )
+    cpu = cpu_seconds()
     start = time.perf_counter()
     with transaction.atomic(), connection.cursor() as cur:
         with cur.copy(f"COPY plain_verdict ({columns}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
-    return time.perf_counter() - start, len(rows)
+    return time.perf_counter() - start, len(rows), cpu_since(cpu)
 
 
 def main() -> None:
@@ -161,27 +188,34 @@ def main() -> None:
             size_mb = path.stat().st_size / 1e6
             print(f"verdicts file: {n_verdicts:,} lines, {size_mb:.0f} MB", flush=True)
 
+            cpu = cpu_seconds()
             start = time.perf_counter()
             with path.open("rb") as f:
                 result = verdicts_import(lines=f, source=str(path))
             first = time.perf_counter() - start
+            first_cpu = cpu_since(cpu)
             assert result.created == n_verdicts == Verdict.objects.count(), result.summary
 
+            cpu = cpu_seconds()
             start = time.perf_counter()
             with path.open("rb") as f:
                 again = verdicts_import(lines=f, source=str(path))
             second = time.perf_counter() - start
+            second_cpu = cpu_since(cpu)
             assert again.unchanged == n_verdicts and Verdict.objects.count() == n_verdicts, again.summary
 
-        copy_s, copied = bare_copy()
+        copy_s, copied, copy_cpu = bare_copy()
         load = os.getloadavg()[0]
         print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' work slows every figure)")
         print(f"verdicts_import, new verdicts:         {first:6.1f} s  {n_verdicts / first:>10,.0f} rows/s"
               f"  (parse {result.timings['parse']:.1f} s, check {result.timings['check']:.1f} s,"
               f" write+commit {first - result.timings['parse'] - result.timings['check']:.1f} s)")
+        print(f"{'':39}{first_cpu}")
         print(f"verdicts_import, same file again:      {second:6.1f} s  {n_verdicts / second:>10,.0f} rows/s"
               "  (all unchanged)")
+        print(f"{'':39}{second_cpu}")
         print(f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s")
+        print(f"{'':39}{copy_cpu}")
         print(f"import / bare COPY time: {first / copy_s:.1f}x")
         connection.close()
     finally:

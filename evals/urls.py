@@ -11,6 +11,7 @@ urlpatterns = [
     path("judge-runs/", views_judging.judge_run_list, name="judge-run-list"),
     path("judge-runs/new/", views_judging.judge_run_start, name="judge-run-start"),
     path("judge-runs/<int:pk>/", views_judging.judge_run_detail, name="judge-run-detail"),
+    path("judge-runs/<int:pk>/resume/", views_judging.judge_run_resume_view, name="judge-run-resume"),
     path("gates/", views_gates.gate_index, name="gate-index"),
     path("gates/runs/<int:pk>/", views_gates.gate_run_detail, name="gate-run-detail"),
     path("gates/<slug:name>/", views_gates.gate_detail, name="gate-detail"),

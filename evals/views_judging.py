@@ -3,6 +3,7 @@ import re
 
 from django import forms
 from django.http import Http404
+from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
@@ -10,7 +11,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from console.permissions import require
 from evals.selectors import judging as sel
-from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create
+from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create, judge_run_resume
 
 _SPLIT = re.compile(r"[\s,]+")
 
@@ -92,3 +93,16 @@ def judge_run_detail(request, pk: int):
         html = render_to_string("evals/judge_run.html#run-progress", context, request=request)
         return HttpResponseStopPolling(html) if finished else render(request, "evals/judge_run.html#run-progress", context)
     return render(request, "evals/judge_run.html", context)
+
+
+@require("run_judge")
+@require_POST
+def judge_run_resume_view(request, pk: int):
+    """Queue a stuck run's remaining checks again."""
+    run = sel.judge_run_get(pk)
+    if run is None:
+        raise Http404("No such judge run.")
+    if run.finished_at is None:
+        n = judge_run_resume(run_id=run.pk, background=True)
+        messages.info(request, f"Queued {n} remaining check{'s' if n != 1 else ''} again.")
+    return redirect("judge-run-detail", pk=run.pk)

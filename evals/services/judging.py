@@ -303,6 +303,21 @@ def judge_missing_verdicts(*, judge: Judge | None, pairs: list[tuple[Transcript,
     return Verdict.objects.filter(judge_run=run).count()
 
 
+def judge_run_resume(*, run_id: int, background: bool = False) -> int:
+    """Queue the run's pending items again (after a worker or server died); return how many.
+
+    Safe while they still run: an item is claimed once, a second execution changes nothing.
+    """
+    pending = JudgeRunItem.objects.filter(run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING).count()
+    if pending:
+        logger.info("judge_run.resumed", extra={"run": run_id, "items": pending})
+        if background and settings.CELERY_TASK_ALWAYS_EAGER:
+            _eager_in_thread(run_id)
+        else:
+            judge_run_enqueue(run_id=run_id)
+    return pending
+
+
 def _eager_in_thread(run_id: int) -> threading.Thread:
     def work():
         try:

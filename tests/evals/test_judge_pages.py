@@ -133,3 +133,21 @@ def test_the_schema_lists_the_judge_run_endpoints(client, reviewer):
     assert paths["/api/v1/judge-runs/"]["post"]["operationId"] == "judge_runs_create"
     assert paths["/api/v1/judge-runs/"]["get"]["operationId"] == "judge_runs_list"
     assert "get" in paths["/api/v1/judge-runs/{id}/"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stuck_run_can_be_queued_again(client, engineer, reviewer, rules):
+    call = make_call("call-1")
+    run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
+    JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk])
+    url = reverse("judge-run-resume", args=[run.pk])
+    login(client, reviewer)
+    assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    assert client.post(url).status_code == 403
+    client.logout()
+    login(client, engineer)
+    assert "Queue the remaining checks again" in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    resp = client.post(url)
+    assert resp.status_code == 302
+    run = wait_for_run(run.pk)
+    assert run.status == JudgeRun.Status.DONE and Verdict.objects.filter(judge_run=run).count() == 1

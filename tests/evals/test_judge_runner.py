@@ -278,3 +278,15 @@ def test_an_item_that_crashes_is_recorded_and_the_run_finishes(
     assert run.calls_made == 4 and run.errors == 1
     det = Verdict.objects.get(transcript=call, rule_version=rules["det"])
     assert det.error == "internal error: RuntimeError" and det.judge.name == "detector/multiple_questions"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_command_resumes_a_stuck_run(rules):
+    call = make_call()
+    run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
+    JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk])
+    out = StringIO()
+    call_command("judge", "--resume", str(run.pk), stdout=out)
+    assert "1 pending checks queued again" in out.getvalue() and f"Judge run {run.pk} done" in out.getvalue()
+    with pytest.raises(CommandError, match="resume: no judge run 999"):
+        call_command("judge", "--resume", "999", stdout=StringIO())

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from evals.selectors.judging import judge_run_errors, judge_run_get, judge_run_summary
-from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create
+from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create, judge_run_resume
 
 
 def _money(value) -> str:
@@ -29,10 +29,20 @@ class Command(BaseCommand):
         parser.add_argument("--detectors-only", action="store_true", help="only rules that name a detector")
         parser.add_argument("--dry-run", action="store_true", help="print calls and estimated cost; spend nothing")
         parser.add_argument("--cost-cap", type=Decimal, help="USD to stop at (default JUDGE_COST_CAP_USD)")
+        parser.add_argument("--resume", type=int, metavar="RUN",
+                            help="queue the pending checks of a stuck run again (a worker or server died)")
         parser.add_argument("--no-wait", action="store_true",
                             help="with a broker, return once the tasks are queued")
 
     def handle(self, *args, **opts):
+        if opts["resume"]:
+            run = judge_run_get(opts["resume"])
+            if run is None:
+                raise CommandError(f"resume: no judge run {opts['resume']}")
+            n = judge_run_resume(run_id=run.pk)
+            self.stdout.write(f"Judge run {run.pk}: {n} pending checks queued again.")
+            self._finish(judge_run_get(run.pk), opts)
+            return
         try:
             result = judge_run_create(
                 transcript_ids=opts["transcript"] or None, rule_ids=opts["rule"] or None,
@@ -47,6 +57,10 @@ class Command(BaseCommand):
         run = result
         if not settings.CELERY_TASK_ALWAYS_EAGER:
             self.stdout.write(f"Judge run {run.pk}: {run.tasks_total} tasks queued on the workers.")
+        self._finish(run, opts)
+
+    def _finish(self, run, opts) -> None:
+        if not settings.CELERY_TASK_ALWAYS_EAGER:
             if opts["no_wait"]:
                 return
             while run.finished_at is None:

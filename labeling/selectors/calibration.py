@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, IntegerField, OuterRef, Q, QuerySet
 
 from evals import metrics
 from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict
@@ -462,22 +462,35 @@ def calibration_cell_verdicts(*, rule_version: RuleVersion, judge: Judge | None,
     )
 
 
-def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None = None) -> list[Verdict]:
-    """Return non-errored verdicts whose marks split (ties first, unsettled first), with their marks."""
-    qs = Verdict.objects.filter(error="").annotate(
-        n_marks=Count("marks"), n_right=Count("marks", filter=Q(marks__correct=True))
-    )
-    qs = qs.filter(n_marks__gte=2, n_right__gt=0).exclude(n_right=F("n_marks"))
+def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None = None) -> QuerySet[Verdict]:
+    """Return non-errored verdicts whose marks split: unsettled ties first, then settled, then splits.
+
+    Each carries n_marks, n_right, n_wrong, tied and settled; page it before touching the marks.
+    """
+    # Find the split verdicts from the marks alone first (one pass, no join), then annotate those.
+    splits = Mark.objects.all()
     if rule_version is not None:
-        qs = qs.filter(rule_version=rule_version)
-    qs = qs.select_related("transcript", "rule_version__rule", "judge", "settlement__settled_by")
-    qs = qs.prefetch_related("marks__reviewer")
-    rows = list(qs.order_by("rule_version__rule__rule_id", "transcript__external_id"))
-    for v in rows:
-        v.n_wrong = v.n_marks - v.n_right
-        v.tied = 2 * v.n_right == v.n_marks
-        v.settled = hasattr(v, "settlement")
+        splits = splits.filter(verdict__rule_version=rule_version)
+    splits = (
+        splits.values("verdict_id")
+        .annotate(n=Count("id"), r=Count("id", filter=Q(correct=True)))
+        .filter(n__gte=2, r__gt=0, r__lt=F("n"))
+        .values("verdict_id")
+    )
+    qs = Verdict.objects.filter(pk__in=splits, error="")
+    qs = (
+        qs.annotate(n_marks=Count("marks"), n_right=Count("marks", filter=Q(marks__correct=True)))
+        .filter(n_marks__gte=2, n_right__gt=0, n_right__lt=F("n_marks"))
+        .annotate(
+            n_wrong=ExpressionWrapper(F("n_marks") - F("n_right"), output_field=IntegerField()),
+            tied=ExpressionWrapper(Q(n_marks=2 * F("n_right")), output_field=BooleanField()),
+            settled=Exists(Settlement.objects.filter(verdict=OuterRef("pk"))),
+        )
+    )
     if only_ties:
-        rows = [v for v in rows if v.tied]
-    rows.sort(key=lambda v: (v.settled, not v.tied))
-    return rows
+        qs = qs.filter(tied=True)
+    return (
+        qs.select_related("transcript", "rule_version__rule", "judge", "settlement__settled_by")
+        .prefetch_related("marks__reviewer")
+        .order_by("settled", "-tied", "rule_version__rule__rule_id", "rule_version__number", "transcript__external_id")
+    )

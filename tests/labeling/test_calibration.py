@@ -129,11 +129,13 @@ def test_cell_verdicts(known):
 
 
 def test_disagreements_list_ties_first(known):
-    rows = cal.disagreements()
+    rows = list(cal.disagreements())
     # split verdicts: [R,W,R], [R,W] tie, [W,R] tie settled
     assert len(rows) == 3
     assert rows[0].tied and not rows[0].settled
     assert [v.tied for v in cal.disagreements(only_ties=True)] == [True, True]
+    assert not rows[1].tied and not rows[1].settled and rows[1].n_wrong == 1  # the 2-1 split
+    assert rows[2].tied and rows[2].settled
 
 
 def test_overall_kappa(known):

@@ -87,6 +87,7 @@ def judge_run_detail(request, pk: int):
         "run": run,
         "summary": sel.judge_run_summary(run),
         "finished": finished,
+        "stale": sel.judge_run_stale(run),
         "errors": sel.judge_run_error_groups(run) if finished else [],
     }
     if request.htmx:

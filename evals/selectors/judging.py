@@ -41,6 +41,20 @@ def judge_run_duration_s(run: JudgeRun) -> float | None:
     return max(0.0, (end - run.started_at).total_seconds())
 
 
+STALE_AFTER_S = 60
+
+
+def judge_run_stale(run: JudgeRun) -> bool:
+    """Return whether an unfinished run has made no progress for STALE_AFTER_S seconds."""
+    from django.db.models import Max
+    from django.utils import timezone
+
+    if run.finished_at is not None or run.started_at is None:
+        return False
+    last = run.items.aggregate(last=Max("finished_at"))["last"] or run.started_at
+    return (timezone.now() - max(last, run.started_at)).total_seconds() > STALE_AFTER_S
+
+
 def judge_run_progress(run: JudgeRun) -> int:
     """Return the percent of items done (100 for an empty run)."""
     return 100 if not run.tasks_total else min(100, round(100 * run.tasks_done / run.tasks_total))

@@ -1,9 +1,11 @@
 """Judge-run pages and the judge-runs API: permissions, the form, polling that stops."""
 import time
+from datetime import timedelta
 
 import pytest
 from django.db import OperationalError
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from evals.models import JudgeRun, JudgeRunItem, Verdict
@@ -141,6 +143,10 @@ def test_a_stuck_run_can_be_queued_again(client, engineer, reviewer, rules):
     run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
     JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk])
     url = reverse("judge-run-resume", args=[run.pk])
+    login(client, engineer)
+    assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    JudgeRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(minutes=5))  # stuck
+    client.logout()
     login(client, reviewer)
     assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
     assert client.post(url).status_code == 403

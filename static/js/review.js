@@ -231,6 +231,21 @@
     }
   });
 
+  // A lapsed session answers with the login page: never swap that in; keep the verdict as it was.
+  document.addEventListener("htmx:beforeSwap", function (ev) {
+    var url = ev.detail.xhr && ev.detail.xhr.responseURL;
+    var login = root.getAttribute("data-login-url");
+    if (!url || !login || new URL(url).pathname !== login) return;
+    ev.detail.shouldSwap = false;
+    var v = ev.detail.target && ev.detail.target.closest && ev.detail.target.closest("[data-verdict]");
+    if (v) {
+      v.classList.add("unsaved");
+      var state = v.querySelector(".mark-state");
+      if (state) state.textContent = "Not saved: you are logged out.";
+    }
+    flash("You are logged out. Log in again in a new tab, then mark again.");
+  });
+
   document.addEventListener("htmx:afterRequest", function (ev) {
     if (ev.detail && ev.detail.failed) {
       var v = ev.detail.elt && ev.detail.elt.closest && ev.detail.elt.closest("[data-verdict]");

@@ -216,3 +216,17 @@ def test_keys_help_and_text_only_call(login, reviewer, live_server, calls, page)
     page.get_by_role("button", name="Skip").click()
     page.wait_for_url(f"{live_server.url}/review/calls/call-b/")
     expect(page.get_by_text("Skipped call-a")).to_be_visible()
+
+
+def test_a_mark_made_after_logging_out_is_not_lost_silently(login, reviewer, live_server, calls, page):
+    login(reviewer)
+    page.goto(f"{live_server.url}/review/")
+    page.get_by_role("button", name="Start reviewing").click()
+    page.wait_for_url(f"{live_server.url}/review/calls/call-a/")
+    page.context.clear_cookies(name="sessionid")
+    first = page.locator("[data-verdict]").nth(0)
+    first.get_by_role("button", name="Right").click()
+    expect(first.locator(".mark-state")).to_have_text("Not saved: you are logged out.")
+    expect(page.locator("#review-flash")).to_contain_text("logged out")
+    expect(page.get_by_role("heading", name="call-a")).to_be_visible()
+    assert db(lambda: Mark.objects.count()) == 0

@@ -101,9 +101,14 @@ def llm_judge_name(model: str, prompt_version: str = jp.PROMPT_VERSION) -> str:
 def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
     qs = Transcript.objects.all()
     if agent_version:
-        if not AgentVersion.objects.filter(version=agent_version).exists():
+        # "VERSION", or "AGENT:VERSION" when two agents share a version name.
+        agent, _, version = agent_version.rpartition(":")
+        versions = AgentVersion.objects.filter(version=version)
+        if agent:
+            versions = versions.filter(agent__name=agent)
+        if not versions.exists():
             raise JudgeRunInvalid(f"agent version: no agent version {agent_version!r}")
-        qs = qs.filter(agent_version__version=agent_version)
+        qs = qs.filter(agent_version__in=versions)
     if transcript_ids:
         ids = list(dict.fromkeys(transcript_ids))
         qs = qs.filter(external_id__in=ids)

@@ -261,6 +261,10 @@ def test_filters_that_match_nothing_are_refused(rules):
         judge_run_create(transcript_ids=["call-404"])
     with pytest.raises(CommandError, match="agent version: no agent version 'v9'"):
         call_command("judge", "--agent-version", "v9", stdout=StringIO())
+    with pytest.raises(CommandError, match="agent version: no agent version 'other-agent:2026-11-28.1'"):
+        call_command("judge", "--agent-version", "other-agent:2026-11-28.1", stdout=StringIO())
+    plan = judge_run_create(agent_version="phone-screen:2026-11-28.1", dry_run=True)
+    assert plan.transcripts == 1 and plan.calls == 4
     assert JudgeRun.objects.count() == 0
 
 

@@ -21,7 +21,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--agent-version", help="only transcripts of this agent version")
+        parser.add_argument("--agent-version", metavar="[AGENT:]VERSION", help="only transcripts of this agent version")
         parser.add_argument("--transcript", action="append", default=[], metavar="ID",
                             help="a transcript id (repeatable)")
         parser.add_argument("--rule", action="append", default=[], metavar="ID",

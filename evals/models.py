@@ -206,7 +206,9 @@ class Verdict(models.Model):
     transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False)
     rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
-    judge_run = models.ForeignKey(JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts")
+    judge_run = models.ForeignKey(
+        JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts", db_index=False
+    )  # indexed by verdict_judge_run only where set: imported verdicts have none
     flagged = models.BooleanField()
     turn = models.PositiveIntegerField(null=True, blank=True)
     turns = models.JSONField(default=list, blank=True)
@@ -227,7 +229,10 @@ class Verdict(models.Model):
                 condition=Q(flagged=True) | Q(turn__isnull=True), name="verdict_unflagged_cites_no_turn"
             ),
         ]
-        indexes = [models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge")]
+        indexes = [
+            models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge"),
+            models.Index(fields=["judge_run"], name="verdict_judge_run", condition=Q(judge_run__isnull=False)),
+        ]
 
     def __str__(self):
         return f"{self.transcript_id}/{self.rule_version_id}/{self.judge_id}"

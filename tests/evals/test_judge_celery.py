@@ -9,7 +9,7 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
 from django.core.management import call_command
-from django.db import connections
+from django.db import connection, connections
 
 from console.celery import app
 from evals.models import JudgeRun, JudgeRunItem, Verdict
@@ -59,7 +59,11 @@ def redis_worker(settings):
     app.amqp._producer_pool = None
     task_postrun.connect(_close_thread_connections, weak=False)
     try:
-        with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", shutdown_timeout=20):
+        # On PostgreSQL four worker threads race on the run's counters; SQLite's shared-cache test
+        # database locks whole tables, so there one thread does the work.
+        pool, concurrency = ("threads", 4) if connection.vendor == "postgresql" else ("solo", 1)
+        with start_worker(app, pool=pool, concurrency=concurrency, perform_ping_check=False, loglevel="WARNING",
+                          shutdown_timeout=20):
             yield app
     finally:
         task_postrun.disconnect(_close_thread_connections)
@@ -88,8 +92,9 @@ def test_a_judge_run_completes_on_a_real_worker(redis_worker, fake_judge, rules)
     fake_judge.flag = {"asking.one-question": [2]}
     run = judge_run_create(started_by="ci")
     run = _wait_for(run.pk)
-    # Not eager: every task ran on the worker's thread, none in this one.
+    # Not eager: every task ran on a worker thread, none in this one.
     assert len(TASK_THREADS) == 10 and threading.get_ident() not in TASK_THREADS
+    assert run.tokens_in == sum(i.tokens_in for i in run.items.all()) > 0  # no lost counter update
     assert run.status == JudgeRun.Status.DONE and run.tasks_done == run.tasks_total == 10
     assert run.calls_made == 8 and run.errors == 0 and len(fake_judge.requests) == 8
     assert not run.items.filter(outcome=JudgeRunItem.Outcome.PENDING).exists()

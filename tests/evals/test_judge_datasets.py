@@ -31,3 +31,27 @@ def test_detectors_over_tau_bench_from_the_command_line():
     # tau-bench's simulated user ends with ###STOP###: a deliberate end, not a dropped call.
     ended = verdicts.filter(rule_version__rule__rule_id="text-signals.ends-on-agent")
     assert ended.filter(flagged=False).count() > ended.filter(flagged=True).count()
+
+
+DEMO = Path(settings.BASE_DIR) / "demo"
+SIGNAL_RULES = {"long_silence": "signals.no-long-silence", "low_asr": "signals.asr-confidence-floor",
+                "talk_over": "signals.no-talk-over"}
+
+
+def test_detectors_over_the_demo_find_exactly_the_planted_signals():
+    import json
+
+    call_command("import_rules", str(DEMO / "rules.yaml"), stdout=StringIO())
+    call_command("import_transcripts", str(DEMO / "calls.jsonl"), stdout=StringIO())
+    out = StringIO()
+    call_command("judge", "--detectors-only", stdout=out)
+    assert "0 calls" in out.getvalue() and "errors 0" in out.getvalue()
+    planted = {}
+    for call, signals in json.loads((DEMO / "truth.json").read_text())["signals"].items():
+        for s in signals:
+            planted.setdefault((call, SIGNAL_RULES[s["kind"]]), set()).add(s["turn"])
+    found = {
+        (v.transcript.external_id, v.rule_version.rule.rule_id): set(v.turns)
+        for v in Verdict.objects.filter(flagged=True).select_related("transcript", "rule_version__rule")
+    }
+    assert planted and found == planted

@@ -124,7 +124,7 @@ def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
 
 
 def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
-    """Return the current (highest) version of every active rule matching the patterns."""
+    """Return the current (highest, not retired) version of every active rule matching the patterns."""
     rules = list(Rule.objects.filter(status=Rule.Status.ACTIVE).order_by("rule_id"))
     if rule_ids:
         chosen = []
@@ -137,7 +137,8 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
             chosen += [r for r in matched if r not in chosen]
         rules = chosen
     latest = {}
-    for rv in RuleVersion.objects.filter(rule__in=rules).select_related("rule").order_by("rule_id", "number"):
+    current = RuleVersion.objects.filter(rule__in=rules).exclude(status=RuleVersion.Status.RETIRED)
+    for rv in current.select_related("rule").order_by("rule_id", "number"):
         latest[rv.rule_id] = rv
     versions = [latest[r.pk] for r in rules if r.pk in latest]
     if detectors_only:

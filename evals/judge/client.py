@@ -7,7 +7,7 @@ from decimal import Decimal
 import openai
 from django.conf import settings
 
-from .prompt import AnswerInvalid, answer_validate, response_format
+from .prompt import AnswerInvalid, answer_validate, estimate_tokens, response_format
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +100,11 @@ def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None 
     usage = response.usage
     tokens_in = (usage.prompt_tokens or 0) if usage else 0
     tokens_out = (usage.completion_tokens or 0) if usage else 0
+    if not usage:
+        # Some servers leave usage out: estimate it, so costs and the cost cap still count.
+        tokens_in = estimate_tokens(sum(len(m["content"]) for m in messages))
+        content = response.choices[0].message.content if response.choices else ""
+        tokens_out = estimate_tokens(len(content or ""))
     if not response.choices:
         raise JudgeCallError("answer has no choices", tokens_in=tokens_in, tokens_out=tokens_out)
     choice = response.choices[0]

@@ -2,7 +2,7 @@
 
 It records every request and answers each rule of the schema it was sent. Tests steer it:
 `flag` maps rule ids to the turns to cite, `mode` picks a failure ("malformed", "missing-rule",
-"user-turn", "slow", "error500"), optionally only for requests whose prompt mentions `only_for`.
+"user-turn", "slow", "error500", "no-usage"), optionally only for requests whose prompt mentions `only_for`.
 """
 import json
 import threading
@@ -66,6 +66,10 @@ class FakeJudge:
                 answer[rid].update(flagged=True, turns=[max(set(range(100)) - set(allowed))])
         if mode == "missing-rule":
             answer.pop(next(iter(answer)))
+        if mode == "no-usage":
+            payload = json.loads(self.completion(body, json.dumps(answer)))
+            del payload["usage"]
+            return 200, json.dumps(payload)
         return 200, self.completion(body, json.dumps(answer))
 
     @staticmethod

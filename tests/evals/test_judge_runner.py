@@ -294,3 +294,11 @@ def test_command_resumes_a_stuck_run(rules):
     assert "1 pending checks queued again" in out.getvalue() and f"Judge run {run.pk} done" in out.getvalue()
     with pytest.raises(CommandError, match="resume: no judge run 999"):
         call_command("judge", "--resume", "999", stdout=StringIO())
+
+
+def test_a_server_without_usage_still_counts_tokens_and_cost(fake_judge, rules, django_capture_on_commit_callbacks):
+    make_call()
+    fake_judge.mode = "no-usage"
+    run = run_judge(django_capture_on_commit_callbacks, rule_ids=["asking.*"])
+    prompt_chars = sum(len(m["content"]) for m in fake_judge.requests[0]["body"]["messages"])
+    assert run.errors == 0 and run.tokens_in == round(prompt_chars / 4) and run.tokens_out > 0 and run.cost > 0

@@ -81,6 +81,13 @@ def test_bad_line_is_a_400_naming_line_and_field_and_nothing_is_written(client, 
     assert Transcript.objects.count() == 0
 
 
+def test_transcripts_import_accepts_a_json_array_body(client, engineer):
+    client.force_login(engineer)
+    body = json.dumps([json.loads(call("call-1")), json.loads(call("call-2"))], indent=1)
+    response = post(client, "transcripts/import/", body, content_type="application/json")
+    assert response.status_code == 201 and response.json()["created"] == 2
+
+
 def test_transcript_replace_and_default_agent_through_query_parameters(client, engineer):
     client.force_login(engineer)
     bare = call("call-1", agent=None, agent_version=None)

@@ -474,6 +474,29 @@ def test_commands_import_files_and_fail_with_the_line(tmp_path, judged, capsys):
         call_command("import_verdicts", str(tmp_path / "missing.jsonl"))
 
 
+def test_progress_bars_stay_silent_when_stderr_is_not_a_terminal(tmp_path, capfd):
+    from evals.management.commands._importing import Progress
+
+    calls = tmp_path / "calls.jsonl"
+    calls.write_text("\n".join(call(f"c-{i}") for i in range(50)) + "\n")
+    call_command("import_transcripts", str(calls))
+    captured = capfd.readouterr()
+    assert "transcripts: 50 created" in captured.out
+    assert "reading" not in captured.err and "writing" not in captured.err and "%|" not in captured.err
+
+    class Terminal:
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            pass
+
+        def flush(self):
+            pass
+
+    assert Progress(Terminal()).enabled and not Progress().enabled
+
+
 # --- model constraints -------------------------------------------------------------------------
 
 

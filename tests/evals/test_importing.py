@@ -336,6 +336,19 @@ def test_bytes_lines_with_bad_utf8_name_the_line():
     assert Transcript.objects.count() == 0
 
 
+def test_nul_characters_are_refused_with_their_field():
+    line = call("call-2", turns=[{"speaker": "agent", "text": "a\u0000b"}])
+    assert "\\u0000" in line
+    with pytest.raises(ImportFailed) as excinfo:
+        transcripts_import(lines=[call("call-1"), line], source="calls.jsonl")
+    assert failure(excinfo) == (
+        "calls.jsonl:2: turns[0].text: contains a NUL character (\\u0000), which cannot be stored")
+    assert Transcript.objects.count() == 0
+    rules = json.dumps({"rules": [{"id": "a.b", "group": "asking", "text": "x\u0000"}]})
+    with pytest.raises(ImportFailed, match="rules\\[0\\].text: contains a NUL"):
+        rules_import(text=rules, source="r.json")
+
+
 def test_json_array_input_names_items():
     bad = json.dumps([json.loads(call("a")), {"id": "b", "agent": "x", "agent_version": "1", "turns": [{}]}])
     with pytest.raises(ImportFailed) as excinfo:

@@ -166,12 +166,43 @@ def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple
                 errors.add(number, "json", "expected a JSON array")
                 return
             for i, item in enumerate(items, start=1):
+                path = nul_path(item)
+                if path is not None:
+                    errors.add(f"item {i}", path or "json", "contains a NUL character (\\u0000), which cannot be stored")
+                    continue
                 yield f"item {i}", item
             return
         try:
-            yield str(number), orjson.loads(stripped)
+            obj = orjson.loads(stripped)
         except orjson.JSONDecodeError as exc:
             errors.add(number, "json", f"not valid JSON: {exc.msg}")
+            continue
+        if (b"\\u0000" if isinstance(stripped, bytes) else "\\u0000") in stripped:
+            path = nul_path(obj)
+            if path is not None:
+                errors.add(number, path or "json", "contains a NUL character (\\u0000), which cannot be stored")
+                continue
+        yield str(number), obj
+
+
+def nul_path(value: Any, path: str = "") -> str | None:
+    """Return the path of the first string (or key) holding a NUL character, or None."""
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if "\x00" in key:
+                return here
+            found = nul_path(item, here)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = nul_path(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
 
 
 def is_postgres() -> bool:

@@ -20,7 +20,7 @@ from evals.services.rules import (
     text_clean,
 )
 
-from .common import Errors, ImportResult
+from .common import Errors, ImportResult, nul_path
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +42,10 @@ def _load(text: str, errors: Errors) -> tuple[list, list[dict]]:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
         errors.add(mark.line + 1 if mark else 1, "yaml", f"not valid YAML: {problem}")
+        errors.check()
+    nul = nul_path(data)
+    if nul is not None:
+        errors.add(1, nul or "rules", "contains a NUL character (\\u0000), which cannot be stored")
         errors.check()
     if isinstance(data, dict) and set(data) <= {"rules"}:
         items = data.get("rules")

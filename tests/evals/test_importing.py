@@ -336,6 +336,19 @@ def test_bytes_lines_with_bad_utf8_name_the_line():
     assert Transcript.objects.count() == 0
 
 
+AWKWARD = 'tab\there\nnew line \\N back\\slash "quoted" \r émoji 🎧 \\. end'
+
+
+def test_awkward_text_survives_the_bulk_write_exactly(judged):
+    turns = [{"speaker": "agent", "text": AWKWARD, "tool_calls": [{"id": "c\t1", "name": "f", "arguments": {"q": AWKWARD}}]}]
+    transcripts_import(lines=[call("odd", turns=turns)])
+    turn = Turn.objects.get(transcript__external_id="odd")
+    assert turn.text == AWKWARD and turn.tool_calls[0]["arguments"]["q"] == AWKWARD
+    assert Transcript.objects.get(external_id="odd").checksum == transcript_checksum([turn])
+    verdicts_import(lines=[verdict(rationale=AWKWARD, error="")])
+    assert Verdict.objects.get().rationale == AWKWARD
+
+
 def test_nul_characters_are_refused_with_their_field():
     line = call("call-2", turns=[{"speaker": "agent", "text": "a\u0000b"}])
     assert "\\u0000" in line

@@ -256,6 +256,11 @@ if os.environ.get("JUDGE_PRICE_IN_PER_1K") or os.environ.get("JUDGE_PRICE_OUT_PE
 JUDGE_COST_CAP_USD = env_float("JUDGE_COST_CAP_USD", 10.0)
 # Celery rate limit for judge calls per worker process (e.g. "120/m"; empty: none).
 JUDGE_RATE_LIMIT = os.environ.get("JUDGE_RATE_LIMIT", "")
+# How the answer's schema is sent: json_schema (enforced by OpenAI, vLLM, llama.cpp), json_object, or none
+# (for servers that reject json_schema; the schema then goes in the prompt). Answers are validated either way.
+JUDGE_RESPONSE_FORMAT = os.environ.get("JUDGE_RESPONSE_FORMAT", "json_schema")
+if JUDGE_RESPONSE_FORMAT not in ("json_schema", "json_object", "none"):
+    raise ImproperlyConfigured("JUDGE_RESPONSE_FORMAT must be json_schema, json_object or none")
 
 # Calibration and promotion (issue 4): what a rule version needs before a lead may gate it.
 DOCKET_MIN_MARKS = env_int("DOCKET_MIN_MARKS", 200)

@@ -7,7 +7,7 @@ from decimal import Decimal
 import openai
 from django.conf import settings
 
-from .prompt import AnswerInvalid, answer_validate, estimate_tokens, response_format
+from .prompt import AnswerInvalid, answer_validate, estimate_tokens, response_format, schema_instructions
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +19,7 @@ class JudgeSettings:
     api_key: str
     timeout_s: float
     max_retries: int
+    response_format: str = "json_schema"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ def judge_settings() -> JudgeSettings:
         api_key=settings.JUDGE_API_KEY or "",
         timeout_s=settings.JUDGE_TIMEOUT_S,
         max_retries=settings.JUDGE_MAX_RETRIES,
+        response_format=getattr(settings, "JUDGE_RESPONSE_FORMAT", "json_schema"),
     )
 
 
@@ -80,12 +82,20 @@ def _client(cfg: JudgeSettings) -> openai.OpenAI:
 def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None) -> JudgeAnswer:
     """Send one judge request with the answer's schema as response_format; return the validated answer."""
     cfg = cfg or judge_settings()
+    extra = {}
+    if cfg.response_format == "json_schema":
+        extra["response_format"] = response_format(schema)
+    else:
+        # The server will not enforce the schema: spell it out in the prompt (validated below either way).
+        messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + schema_instructions(schema)}]
+        if cfg.response_format == "json_object":
+            extra["response_format"] = {"type": "json_object"}
     try:
         response = _client(cfg).chat.completions.create(
             model=cfg.model,
             messages=messages,
-            response_format=response_format(schema),
             temperature=0,
+            **extra,
         )
     except openai.APITimeoutError:
         raise JudgeCallError(f"timed out after {cfg.timeout_s:g} s and {cfg.max_retries} retries") from None

@@ -125,6 +125,14 @@ def response_format(schema: dict) -> dict:
     return {"type": "json_schema", "json_schema": {"name": "verdicts", "strict": True, "schema": schema}}
 
 
+SCHEMA_MARKER = "\n\nAnswer with one JSON object that matches this JSON schema:\n"
+
+
+def schema_instructions(schema: dict) -> str:
+    """Return the schema as prompt text, for servers that do not take it as response_format."""
+    return SCHEMA_MARKER + json.dumps(schema, separators=(",", ":"))
+
+
 class AnswerInvalid(ValueError):
     """The judge's answer is not JSON or does not match the schema."""
 

@@ -41,9 +41,12 @@ class FakeJudge:
     # ---- what the server answers ----
 
     def answer(self, body: dict) -> tuple[int, str]:
-        schema = body["response_format"]["json_schema"]["schema"]
         self.gate.wait(60)
         prompt = "\n".join(m["content"] for m in body["messages"])
+        if body.get("response_format", {}).get("type") == "json_schema":
+            schema = body["response_format"]["json_schema"]["schema"]
+        else:  # json_object or none: the schema is in the prompt
+            schema = json.loads(prompt.rsplit("matches this JSON schema:\n", 1)[1])
         mode = self.mode if (not self.only_for or self.only_for in prompt) else ""
         if mode == "slow":
             time.sleep(self.slow_s)

@@ -302,3 +302,17 @@ def test_a_server_without_usage_still_counts_tokens_and_cost(fake_judge, rules, 
     run = run_judge(django_capture_on_commit_callbacks, rule_ids=["asking.*"])
     prompt_chars = sum(len(m["content"]) for m in fake_judge.requests[0]["body"]["messages"])
     assert run.errors == 0 and run.tokens_in == round(prompt_chars / 4) and run.tokens_out > 0 and run.cost > 0
+
+
+@pytest.mark.parametrize("fmt", ["json_object", "none"])
+def test_servers_that_reject_json_schema_get_the_schema_in_the_prompt(
+    fake_judge, rules, settings, fmt, django_capture_on_commit_callbacks
+):
+    settings.JUDGE_RESPONSE_FORMAT = fmt
+    call = make_call()
+    fake_judge.flag = {"asking.one-question": [2]}
+    run = run_judge(django_capture_on_commit_callbacks, rule_ids=["asking.*"])
+    body = fake_judge.requests[0]["body"]
+    assert body.get("response_format") == ({"type": "json_object"} if fmt == "json_object" else None)
+    assert '"required":["asking.one-question"]' in body["messages"][-1]["content"]
+    assert run.errors == 0 and Verdict.objects.get(transcript=call, rule_version=rules["one-q"]).flagged

@@ -55,7 +55,7 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from evals.models import AgentVersion, Agent, Rule, RuleVersion
+    from evals.models import Agent, AgentVersion, Rule, RuleVersion
 
     n_transcripts = -(-n_verdicts // n_rules)
     with transaction.atomic():

@@ -452,8 +452,8 @@ def test_errored_verdict_is_recorded_as_an_error(judged):
         (verdict(turn=9), "v.jsonl:3: turn: turn 9 is beyond call-1's 4 turns"),
         (verdict(turn=2, turns=[1, 2]), "v.jsonl:3: turn: must be the first of turns (1), not 2"),
         (verdict(turn=None, turns=[1, 7]), "v.jsonl:3: turns[1]: turn 7 is beyond call-1's 4 turns"),
-        (verdict(rationale="dup"), "v.jsonl:3: judge: the verdict of gpt-4o-mini/conduct-v3 on call-1 for "
-                                   "asking.one-question v1 appears twice (first at 1)"),
+        (verdict(rationale="dup"), ("v.jsonl:3: judge: the verdict of gpt-4o-mini/conduct-v3 on call-1 for "
+                                    "asking.one-question v1 appears twice (first at 1)")),
     ],
 )
 def test_a_bad_third_verdict_imports_nothing(judged, line, expected):

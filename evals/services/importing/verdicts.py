@@ -12,7 +12,15 @@ from django.utils import timezone
 from evals.models import Judge, RuleVersion, Severity, Transcript, Verdict
 
 from .common import (
-    Errors, ImportResult, Invalid, Progress, chunked, copy_rows, is_postgres, json_records, json_text,
+    Errors,
+    ImportResult,
+    Invalid,
+    Progress,
+    chunked,
+    copy_rows,
+    is_postgres,
+    json_records,
+    json_text,
 )
 
 logger = logging.getLogger(__name__)
@@ -21,7 +29,9 @@ SEVERITIES = frozenset(Severity.values)
 VERDICT_COLUMNS = ("transcript_id", "rule_version_id", "judge_id", "flagged", "turn", "turns", "severity",
                    "rationale", "confidence", "error", "created_at")
 VERDICT_KEY = ("transcript", "rule_version", "judge")
-LLM_NAME_RE = re.compile(r"^(gpt|o\d|claude|gemini|llama|mistral|mixtral|qwen|deepseek|phi|command)", re.I)
+LLM_NAME_RE = re.compile(
+    r"^(gpt|o\d|claude|gemini|llama|mistral|mixtral|qwen|deepseek|phi|command)", re.IGNORECASE
+)
 
 
 def judge_kind_for(name: str) -> tuple[str, str, str]:

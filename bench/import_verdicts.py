@@ -17,6 +17,7 @@ Options: BENCH_VERDICTS (default 1000000), BENCH_RULES (default 25), BENCH_TURNS
 import json
 import os
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -217,6 +218,8 @@ def main() -> None:
         print(f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s")
         print(f"{'':39}{copy_cpu}")
         print(f"import / bare COPY time: {first / copy_s:.1f}x")
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak memory of this process (the import holds the parsed file): {peak_mb:,.0f} MB")
         connection.close()
     finally:
         if os.environ.get("BENCH_KEEP") != "1":

@@ -44,12 +44,68 @@ def calibration_data(params) -> list[dict]:
     return [row.as_dict() for row in calibration_rows(**calibration_filters(params))]
 
 
+def _interval():
+    return serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True)
+
+
+class WeightedSerializer(serializers.Serializer):
+    """Figures weighted by 1 / inclusion probability; intervals on Kish's effective n."""
+
+    precision = serializers.FloatField(allow_null=True)
+    precision_ci = _interval()
+    recall = serializers.FloatField(allow_null=True)
+    recall_ci = _interval()
+    f1 = serializers.FloatField(allow_null=True)
+    f1_ci = _interval()
+    specificity = serializers.FloatField(allow_null=True)
+    specificity_ci = _interval()
+    effective_n = serializers.FloatField()
+    tp = serializers.FloatField()
+    fp = serializers.FloatField()
+    fn = serializers.FloatField()
+    tn = serializers.FloatField()
+
+
+class CalibrationSerializer(serializers.Serializer):
+    """One (rule version, judge): DESIGN.md's calibration object, plus F1, specificity and counts."""
+
+    rule = serializers.CharField()
+    version = serializers.IntegerField()
+    judge = serializers.CharField(allow_null=True, help_text="null: nobody has marked this version yet")
+    status = serializers.ChoiceField(choices=RuleVersion.Status.choices)
+    rule_version_id = serializers.IntegerField()
+    group = serializers.CharField()
+    safety = serializers.BooleanField()
+    marked = serializers.IntegerField(help_text="tp + fp + fn + tn: settled by majority or by a lead")
+    tp = serializers.IntegerField()
+    fp = serializers.IntegerField()
+    fn = serializers.IntegerField()
+    tn = serializers.IntegerField()
+    precision = serializers.FloatField(allow_null=True)
+    precision_ci = _interval()
+    recall = serializers.FloatField(allow_null=True)
+    recall_ci = _interval()
+    f1 = serializers.FloatField(allow_null=True)
+    f1_ci = _interval()
+    specificity = serializers.FloatField(allow_null=True)
+    specificity_ci = _interval()
+    weighted = WeightedSerializer()
+    kappa = serializers.FloatField(allow_null=True)
+    agreement = serializers.FloatField(allow_null=True)
+    pairs = serializers.IntegerField(help_text="verdicts marked by two or more reviewers")
+    waiting = serializers.IntegerField(help_text="tied verdicts waiting for a lead")
+    errored = serializers.IntegerField(help_text="errored verdicts with marks, excluded")
+    outside_sample = serializers.IntegerField(help_text="verdicts marked outside the daily sample (weight 1)")
+    eligible = serializers.BooleanField()
+    why_not = serializers.ListField(child=serializers.CharField())
+
+
 class CalibrationView(APIView):
     """One object per (rule version, judge): counts, precision and recall with 95% Wilson intervals."""
 
     permission_classes = [api_permission("view_calibration")]
 
-    @extend_schema(parameters=FILTERS, responses={200: inline_serializer("Calibration", {"rule": serializers.CharField()}, many=True)})
+    @extend_schema(parameters=FILTERS, responses={200: CalibrationSerializer(many=True)})
     def get(self, request):
         try:
             return Response(calibration_data(request.query_params))
@@ -95,7 +151,18 @@ class _DecisionView(APIView):
         )
 
 
-_DECISION_SCHEMA = dict(request=DecisionInput, responses={200: inline_serializer("Decision", {"decision": serializers.IntegerField()})})
+_DECISION_SCHEMA = dict(
+    request=DecisionInput,
+    responses={
+        200: inline_serializer("Decision", {
+            "decision": serializers.IntegerField(), "action": serializers.CharField(), "rule": serializers.CharField(),
+            "version": serializers.IntegerField(), "status": serializers.CharField(),
+            "replaced": serializers.IntegerField(allow_null=True), "actor": serializers.CharField(),
+            "at": serializers.DateTimeField(), "reason": serializers.CharField(), "figures": serializers.DictField(),
+        }),
+        409: inline_serializer("DecisionRefused", {"detail": serializers.ListField(child=serializers.CharField())}),
+    },
+)
 
 
 class PromoteView(_DecisionView):

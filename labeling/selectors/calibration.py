@@ -10,7 +10,7 @@ a verdict marked only outside the sample weighs 1 and is counted as `outside_sam
 Agreement pairs the first and the last mark (by mark id) of each verdict marked more than once:
 the "first reviewer" and "second reviewer" of Cohen's kappa.
 
-The page's counts come from one SQL aggregate (`CALIBRATION_SQL`): marks grouped per verdict in a
+The page's counts come from one SQL aggregate (`_aggregate_sql`): marks grouped per verdict in a
 subquery, then summed per (rule version, judge). It is portable between PostgreSQL and SQLite.
 """
 from __future__ import annotations
@@ -44,28 +44,32 @@ _T = {
     "transcript": Transcript._meta.db_table,
 }
 
-# Per verdict: how many marks, how many said right, the largest inclusion probability, and the
-# first and last mark packed as id * 2 + correct (so MIN/MAX also carry that mark's answer).
+# Per verdict: its rule version, judge, flagged (f) and errored (e), how many marks, how many said
+# right, the largest inclusion probability, and the first and last mark packed as id * 2 + correct
+# (so MIN/MAX also carry that mark's answer). Grouped by the verdict's primary key, so its other
+# columns may be selected (PostgreSQL: functional dependency; SQLite: bare columns).
 _PER_VERDICT = """
-SELECT m.verdict_id AS verdict_id,
+SELECT v.id AS verdict_id, v.rule_version_id AS rule_version_id, v.judge_id AS judge_id,{pv_extra}
+       CASE WHEN v.flagged THEN 1 ELSE 0 END AS f,
+       CASE WHEN v.error <> '' THEN 1 ELSE 0 END AS e,
        COUNT(*) AS n,
        SUM(CASE WHEN m.correct THEN 1 ELSE 0 END) AS r,
        MAX(si.inclusion_probability) AS p,
        MIN(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS fc,
        MAX(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS lc
-FROM {mark} m
+FROM {verdict} v
+JOIN {mark} m ON m.verdict_id = v.id
 LEFT JOIN {assignment} a ON a.id = m.assignment_id
 LEFT JOIN {item} si ON si.id = a.item_id
 {where}
-GROUP BY m.verdict_id
+GROUP BY v.id
 """
 
-# Per verdict, resolved: f flagged, e errored, t truth (1 right, 0 wrong, NULL tied), w weight, o outside.
+# Per verdict, resolved: t truth (1 right, 0 wrong, NULL tied), w weight, o outside the sample.
 # `1 / pv.p` stays a float (a NUMERIC 1.0 would make every sum slow on PostgreSQL).
 _RESOLVED = """
-SELECT pv.verdict_id AS verdict_id, v.rule_version_id AS rule_version_id, v.judge_id AS judge_id,
-       CASE WHEN v.flagged THEN 1 ELSE 0 END AS f,
-       CASE WHEN v.error <> '' THEN 1 ELSE 0 END AS e,
+SELECT pv.verdict_id AS verdict_id, pv.rule_version_id AS rule_version_id, pv.judge_id AS judge_id,
+       pv.f AS f, pv.e AS e,
        CASE WHEN s.correct IS NOT NULL THEN (CASE WHEN s.correct THEN 1 ELSE 0 END)
             WHEN 2 * pv.r > pv.n THEN 1
             WHEN 2 * pv.r < pv.n THEN 0 END AS t,
@@ -73,7 +77,6 @@ SELECT pv.verdict_id AS verdict_id, v.rule_version_id AS rule_version_id, v.judg
        CASE WHEN pv.p IS NULL THEN 1 ELSE 0 END AS o,
        pv.n AS n, pv.fc - 2 * (pv.fc / 2) AS fc, pv.lc - 2 * (pv.lc / 2) AS lc{extra}
 FROM ({per_verdict}) pv
-JOIN {verdict} v ON v.id = pv.verdict_id
 LEFT JOIN {settlement} s ON s.verdict_id = pv.verdict_id{extra_join}
 """
 
@@ -89,7 +92,7 @@ def _aggregate_sql(where: str) -> str:
     a FILTER per figure); Python pivots the few thousand result rows.
     """
     resolved = _RESOLVED.format(
-        per_verdict=_PER_VERDICT.format(where=where, **_T), extra="", extra_join="", **_T
+        per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T), extra="", extra_join="", **_T
     )
     return f"""
 SELECT rule_version_id, judge_id, k, q, o, COUNT(*) AS c, SUM(w) AS sw, SUM(w * w) AS sw2
@@ -125,11 +128,11 @@ def _where(
         params.append(bool(safety))
     if not conds:
         return "", []
-    # Join the filtered verdicts inside the per-verdict subquery, so PostgreSQL reaches the marks of a
-    # few rule versions through the (rule_version, judge) and mark.verdict_id indexes.
-    joins = f"JOIN {_T['verdict']} v ON v.id = m.verdict_id "
+    # Filters sit on the verdicts themselves, so PostgreSQL reaches the marks of a few rule versions
+    # through the (rule_version, judge) and mark.verdict_id indexes.
+    joins = ""
     if status or group or safety is not None:
-        joins += f"JOIN {_T['rv']} rv ON rv.id = v.rule_version_id JOIN {_T['rule']} r ON r.id = rv.rule_id "
+        joins = f"JOIN {_T['rv']} rv ON rv.id = v.rule_version_id JOIN {_T['rule']} r ON r.id = rv.rule_id "
     return joins + "WHERE " + " AND ".join(conds), params
 
 
@@ -376,7 +379,8 @@ def calibration_overall(rows: list[CalibrationRow]) -> dict:
 
 def calibration_judges() -> QuerySet[Judge]:
     """Return the judges that have at least one marked verdict."""
-    return Judge.objects.filter(verdicts__marks__isnull=False).distinct().order_by("name")
+    marked = Mark.objects.filter(verdict__judge=OuterRef("pk"))
+    return Judge.objects.filter(Exists(marked)).order_by("name")
 
 
 def calibration_groups() -> list[str]:
@@ -415,9 +419,11 @@ def verdict_outcomes(*, rule_version: RuleVersion, judge: Judge | None = None) -
     """Return how each marked verdict of a rule version (and judge) counts, in one query."""
     where, params = _where(judge_ids=_judge_ids(judge), rule_version_ids=[rule_version.pk])
     sql = _RESOLVED.format(
-        per_verdict=_PER_VERDICT.format(where=where, **_T),
-        extra=", COALESCE(tr.started_at, v.created_at) AS at",
-        extra_join=f"\nJOIN {_T['transcript']} tr ON tr.id = v.transcript_id",
+        per_verdict=_PER_VERDICT.format(
+            where=where, pv_extra="\n       v.transcript_id AS transcript_id, v.created_at AS created_at,", **_T
+        ),
+        extra=", COALESCE(tr.started_at, pv.created_at) AS at",
+        extra_join=f"\nJOIN {_T['transcript']} tr ON tr.id = pv.transcript_id",
         **_T,
     )
     out = []

@@ -14,6 +14,7 @@ the verdicts as JSON Lines to a temporary file, then times, in one run:
 
 Options: BENCH_VERDICTS (default 1000000), BENCH_RULES (default 25), BENCH_TURNS (default 20).
 """
+
 import json
 import os
 import random
@@ -69,8 +70,10 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
         ids = [f"bench-call-{i:07d}" for i in range(n_transcripts)]
         now = timezone.now()
         with connection.cursor() as cur:
-            with cur.copy("COPY evals_transcript (external_id, agent_version_id, checksum, audio_url, language, "
-                          "scenario, imported_at, metadata) FROM STDIN") as copy:
+            with cur.copy(
+                "COPY evals_transcript (external_id, agent_version_id, checksum, audio_url, language, "
+                "scenario, imported_at, metadata) FROM STDIN"
+            ) as copy:
                 for ext in ids:
                     copy.write_row((ext, av.pk, "0" * 64, "", "en", "", now, "{}"))
             cur.execute(
@@ -83,7 +86,9 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
     return ids, rules
 
 
-def write_lines(path: Path, n_verdicts: int, ids: list[str], rules: list[tuple[str, int]], n_turns: int) -> None:
+def write_lines(
+    path: Path, n_verdicts: int, ids: list[str], rules: list[tuple[str, int]], n_turns: int
+) -> None:
     rng = random.Random(7)
     with path.open("w") as f:
         n = 0
@@ -92,9 +97,16 @@ def write_lines(path: Path, n_verdicts: int, ids: list[str], rules: list[tuple[s
                 if n == n_verdicts:
                     return
                 flagged = rng.random() < 0.12
-                record = {"transcript": ext, "rule": rule, "rule_version": version, "flagged": flagged,
-                          "severity": "minor", "rationale": rng.choice(RATIONALES),
-                          "confidence": rng.randint(40, 99), "judge": "gpt-4o-mini/conduct-v3"}
+                record = {
+                    "transcript": ext,
+                    "rule": rule,
+                    "rule_version": version,
+                    "flagged": flagged,
+                    "severity": "minor",
+                    "rationale": rng.choice(RATIONALES),
+                    "confidence": rng.randint(40, 99),
+                    "judge": "gpt-4o-mini/conduct-v3",
+                }
                 if flagged:
                     first = rng.randrange(n_turns - 2)
                     record["turn"] = first
@@ -127,7 +139,9 @@ def cpu_since(start: tuple[float, float]) -> str:
     client = now[0] - start[0]
     if start[1] is None or now[1] is None:
         return f"CPU: client {client:.1f} s"
-    return f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} s = {client + now[1] - start[1]:.1f} s"
+    return (
+        f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} s = {client + now[1] - start[1]:.1f} s"
+    )
 
 
 def bare_copy() -> tuple[float, int]:
@@ -180,8 +194,10 @@ def main() -> None:
         from evals.services.importing import verdicts_import
 
         call_command("migrate", verbosity=0)
-        print(f"building {-(-n_verdicts // n_rules):,} calls x {n_turns} turns and {n_rules} rule versions ...",
-              flush=True)
+        print(
+            f"building {-(-n_verdicts // n_rules):,} calls x {n_turns} turns and {n_rules} rule versions ...",
+            flush=True,
+        )
         ids, rules = build(n_verdicts, n_rules, n_turns)
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "verdicts.jsonl"
@@ -208,12 +224,16 @@ def main() -> None:
         copy_s, copied, copy_cpu = bare_copy()
         load = os.getloadavg()[0]
         print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' work slows every figure)")
-        print(f"verdicts_import, new verdicts:         {first:6.1f} s  {n_verdicts / first:>10,.0f} rows/s"
-              f"  (parse {result.timings['parse']:.1f} s, check {result.timings['check']:.1f} s,"
-              f" write+commit {first - result.timings['parse'] - result.timings['check']:.1f} s)")
+        print(
+            f"verdicts_import, new verdicts:         {first:6.1f} s  {n_verdicts / first:>10,.0f} rows/s"
+            f"  (parse {result.timings['parse']:.1f} s, check {result.timings['check']:.1f} s,"
+            f" write+commit {first - result.timings['parse'] - result.timings['check']:.1f} s)"
+        )
         print(f"{'':39}{first_cpu}")
-        print(f"verdicts_import, same file again:      {second:6.1f} s  {n_verdicts / second:>10,.0f} rows/s"
-              "  (all unchanged)")
+        print(
+            f"verdicts_import, same file again:      {second:6.1f} s  {n_verdicts / second:>10,.0f} rows/s"
+            "  (all unchanged)"
+        )
         print(f"{'':39}{second_cpu}")
         print(f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s")
         print(f"{'':39}{copy_cpu}")

@@ -1,4 +1,5 @@
 """Reads over HTTP: transcripts with turns, rules with versions, verdicts with filters."""
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
@@ -6,7 +7,12 @@ from rest_framework.pagination import CursorPagination
 
 from console.permissions import api_permission
 from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict
-from evals.selectors.catalog import rules_with_versions, transcript_with_turns, transcripts_list, verdicts_filtered
+from evals.selectors.catalog import (
+    rules_with_versions,
+    transcript_with_turns,
+    transcripts_list,
+    verdicts_filtered,
+)
 
 VIEW = [api_permission("view_console")]
 
@@ -14,8 +20,17 @@ VIEW = [api_permission("view_console")]
 class TurnSerializer(serializers.ModelSerializer):
     class Meta:
         model = Turn
-        fields = ["index", "speaker", "text", "start_ms", "end_ms", "asr_confidence", "phase", "tool_calls",
-                  "tool_call_id"]
+        fields = [
+            "index",
+            "speaker",
+            "text",
+            "start_ms",
+            "end_ms",
+            "asr_confidence",
+            "phase",
+            "tool_calls",
+            "tool_call_id",
+        ]
 
 
 class TranscriptSerializer(serializers.ModelSerializer):
@@ -25,8 +40,17 @@ class TranscriptSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Transcript
-        fields = ["id", "agent", "agent_version", "started_at", "imported_at", "checksum", "audio_url", "language",
-                  "scenario"]
+        fields = [
+            "id",
+            "agent",
+            "agent_version",
+            "started_at",
+            "imported_at",
+            "checksum",
+            "audio_url",
+            "language",
+            "scenario",
+        ]
 
 
 class TranscriptDetailSerializer(TranscriptSerializer):
@@ -60,13 +84,30 @@ class VerdictSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Verdict
-        fields = ["id", "transcript", "rule", "rule_version", "rule_version_id", "judge", "flagged", "turn", "turns",
-                  "severity", "rationale", "confidence", "error", "created_at"]
+        fields = [
+            "id",
+            "transcript",
+            "rule",
+            "rule_version",
+            "rule_version_id",
+            "judge",
+            "flagged",
+            "turn",
+            "turns",
+            "severity",
+            "rationale",
+            "confidence",
+            "error",
+            "created_at",
+        ]
 
 
 @extend_schema(
-    parameters=[OpenApiParameter("agent", str), OpenApiParameter("agent_version", str),
-                OpenApiParameter("scenario", str)],
+    parameters=[
+        OpenApiParameter("agent", str),
+        OpenApiParameter("agent_version", str),
+        OpenApiParameter("scenario", str),
+    ],
 )
 class TranscriptList(generics.ListAPIView):
     """Transcripts, newest import first (turns are on each transcript's own endpoint)."""
@@ -76,8 +117,9 @@ class TranscriptList(generics.ListAPIView):
 
     def get_queryset(self):
         p = self.request.query_params
-        return transcripts_list(agent=p.get("agent", ""), agent_version=p.get("agent_version", ""),
-                                scenario=p.get("scenario", ""))
+        return transcripts_list(
+            agent=p.get("agent", ""), agent_version=p.get("agent_version", ""), scenario=p.get("scenario", "")
+        )
 
 
 class TranscriptDetail(generics.RetrieveAPIView):
@@ -153,6 +195,9 @@ class VerdictList(generics.ListAPIView):
                 raise ValidationError({"flagged": "must be true or false"})
             flagged = choices[flagged.lower()]
         return verdicts_filtered(
-            rule=p.get("rule", ""), version=version or None, judge=p.get("judge", ""),
-            transcript=p.get("transcript", ""), flagged=flagged if isinstance(flagged, bool) else None,
+            rule=p.get("rule", ""),
+            version=version or None,
+            judge=p.get("judge", ""),
+            transcript=p.get("transcript", ""),
+            flagged=flagged if isinstance(flagged, bool) else None,
         )

@@ -1,4 +1,5 @@
 """Imports over HTTP: the same services and rules as the import commands."""
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
@@ -29,7 +30,9 @@ class ImportResultSerializer(serializers.Serializer):
     replaced = serializers.IntegerField()
     updated = serializers.IntegerField()
     new_versions = serializers.IntegerField()
-    details = serializers.DictField(child=serializers.IntegerField(), help_text="turns, deleted_verdicts, new_judges...")
+    details = serializers.DictField(
+        child=serializers.IntegerField(), help_text="turns, deleted_verdicts, new_judges..."
+    )
     summary = serializers.CharField()
 
 
@@ -49,7 +52,9 @@ def _failed(exc: ImportFailed) -> Response:
     return Response(
         {
             "detail": exc.first,
-            "errors": [{"line": e.where, "field": e.field, "reason": e.reason, "message": str(e)} for e in exc.errors],
+            "errors": [
+                {"line": e.where, "field": e.field, "reason": e.reason, "message": str(e)} for e in exc.errors
+            ],
         },
         status=status.HTTP_400_BAD_REQUEST,
     )
@@ -86,17 +91,23 @@ class RulesImport(ImportView):
         operation_id="rules_import",
         request={"application/yaml": OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
         responses=RESPONSES,
-        examples=[OpenApiExample(
-            "rules", media_type="application/yaml", request_only=True,
-            value="rules:\n  - id: opening.greet-by-name\n    group: opening\n"
-                  "    text: Greet the candidate once, by name.\n    severity: minor\n",
-        )],
+        examples=[
+            OpenApiExample(
+                "rules",
+                media_type="application/yaml",
+                request_only=True,
+                value="rules:\n  - id: opening.greet-by-name\n    group: opening\n"
+                "    text: Greet the candidate once, by name.\n    severity: minor\n",
+            )
+        ],
     )
     def post(self, request):
         try:
             text = b"".join(_lines(request)).decode("utf-8")
         except UnicodeDecodeError:
-            return Response({"detail": f"{SOURCE}: not UTF-8", "errors": []}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": f"{SOURCE}: not UTF-8", "errors": []}, status=status.HTTP_400_BAD_REQUEST
+            )
         try:
             return _done(rules_import(text=text, source=SOURCE))
         except ImportFailed as exc:
@@ -110,13 +121,17 @@ class TranscriptsImport(ImportView):
     @extend_schema(
         operation_id="transcripts_import",
         request={"application/x-ndjson": OpenApiTypes.STR},
-        examples=[OpenApiExample(
-            "one call", media_type="application/x-ndjson", request_only=True,
-            value='{"id": "call-000123", "agent": "phone-screen", "agent_version": "2026-11-28.1", '
-                  '"audio_url": "https://rec.example.com/call-000123.ogg", "language": "en", '
-                  '"turns": [{"speaker": "agent", "text": "Hi Dana.", "start_ms": 0, "end_ms": 1200, '
-                  '"phase": "opening"}], "metadata": {}}',
-        )],
+        examples=[
+            OpenApiExample(
+                "one call",
+                media_type="application/x-ndjson",
+                request_only=True,
+                value='{"id": "call-000123", "agent": "phone-screen", "agent_version": "2026-11-28.1", '
+                '"audio_url": "https://rec.example.com/call-000123.ogg", "language": "en", '
+                '"turns": [{"speaker": "agent", "text": "Hi Dana.", "start_ms": 0, "end_ms": 1200, '
+                '"phase": "opening"}], "metadata": {}}',
+            )
+        ],
         parameters=[
             OpenApiParameter("replace", bool, description="overwrite transcripts whose turns changed"),
             OpenApiParameter("agent", str, description="agent for lines that name none"),
@@ -128,8 +143,11 @@ class TranscriptsImport(ImportView):
         params = request.query_params
         try:
             result = transcripts_import(
-                lines=_lines(request), source=SOURCE, replace=params.get("replace", "").lower() in TRUE,
-                agent=params.get("agent") or None, agent_version=params.get("agent_version") or None,
+                lines=_lines(request),
+                source=SOURCE,
+                replace=params.get("replace", "").lower() in TRUE,
+                agent=params.get("agent") or None,
+                agent_version=params.get("agent_version") or None,
             )
         except ImportFailed as exc:
             return _failed(exc)
@@ -142,12 +160,16 @@ class VerdictsImport(ImportView):
     @extend_schema(
         operation_id="verdicts_import",
         request={"application/x-ndjson": OpenApiTypes.STR},
-        examples=[OpenApiExample(
-            "one verdict", media_type="application/x-ndjson", request_only=True,
-            value='{"transcript": "call-000123", "rule": "opening.greet-by-name", "rule_version": 1, '
-                  '"flagged": true, "turn": 0, "severity": "minor", "rationale": "Greeted twice.", '
-                  '"confidence": 80, "judge": "gpt-4o-mini/conduct-v3"}',
-        )],
+        examples=[
+            OpenApiExample(
+                "one verdict",
+                media_type="application/x-ndjson",
+                request_only=True,
+                value='{"transcript": "call-000123", "rule": "opening.greet-by-name", "rule_version": 1, '
+                '"flagged": true, "turn": 0, "severity": "minor", "rationale": "Greeted twice.", '
+                '"confidence": 80, "judge": "gpt-4o-mini/conduct-v3"}',
+            )
+        ],
         responses=RESPONSES,
     )
     def post(self, request):

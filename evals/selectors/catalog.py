@@ -1,4 +1,5 @@
 """Reads behind the API: transcripts with their turns, rules with their versions, filtered verdicts."""
+
 from django.db.models import Prefetch, QuerySet
 
 from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict

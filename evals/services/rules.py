@@ -1,4 +1,5 @@
 """Rules and their immutable versions: create a rule, add a version."""
+
 import logging
 import re
 from typing import Any
@@ -34,8 +35,9 @@ def rule_id_clean(value: Any) -> str:
         raise RuleInvalid("id", "longer than 200 characters")
     if not RULE_ID_RE.match(value):
         raise RuleInvalid(
-            "id", f"{value!r} is not a rule id: use lower-case letters, digits, '.', '-' and '_' "
-            "(e.g. opening.greet-by-name)"
+            "id",
+            f"{value!r} is not a rule id: use lower-case letters, digits, '.', '-' and '_' "
+            "(e.g. opening.greet-by-name)",
         )
     return value
 
@@ -141,8 +143,12 @@ def rule_create(
         detector=detector,
     )
     version = RuleVersion.objects.create(
-        rule=rule, number=1, text=text_clean(text), detector=detector,
-        status=_status_clean(status), source=source[:200],
+        rule=rule,
+        number=1,
+        text=text_clean(text),
+        detector=detector,
+        status=_status_clean(status),
+        source=source[:200],
     )
     logger.info("rule_created", extra={"rule": rule.rule_id, "rule_version_id": version.pk})
     return version

@@ -1,4 +1,5 @@
 """What the import commands share: opening the file, a progress bar on a terminal, errors."""
+
 import os
 import sys
 from collections.abc import Callable, Iterator

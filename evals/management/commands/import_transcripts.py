@@ -13,15 +13,22 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="JSONL or JSON array file, or - for stdin")
-        parser.add_argument("--replace", action="store_true",
-                            help="overwrite transcripts whose turns changed (deletes their verdicts and marks)")
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="overwrite transcripts whose turns changed (deletes their verdicts and marks)",
+        )
         parser.add_argument("--agent", help="agent name for lines that do not give one")
         parser.add_argument("--agent-version", help="agent version for lines that do not give one")
 
     def handle(self, *args, file, replace, agent, agent_version, **options):
         with import_file(file) as (lines, progress):
             result = transcripts_import(
-                lines=lines, source=file, replace=replace, agent=agent, agent_version=agent_version,
+                lines=lines,
+                source=file,
+                replace=replace,
+                agent=agent,
+                agent_version=agent_version,
                 progress=progress,
             )
         self.stdout.write(result.summary)

@@ -2,6 +2,7 @@
 
 The management commands, the API and the demo loader all call these.
 """
+
 from .common import ImportFailed, ImportResult, LineError
 from .rules import rules_export, rules_import
 from .transcripts import audio_url_clean, transcript_checksum, transcripts_import

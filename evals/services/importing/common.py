@@ -1,4 +1,5 @@
 """What every importer shares: results, errors that name the line and field, reading, bulk writes."""
+
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -168,7 +169,11 @@ def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple
             for i, item in enumerate(items, start=1):
                 path = nul_path(item)
                 if path is not None:
-                    errors.add(f"item {i}", path or "json", "contains a NUL character (\\u0000), which cannot be stored")
+                    errors.add(
+                        f"item {i}",
+                        path or "json",
+                        "contains a NUL character (\\u0000), which cannot be stored",
+                    )
                     continue
                 yield f"item {i}", item
             return
@@ -180,7 +185,9 @@ def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple
         if (b"\\u0000" if isinstance(stripped, bytes) else "\\u0000") in stripped:
             path = nul_path(obj)
             if path is not None:
-                errors.add(number, path or "json", "contains a NUL character (\\u0000), which cannot be stored")
+                errors.add(
+                    number, path or "json", "contains a NUL character (\\u0000), which cannot be stored"
+                )
                 continue
         yield str(number), obj
 
@@ -293,4 +300,4 @@ def _bulk_create_rows(model, columns, rows, *, total, conflict, progress, batch_
 
 def chunked(values: Sequence[Any], size: int = 2000) -> Iterator[Sequence[Any]]:
     for i in range(0, len(values), size):
-        yield values[i:i + size]
+        yield values[i : i + size]

@@ -1,4 +1,5 @@
 """Rules from the YAML (or JSON) file teams keep in git, and back."""
+
 import json
 import logging
 from typing import Any
@@ -117,7 +118,11 @@ def rules_import(*, text: str, source: str = "") -> ImportResult:
             errors.add(where.get(exc.field.split(".")[0], where[""]), exc.field, exc.reason)
             continue
         if rule["rule_id"] in seen:
-            errors.add(where.get("id", where[""]), "id", f"{rule['rule_id']} appears twice (first at {seen[rule['rule_id']]})")
+            errors.add(
+                where.get("id", where[""]),
+                "id",
+                f"{rule['rule_id']} appears twice (first at {seen[rule['rule_id']]})",
+            )
             continue
         seen[rule["rule_id"]] = where.get("id", where[""])
         cleaned.append(rule)
@@ -132,15 +137,23 @@ def rules_import(*, text: str, source: str = "") -> ImportResult:
             current = existing.get(rule["rule_id"])
             if current is None:
                 version = rule_create(
-                    rule_id=rule["rule_id"], group=rule["group"], text=rule["text"], severity=rule["severity"],
-                    safety=rule["safety"], phase=rule["phase"], detector=rule["detector"], source=source,
+                    rule_id=rule["rule_id"],
+                    group=rule["group"],
+                    text=rule["text"],
+                    severity=rule["severity"],
+                    safety=rule["safety"],
+                    phase=rule["phase"],
+                    detector=rule["detector"],
+                    source=source,
                 )
                 if rule["status"] != Rule.Status.ACTIVE:
                     Rule.objects.filter(pk=version.rule_id).update(status=rule["status"])
                 result.created += 1
                 continue
             changed_settings = [
-                f for f in ("group", "phase", "severity", "safety", "status") if getattr(current, f) != rule[f]
+                f
+                for f in ("group", "phase", "severity", "safety", "status")
+                if getattr(current, f) != rule[f]
             ]
             if changed_settings:
                 for f in changed_settings:

@@ -1,4 +1,5 @@
 """Transcripts: the native JSONL shape, the OpenAI chat shape and the trajectory shape."""
+
 import hashlib
 import json
 import logging
@@ -20,13 +21,27 @@ from .common import Errors, ImportResult, Invalid, Progress, copy_rows, json_rec
 logger = logging.getLogger(__name__)
 
 SPEAKERS = tuple(Turn.Speaker.values)
-CHAT_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "agent",
-              "tool": "tool", "function": "tool"}
+CHAT_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "agent",
+    "tool": "tool",
+    "function": "tool",
+}
 AGENT_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
-TURN_COLUMNS = ("transcript_id", "index", "speaker", "text", "start_ms", "end_ms", "asr_confidence",
-                "phase", "tool_calls", "tool_call_id")
-CANONICAL_TURN_FIELDS = ("speaker", "text", "start_ms", "end_ms", "asr_confidence", "phase",
-                         "tool_calls", "tool_call_id")
+TURN_COLUMNS = (
+    "transcript_id",
+    "index",
+    "speaker",
+    "text",
+    "start_ms",
+    "end_ms",
+    "asr_confidence",
+    "phase",
+    "tool_calls",
+    "tool_call_id",
+)
 
 
 def turn_canonical(turn: Any) -> dict:
@@ -176,7 +191,9 @@ def _content_text(content: Any, field: str) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # content parts: keep the text ones
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        return "\n".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
     raise Invalid(field, f"must be a string or a list of content parts, not {type(content).__name__}")
 
 
@@ -219,11 +236,25 @@ def trajectory_turns(obj: dict) -> list[dict]:
         if not isinstance(call, dict) or not isinstance(call.get("tool"), str) or not call["tool"]:
             raise Invalid(f"{f}.tool", "missing")
         call_id = str(call.get("id") or f"call-{i}")
-        turns.append({"speaker": "agent", "text": "", "tool_calls": [
-            {"id": call_id, "name": call["tool"], "arguments": call.get("args", {})}]})
+        turns.append(
+            {
+                "speaker": "agent",
+                "text": "",
+                "tool_calls": [{"id": call_id, "name": call["tool"], "arguments": call.get("args", {})}],
+            }
+        )
         result = call.get("result")
-        turns.append({"speaker": "tool", "tool_call_id": call_id,
-                      "text": result if isinstance(result, str) else json_text(result) if result is not None else ""})
+        turns.append(
+            {
+                "speaker": "tool",
+                "tool_call_id": call_id,
+                "text": result
+                if isinstance(result, str)
+                else json_text(result)
+                if result is not None
+                else "",
+            }
+        )
     output = obj.get("output")
     if output is not None:
         turns.append({"speaker": "agent", "text": output if isinstance(output, str) else json_text(output)})
@@ -247,11 +278,16 @@ def _shape_turns(obj: dict, where: str, source: str) -> tuple[str | None, list, 
         return default_id, chat_turns(obj["traj"], "traj"), {"tau_bench": extra}
     if "prompt" in obj or "calls" in obj or "output" in obj:
         return None, trajectory_turns(obj), {}
-    raise Invalid("turns", "missing: expected `turns` (native), `messages` (OpenAI chat) or "
-                  "`prompt`/`calls`/`output` (trajectory)")
+    raise Invalid(
+        "turns",
+        "missing: expected `turns` (native), `messages` (OpenAI chat) or "
+        "`prompt`/`calls`/`output` (trajectory)",
+    )
 
 
-def _parse(obj: Any, where: str, source: str, agent: str | None, agent_version: str | None) -> ParsedTranscript:
+def _parse(
+    obj: Any, where: str, source: str, agent: str | None, agent_version: str | None
+) -> ParsedTranscript:
     if not isinstance(obj, dict):
         raise Invalid("transcript", "must be a JSON object")
     default_id, raw_turns, extra_meta = _shape_turns(obj, where, source)
@@ -340,7 +376,9 @@ def transcripts_import(
             errors.add(where, exc.field, exc.reason)
             continue
         if p.external_id in seen:
-            errors.add(where, "id", f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})")
+            errors.add(
+                where, "id", f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})"
+            )
             continue
         seen[p.external_id] = where
         parsed.append(p)
@@ -351,25 +389,43 @@ def transcripts_import(
         existing: dict[str, Transcript] = {}
         ids = [p.external_id for p in parsed]
         for i in range(0, len(ids), 2000):
-            for t in Transcript.objects.filter(external_id__in=ids[i:i + 2000]).select_for_update().only(
-                "id", "external_id", "checksum"
+            for t in (
+                Transcript.objects.filter(external_id__in=ids[i : i + 2000])
+                .select_for_update()
+                .only("id", "external_id", "checksum")
             ):
                 existing[t.external_id] = t
         for p in parsed:
             old = existing.get(p.external_id)
             if old is not None and old.checksum != p.checksum and not replace:
-                errors.add(p.where, "id", f"{p.external_id} was imported before with other turns "
-                           f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); import with replace to overwrite it")
+                errors.add(
+                    p.where,
+                    "id",
+                    f"{p.external_id} was imported before with other turns "
+                    f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); import with replace to overwrite it",
+                )
         errors.check()
         new = [p for p in parsed if p.external_id not in existing]
-        changed = [p for p in parsed if p.external_id in existing and existing[p.external_id].checksum != p.checksum]
+        changed = [
+            p for p in parsed if p.external_id in existing and existing[p.external_id].checksum != p.checksum
+        ]
         result.unchanged = len(parsed) - len(new) - len(changed)
         av_ids = _agent_versions(new + changed)
 
         created = Transcript.objects.bulk_create(
-            [Transcript(external_id=p.external_id, agent_version_id=av_ids[(p.agent, p.agent_version)],
-                        checksum=p.checksum, audio_url=p.audio_url, language=p.language, scenario=p.scenario,
-                        started_at=p.started_at, metadata=p.metadata) for p in new],
+            [
+                Transcript(
+                    external_id=p.external_id,
+                    agent_version_id=av_ids[(p.agent, p.agent_version)],
+                    checksum=p.checksum,
+                    audio_url=p.audio_url,
+                    language=p.language,
+                    scenario=p.scenario,
+                    started_at=p.started_at,
+                    metadata=p.metadata,
+                )
+                for p in new
+            ],
             batch_size=1000,
         )
         pk_of = {t.external_id: t.pk for t in created}
@@ -383,22 +439,36 @@ def transcripts_import(
                 olds.append(old)
                 pk_of[p.external_id] = old.pk
             Transcript.objects.bulk_update(
-                olds, ["agent_version", "checksum", "audio_url", "language", "scenario", "started_at", "metadata"],
+                olds,
+                ["agent_version", "checksum", "audio_url", "language", "scenario", "started_at", "metadata"],
                 batch_size=1000,
             )
             old_pks = [t.pk for t in olds]
             _, deleted = Verdict.objects.filter(transcript_id__in=old_pks).delete()
             result.details["deleted_verdicts"] = deleted.get("evals.Verdict", 0)
-            result.details["deleted_marks"] = sum(n for label, n in deleted.items() if label.endswith(".Mark"))
+            result.details["deleted_marks"] = sum(
+                n for label, n in deleted.items() if label.endswith(".Mark")
+            )
             Turn.objects.filter(transcript_id__in=old_pks).delete()
         result.created, result.replaced = len(new), len(changed)
 
         todo = new + changed
         total = sum(len(p.turns) for p in todo)
         rows = (
-            (pk_of[p.external_id], i, t["speaker"], t["text"], t["start_ms"], t["end_ms"], t["asr_confidence"],
-             t["phase"], json_text(t["tool_calls"]), t["tool_call_id"])
-            for p in todo for i, t in enumerate(p.turns)
+            (
+                pk_of[p.external_id],
+                i,
+                t["speaker"],
+                t["text"],
+                t["start_ms"],
+                t["end_ms"],
+                t["asr_confidence"],
+                t["phase"],
+                json_text(t["tool_calls"]),
+                t["tool_call_id"],
+            )
+            for p in todo
+            for i, t in enumerate(p.turns)
         )
         result.details["turns"] = copy_rows(Turn, TURN_COLUMNS, rows, total=total, progress=progress)
     logger.info("transcripts_imported", extra=result.log_extra(source))

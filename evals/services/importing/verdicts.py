@@ -1,4 +1,5 @@
 """Verdicts: one a line, keyed by (transcript, rule version, judge), written in bulk."""
+
 import logging
 import re
 import time
@@ -26,8 +27,19 @@ from .common import (
 logger = logging.getLogger(__name__)
 
 SEVERITIES = frozenset(Severity.values)
-VERDICT_COLUMNS = ("transcript_id", "rule_version_id", "judge_id", "flagged", "turn", "turns", "severity",
-                   "rationale", "confidence", "error", "created_at")
+VERDICT_COLUMNS = (
+    "transcript_id",
+    "rule_version_id",
+    "judge_id",
+    "flagged",
+    "turn",
+    "turns",
+    "severity",
+    "rationale",
+    "confidence",
+    "error",
+    "created_at",
+)
 VERDICT_KEY = ("transcript", "rule_version", "judge")
 LLM_NAME_RE = re.compile(
     r"^(gpt|o\d|claude|gemini|llama|mistral|mixtral|qwen|deepseek|phi|command)", re.IGNORECASE
@@ -90,7 +102,10 @@ def _verdict(obj: Any) -> tuple:
     if flagged is None and error:
         flagged = False
     elif type(flagged) is not bool:
-        raise Invalid("flagged", "missing (true or false)" if flagged is None else f"must be true or false, not {flagged!r}")
+        raise Invalid(
+            "flagged",
+            "missing (true or false)" if flagged is None else f"must be true or false, not {flagged!r}",
+        )
     turn = obj.get("turn")
     turns = obj.get("turns")
     if turn is not None:
@@ -108,7 +123,9 @@ def _verdict(obj: Any) -> tuple:
     else:
         turns = [turn] if turn is not None else None
     if not flagged and turn is not None:
-        raise Invalid("turn" if obj.get("turn") is not None else "turns", "a verdict that is not flagged cites no turn")
+        raise Invalid(
+            "turn" if obj.get("turn") is not None else "turns", "a verdict that is not flagged cites no turn"
+        )
     severity = obj.get("severity") or ""
     if severity and severity not in SEVERITIES:
         raise Invalid("severity", f"{severity!r} is not one of minor, major, critical")
@@ -126,8 +143,10 @@ def _lookups(parsed: list[tuple]) -> tuple[dict, dict, dict]:
     ext_ids = sorted({p[1] for p in parsed})
     transcripts = {}
     for chunk in chunked(ext_ids):
-        for ext, pk, n in Transcript.objects.filter(external_id__in=chunk).annotate(n=Count("turns")).values_list(
-            "external_id", "pk", "n"
+        for ext, pk, n in (
+            Transcript.objects.filter(external_id__in=chunk)
+            .annotate(n=Count("turns"))
+            .values_list("external_id", "pk", "n")
         ):
             transcripts[ext] = (pk, n)
     wanted = {(p[2], p[3]) for p in parsed}
@@ -162,9 +181,9 @@ def _existing_keys(transcripts, versions, judges, judge_index, rv_span, n_judges
         rows = [
             row
             for chunk in chunked(transcript_ids, 5000)
-            for row in Verdict.objects.filter(transcript_id__in=chunk, judge_id__in=list(judge_of)).values_list(
-                "transcript_id", "rule_version_id", "judge_id"
-            )
+            for row in Verdict.objects.filter(
+                transcript_id__in=chunk, judge_id__in=list(judge_of)
+            ).values_list("transcript_id", "rule_version_id", "judge_id")
         ]
     for t, rv, j in rows:
         if rv in version_ids:
@@ -212,18 +231,27 @@ def verdicts_import(
             rv = versions.get((r, number))
             if rv is None:
                 known = sorted(n for rid, n in versions if rid == r)
-                has = f"its versions are {', '.join(map(str, known))}" if known else "no such rule is imported"
+                has = (
+                    f"its versions are {', '.join(map(str, known))}" if known else "no such rule is imported"
+                )
                 errors.add(where, "rule_version", f"{r} version {number} does not exist ({has})")
                 continue
             if turns and max(turns) >= tr[1]:
                 bad = next(i for i, x in enumerate(turns) if x >= tr[1])
-                errors.add(where, f"turns[{bad}]" if len(turns) > 1 else "turn",
-                           f"turn {turns[bad]} is beyond {t}'s {tr[1]} turns")
+                errors.add(
+                    where,
+                    f"turns[{bad}]" if len(turns) > 1 else "turn",
+                    f"turn {turns[bad]} is beyond {t}'s {tr[1]} turns",
+                )
                 continue
             key = (tr[0] * rv_span + rv[0]) * n_judges + judge_index[j]
             if key in seen:
                 first = next(p[0] for p in parsed if (p[1], p[2], p[3], p[4]) == (t, r, number, j))
-                errors.add(where, "judge", f"the verdict of {j} on {t} for {r} v{number} appears twice (first at {first})")
+                errors.add(
+                    where,
+                    "judge",
+                    f"the verdict of {j} on {t} for {r} v{number} appears twice (first at {first})",
+                )
                 continue
             seen.add(key)
             if key in existing:
@@ -231,14 +259,28 @@ def verdicts_import(
                 continue
             if flagged and not severity:
                 severity = rv[1]
-            rows.append((tr[0], rv[0], j, flagged, turn, json_text(turns) if turns else "[]", severity,
-                         rationale, confidence, error))
+            rows.append(
+                (
+                    tr[0],
+                    rv[0],
+                    j,
+                    flagged,
+                    turn,
+                    json_text(turns) if turns else "[]",
+                    severity,
+                    rationale,
+                    confidence,
+                    error,
+                )
+            )
         errors.check()
         del seen, existing, parsed
         new_judges = [name for name in judge_index if name not in judges]
         for name in new_judges:
             kind, model, prompt_version = judge_kind_for(name)
-            judges[name] = Judge.objects.create(name=name, kind=kind, model=model, prompt_version=prompt_version).pk
+            judges[name] = Judge.objects.create(
+                name=name, kind=kind, model=model, prompt_version=prompt_version
+            ).pk
         result.details["new_judges"] = len(new_judges)
         result.timings["check"] = time.perf_counter() - started - result.timings["parse"]
         now = timezone.now()
@@ -250,13 +292,23 @@ def verdicts_import(
         if rows:
             try:
                 with transaction.atomic():
-                    created = copy_rows(Verdict, VERDICT_COLUMNS, values(), total=len(rows), progress=progress)
+                    created = copy_rows(
+                        Verdict, VERDICT_COLUMNS, values(), total=len(rows), progress=progress
+                    )
             except IntegrityError:
                 # Another import stored some of these keys since we looked: skip those, as a no-op would.
-                created = copy_rows(Verdict, VERDICT_COLUMNS, values(), total=len(rows), conflict=VERDICT_KEY,
-                                    progress=progress)
+                created = copy_rows(
+                    Verdict,
+                    VERDICT_COLUMNS,
+                    values(),
+                    total=len(rows),
+                    conflict=VERDICT_KEY,
+                    progress=progress,
+                )
         result.created = created
         result.unchanged = unchanged + len(rows) - created
-    result.timings["write"] = time.perf_counter() - started - result.timings["parse"] - result.timings["check"]
+    result.timings["write"] = (
+        time.perf_counter() - started - result.timings["parse"] - result.timings["check"]
+    )
     logger.info("verdicts_imported", extra=result.log_extra(source))
     return result

@@ -3,7 +3,7 @@ import csv
 import io
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -277,8 +277,6 @@ def calibration_settle(request, pk: int):
         return HttpResponseBadRequest("correct: expected 'right' or 'wrong'.")
     try:
         verdict_settle(verdict=verdict, actor=request.user, correct=value == "right", reason=request.POST.get("reason", ""))
-    except PermissionDenied:
-        raise
     except ValidationError as e:
         messages.error(request, " ".join(e.messages))
     else:

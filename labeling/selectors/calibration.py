@@ -363,7 +363,7 @@ def rule_version_ids_eligible(*, rule_version_ids=None) -> set[int]:
 
 def calibration_row(*, rule_version: RuleVersion, judge: Judge | None = None) -> CalibrationRow | None:
     """Return the row of one rule version for one judge (the most-marked judge when None)."""
-    rows = [r for r in calibration_rows(rule_version_ids=[rule_version.pk], judge=judge, include_unmarked=False)]
+    rows = calibration_rows(rule_version_ids=[rule_version.pk], judge=judge, include_unmarked=False)
     if not rows:
         return None
     return max(rows, key=lambda r: (r.counts.marked, -(r.judge.pk if r.judge else 0)))

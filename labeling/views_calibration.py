@@ -94,6 +94,8 @@ def calibration(request):
         "base_query": params.urlencode(),
         "floors": cal.floors_from_settings(),
     }
+    if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
+        return render(request, "labeling/calibration.html#cal-results", context)
     return render(request, "labeling/calibration.html", context)
 
 
@@ -265,7 +267,9 @@ def calibration_disagreements(request):
     only_ties = request.GET.get("ties") == "1"
     rows = cal.disagreements(only_ties=only_ties)
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
-    return render(request, "labeling/calibration_disagreements.html", {"page": page, "only_ties": only_ties})
+    return render(request, "labeling/calibration_disagreements.html", {
+        "page": page, "only_ties": only_ties, "next_url": request.get_full_path(),
+    })
 
 
 @require("promote")
@@ -278,8 +282,16 @@ def calibration_settle(request, pk: int):
     try:
         verdict_settle(verdict=verdict, actor=request.user, correct=value == "right", reason=request.POST.get("reason", ""))
     except ValidationError as e:
+        if request.htmx:
+            return HttpResponseBadRequest(" ".join(e.messages))
         messages.error(request, " ".join(e.messages))
     else:
+        if request.htmx:
+            # Swap the settled row in place; it stays in the list (its marks still split).
+            row = cal.disagreements().filter(pk=verdict.pk).first()
+            return render(request, "labeling/calibration_disagreements.html#disagreement-row", {
+                "v": row, "next_url": reverse("calibration-disagreements"),
+            })
         messages.success(request, f"Verdict {verdict.pk} settled: the judge was {value}.")
-    return redirect(request.POST.get("next") if (request.POST.get("next") or "").startswith("/calibration/")
-                    else reverse("calibration-disagreements"))
+    nxt = request.POST.get("next") or ""
+    return redirect(nxt if nxt.startswith("/calibration/") else reverse("calibration-disagreements"))

@@ -80,15 +80,35 @@ def test_reviewers_and_engineers_get_a_server_side_403(role, login, make_user, c
     assert not PromotionDecision.objects.exists()
 
 
+def test_lead_filters_the_table_in_place(login, lead, live_server):
+    build_known_set(lead=lead)
+    page = login(lead)
+    page.goto(f"{live_server.url}/calibration/")
+    expect(page.locator("#cal-results tbody tr")).to_have_count(3)
+    page.get_by_label("Group").select_option("boundaries")
+    expect(page.locator("#cal-results tbody tr")).to_have_count(1)
+    expect(page.locator("#cal-results")).to_contain_text("boundaries.no-rubric-leak")
+    expect(page).to_have_url(f"{live_server.url}/calibration/?group=boundaries&status=&judge=")
+    with page.expect_response(lambda r: "/calibration/export.md" in r.url) as info:
+        page.get_by_role("button", name="Markdown").click()
+    text = info.value.text()
+    assert "boundaries.no-rubric-leak" in text and "asking.one-question" not in text
+
+
 def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
     known = build_known_set(lead=lead)
     page = login(lead)
     page.goto(f"{live_server.url}/calibration/disagreements/?ties=1")
     tie = page.get_by_test_id("disagreement").filter(has_text="tie").filter(has_not_text="settled").first
+    row_id = tie.get_attribute("id")
     tie.get_by_placeholder("why (optional)").fill("heard a clarifier")
     page.screenshot(path=f"{SCREENS}-disagreements.png", full_page=True)
     tie.get_by_role("button", name="Judge right").click()
-    expect(page.get_by_text("settled: the judge was right")).to_be_visible()
+    # htmx swaps the row in place: the tie is now settled, the page did not reload.
+    row = page.locator(f"#{row_id}")
+    expect(row).to_contain_text("settled right by lena: heard a clarifier")
+    expect(row).to_contain_text("tie, settled")
+    expect(page.get_by_test_id("disagreement")).to_have_count(2)
     page.goto(f"{live_server.url}/calibration/rule-versions/{known['rv_a'].pk}/?judge={known['j1'].pk}")
     expect(page.get_by_test_id("cell-waiting")).to_have_text("0")
     expect(page.locator("svg.trend-chart circle.s-precision")).to_have_count(3)

@@ -231,6 +231,13 @@ def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, 
                           detectors_only=detectors_only, cost_cap=cost_cap)
     if dry_run:
         return plan
+    if plan.calls and not (settings.JUDGE_BASE_URL or settings.JUDGE_API_KEY):
+        # Without an endpoint or a key the client would try OpenAI's public API with no key,
+        # and every call would end as an errored verdict after its retries.
+        raise JudgeRunInvalid(
+            f"no LLM judge is configured, and this run needs {plan.calls} judge calls: set JUDGE_BASE_URL "
+            "(and JUDGE_API_KEY, JUDGE_MODEL) to an OpenAI-compatible server, or run the detector rules only"
+        )
     run = _run_record(plan, started_by=started_by, params={
         "transcripts": list(transcript_ids or []), "rules": list(rule_ids or []),
         "agent_version": agent_version or "", "detectors_only": detectors_only,

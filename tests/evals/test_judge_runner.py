@@ -316,3 +316,15 @@ def test_servers_that_reject_json_schema_get_the_schema_in_the_prompt(
     assert body.get("response_format") == ({"type": "json_object"} if fmt == "json_object" else None)
     assert '"required":["asking.one-question"]' in body["messages"][-1]["content"]
     assert run.errors == 0 and Verdict.objects.get(transcript=call, rule_version=rules["one-q"]).flagged
+
+
+def test_a_run_that_needs_the_llm_is_refused_when_no_judge_is_configured(rules, settings):
+    settings.JUDGE_BASE_URL = ""
+    settings.JUDGE_API_KEY = ""
+    make_call()
+    with pytest.raises(JudgeRunInvalid, match="no LLM judge is configured, and this run needs 1 judge calls"):
+        judge_run_create(rule_ids=["asking.*"])
+    with pytest.raises(CommandError, match="set JUDGE_BASE_URL"):
+        call_command("judge", stdout=StringIO())
+    assert JudgeRun.objects.count() == 0
+    assert judge_run_create(detectors_only=True).tasks_total == 1

@@ -9,45 +9,21 @@ call, default 10), BENCH_KEEP=1 to keep the database afterwards, BENCH_REUSE=1 t
 kept by an earlier run without loading it again. Heavy figures are cached while the data holds
 (evals.selectors.browse.figures_cached): each page is timed cold (cache cleared) and warm.
 """
-import io
 import os
 import random
-import statistics
-import sys
 import time
-from pathlib import Path
-from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        print(
-            "bench/browse_pages.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_bench_browse\n"
-            "(a dedicated database: the benchmark creates, fills and drops it).",
-            file=sys.stderr,
-        )
-        sys.exit(2)
-    return url
-
-
-def copy_rows(cursor, table: str, columns: list[str], rows) -> int:
-    """COPY an iterable of tuples into a table; return the number of rows."""
-    n = 0
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        buf = io.StringIO()
-        for row in rows:
-            buf.write("\t".join("\\N" if v is None else str(v) for v in row))
-            buf.write("\n")
-            n += 1
-            if n % 50000 == 0:
-                copy.write(buf.getvalue())
-                buf = io.StringIO()
-        copy.write(buf.getvalue())
-    return n
+from support import (
+    DEDICATED,
+    bench_client,
+    copy_rows,
+    counts_line,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    sequences_reset,
+    timed_get,
+)
 
 
 def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
@@ -124,8 +100,7 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
              "rationale", "confidence", "error", "created_at"],
             verdicts(),
         )
-        for table in ("evals_transcript", "evals_turn", "evals_verdict"):
-            cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        sequences_reset(cur, ("evals_transcript", "evals_turn", "evals_verdict"))
         cur.execute("VACUUM ANALYZE")
     counts["load_s"] = round(time.perf_counter() - t0, 1)
     counts["long_call"] = f"call-{long_call:07d}"
@@ -134,36 +109,16 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
 
 
 def main() -> None:
-    url = database_url()
+    url = postgres_url("browse_pages.py", "docket_bench_browse", DEDICATED)
     n_calls = int(os.environ.get("BENCH_CALLS", 100000))
     n_rules = int(os.environ.get("BENCH_RULES", 25))
     n_turns = int(os.environ.get("BENCH_TURNS", 10))
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = psycopg.connect(url.replace(parts.path, "/postgres", 1), autocommit=True)
     reuse = os.environ.get("BENCH_REUSE") == "1"
-    if not reuse:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{name}"')
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
-    try:
-        import django
+    with scratch_database(url, reuse=reuse) as db_url:
+        django_setup(migrate=True, DATABASE_URL=db_url)
+        from django.core.cache import cache
+        from django.db import connection
 
-        django.setup()
-        from django.conf import settings
-        from django.core.management import call_command
-        from django.db import connection, reset_queries
-        from django.test import Client
-        from django.test.utils import CaptureQueriesContext
-
-        from tests.factories import UserFactory
-
-        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-        call_command("migrate", verbosity=0)
         if reuse:
             from evals.models import Rule, Transcript
 
@@ -173,11 +128,8 @@ def main() -> None:
         else:
             print(f"loading {n_calls:,} calls x {n_turns} turns x {n_rules} rule versions with COPY ...", flush=True)
             counts = load(n_calls, n_rules, n_turns)
-            print("loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
-        from django.core.cache import cache
-
-        client = Client()
-        client.force_login(UserFactory(username="bench-lead", roles=["lead"]))
+            print(counts_line(counts))
+        client = bench_client("bench-lead", "lead")
         pages = [
             ("dashboard", "/"),
             ("calls, page 1", "/calls/"),
@@ -203,20 +155,9 @@ def main() -> None:
             response = client.get(path)
             cold = time.perf_counter() - t0
             assert response.status_code == 200, (path, response.status_code)
-            times = []
-            for _ in range(3):
-                reset_queries()
-                with CaptureQueriesContext(connection) as q:
-                    t0 = time.perf_counter()
-                    client.get(path)
-                    times.append(time.perf_counter() - t0)
-            print(f"{label:42} {cold:7.3f} {min(times):9.3f} {statistics.median(times):9.3f} {len(q.captured_queries):8d}",
-                  flush=True)
+            warm = timed_get(client, path, rounds=3)
+            print(f"{label:42} {cold:7.3f} {warm.min:9.3f} {warm.median:9.3f} {warm.queries:8d}", flush=True)
         connection.close()
-    finally:
-        if os.environ.get("BENCH_KEEP") != "1":
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 if __name__ == "__main__":

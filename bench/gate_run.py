@@ -8,40 +8,22 @@ rule's verdict on every call, and turns with timings, all with COPY; then times 
 Options: BENCH_SCENARIOS (default 500), BENCH_RULES (default 30), BENCH_TURNS (default 30),
 BENCH_BACKGROUND (calls outside the golden set, default 20000), BENCH_KEEP=1 keeps the database.
 """
-import io
 import os
 import random
-import statistics
-import sys
 import time
-from pathlib import Path
-from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        print("bench/gate_run.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_bench_gate\n"
-              "(a dedicated database: the benchmark creates, fills and drops it).", file=sys.stderr)
-        sys.exit(2)
-    return url
-
-
-def copy_rows(cursor, table: str, columns: list[str], rows) -> int:
-    n = 0
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        buf = io.StringIO()
-        for row in rows:
-            buf.write("\t".join("\\N" if v is None else str(v) for v in row) + "\n")
-            n += 1
-            if n % 50000 == 0:
-                copy.write(buf.getvalue())
-                buf = io.StringIO()
-        copy.write(buf.getvalue())
-    return n
+from support import (
+    DEDICATED,
+    bench_client,
+    copy_rows,
+    counts_line,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    sequences_reset,
+    timed,
+    timed_get,
+)
 
 
 def load(n_scenarios: int, n_rules: int, n_turns: int, n_background: int) -> dict:
@@ -106,38 +88,23 @@ def load(n_scenarios: int, n_rules: int, n_turns: int, n_background: int) -> dic
             raw, "evals_verdict",
             ["id", "transcript_id", "rule_version_id", "judge_id", "flagged", "turn", "turns", "severity",
              "rationale", "confidence", "error", "created_at"], verdicts())
-        for table in ("evals_transcript", "evals_turn", "evals_verdict"):
-            cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        sequences_reset(cur, ("evals_transcript", "evals_turn", "evals_verdict"))
     counts["load_s"] = round(time.perf_counter() - t0, 1)
     return counts
 
 
 def main() -> None:
-    url = database_url()
+    url = postgres_url("gate_run.py", "docket_bench_gate", DEDICATED)
     n_scenarios = int(os.environ.get("BENCH_SCENARIOS", 500))
     n_rules = int(os.environ.get("BENCH_RULES", 30))
     n_turns = int(os.environ.get("BENCH_TURNS", 30))
     n_background = int(os.environ.get("BENCH_BACKGROUND", 20000))
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = psycopg.connect(url.replace(parts.path, "/postgres", 1), autocommit=True)
-    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-    admin.execute(f'CREATE DATABASE "{name}"')
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
-    try:
-        import django
-
-        django.setup()
+    with scratch_database(url) as db_url:
+        django_setup(DATABASE_URL=db_url)
         from django.core.management import call_command
         from django.db import connection
-        from django.test import Client
-        from django.test.utils import CaptureQueriesContext, setup_test_environment
+        from django.test.utils import setup_test_environment
 
-        from console.roles import roles_sync
         from evals.models import Gate
         from evals.services import gating
 
@@ -148,7 +115,7 @@ def main() -> None:
         counts = load(n_scenarios, n_rules, n_turns, n_background)
         with connection.cursor() as cur:
             cur.execute("VACUUM ANALYZE")
-        print("loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
+        print(counts_line(counts))
         golden = gating.golden_set_create(name="bench", members=[f"golden/s-{s:05d}" for s in range(n_scenarios)])
         gate, _ = gating.gate_save(name="release", golden_set=golden, metrics=[
             {"kind": "safety_ceiling"},
@@ -161,42 +128,22 @@ def main() -> None:
         cand = gating.agent_version_resolve("2026-11-28.1")
         base = gating.agent_version_resolve("2026-11-21.1")
 
-        times, queries, run = [], [], None
-        for _ in range(5):
-            with CaptureQueriesContext(connection) as ctx:
-                t0 = time.perf_counter()
-                run = gating.gate_run_evaluate(gate=gate, candidate=cand, baseline=base, by="bench")
-                times.append(time.perf_counter() - t0)
-            queries.append(len(ctx.captured_queries))
+        timing = timed(
+            lambda i: gating.gate_run_evaluate(gate=gate, candidate=cand, baseline=base, by="bench"), rounds=5
+        )
+        run = timing.result
         checks = sum(m["n"] for m in run.results["metrics"] if m["kind"] != "detector_metric")
         print(f"gate run ({n_scenarios} calls + baseline, {n_rules} rule versions, {checks:,} checks): "
-              f"min {min(times):.3f} s, median {statistics.median(times):.3f} s, {queries[-1]} queries; "
+              f"min {timing.min:.3f} s, median {timing.median:.3f} s, {timing.queries} queries; "
               f"status {run.status}")
 
-        from django.contrib.auth import get_user_model
-        from django.contrib.auth.models import Group
-
-        roles_sync()
-        user = get_user_model().objects.create_user("bench-lead", password="x")
-        user.groups.add(Group.objects.get(name="lead"))
-        client = Client()
-        client.force_login(user)
+        client = bench_client("bench-lead", "lead")
         for label, path in (("gate-run page", f"/gates/runs/{run.pk}/"), ("history page", "/gates/release/history/"),
                             ("gate page", "/gates/release/"), ("gates index", "/gates/")):
-            page_times = []
-            for _ in range(5):
-                with CaptureQueriesContext(connection) as ctx:
-                    t0 = time.perf_counter()
-                    r = client.get(path)
-                    page_times.append(time.perf_counter() - t0)
-                assert r.status_code == 200, (path, r.status_code)
-            print(f"{label:14} min {min(page_times) * 1000:.0f} ms, median {statistics.median(page_times) * 1000:.0f} ms, "
-                  f"{len(ctx.captured_queries)} queries")
+            page = timed_get(client, path, rounds=5)
+            print(f"{label:14} min {page.min * 1000:.0f} ms, median {page.median * 1000:.0f} ms, "
+                  f"{page.queries} queries")
         connection.close()
-    finally:
-        if os.environ.get("BENCH_KEEP") != "1":
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 if __name__ == "__main__":

@@ -19,14 +19,12 @@ import json
 import os
 import random
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from support import django_setup, postgres_url, scratch_database
 
 RATIONALES = [
     "The agent asked two questions in one turn.",
@@ -37,19 +35,9 @@ RATIONALES = [
 ]
 
 
-def database_urls() -> tuple[str, str, str]:
-    """Return (admin url, bench url, bench database name), or exit saying what is needed."""
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        print(
-            "bench/import_verdicts.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket\n"
-            "(it creates and drops its own database <name>_import_bench beside that one).",
-            file=sys.stderr,
-        )
-        sys.exit(2)
-    parts = urlparse(url)
-    name = f"{parts.path.lstrip('/') or 'docket'}_import_bench"
-    return parts._replace(path="/postgres").geturl(), parts._replace(path=f"/{name}").geturl(), name
+def bench_database_name(url: str) -> str:
+    """Return the name of the benchmark's own database, beside the one DATABASE_URL names."""
+    return f"{urlparse(url).path.lstrip('/') or 'docket'}_import_bench"
 
 
 def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[tuple[str, int]]]:
@@ -144,7 +132,18 @@ def cpu_since(start: tuple[float, float]) -> str:
     )
 
 
-def bare_copy() -> tuple[float, int]:
+def import_file(path: Path):
+    """Run verdicts_import on the file; return its result, the wall seconds and the CPU line."""
+    from evals.services.importing import verdicts_import
+
+    cpu = cpu_seconds()
+    start = time.perf_counter()
+    with path.open("rb") as f:
+        result = verdicts_import(lines=f, source=str(path))
+    return result, time.perf_counter() - start, cpu_since(cpu)
+
+
+def bare_copy() -> tuple[float, int, str]:
     """COPY the stored verdicts' values (ids resolved) into a plain table; return seconds and rows."""
     from django.db import connection, transaction
 
@@ -169,31 +168,19 @@ def bare_copy() -> tuple[float, int]:
 
 
 def main() -> None:
-    admin_url, bench_url, name = database_urls()
+    url = postgres_url(
+        "import_verdicts.py", "docket", "it creates and drops its own database <name>_import_bench beside that one"
+    )
     n_verdicts = int(os.environ.get("BENCH_VERDICTS", 1_000_000))
     n_rules = int(os.environ.get("BENCH_RULES", 25))
     n_turns = int(os.environ.get("BENCH_TURNS", 20))
 
-    import psycopg
-
-    admin = psycopg.connect(admin_url, autocommit=True)
-    admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-    admin.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = bench_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
+    with scratch_database(url, name=bench_database_name(url)) as bench_url:
+        django_setup(migrate=True, DATABASE_URL=bench_url)
         from django.db import connection
 
         from evals.models import Verdict
-        from evals.services.importing import verdicts_import
 
-        call_command("migrate", verbosity=0)
         print(
             f"building {-(-n_verdicts // n_rules):,} calls x {n_turns} turns and {n_rules} rule versions ...",
             flush=True,
@@ -205,20 +192,10 @@ def main() -> None:
             size_mb = path.stat().st_size / 1e6
             print(f"verdicts file: {n_verdicts:,} lines, {size_mb:.0f} MB", flush=True)
 
-            cpu = cpu_seconds()
-            start = time.perf_counter()
-            with path.open("rb") as f:
-                result = verdicts_import(lines=f, source=str(path))
-            first = time.perf_counter() - start
-            first_cpu = cpu_since(cpu)
+            result, first, first_cpu = import_file(path)
             assert result.created == n_verdicts == Verdict.objects.count(), result.summary
 
-            cpu = cpu_seconds()
-            start = time.perf_counter()
-            with path.open("rb") as f:
-                again = verdicts_import(lines=f, source=str(path))
-            second = time.perf_counter() - start
-            second_cpu = cpu_since(cpu)
+            again, second, second_cpu = import_file(path)
             assert again.unchanged == n_verdicts and Verdict.objects.count() == n_verdicts, again.summary
 
         copy_s, copied, copy_cpu = bare_copy()
@@ -241,10 +218,6 @@ def main() -> None:
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"peak memory of this process (the import holds the parsed file): {peak_mb:,.0f} MB")
         connection.close()
-    finally:
-        if os.environ.get("BENCH_KEEP") != "1":
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 if __name__ == "__main__":

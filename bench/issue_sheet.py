@@ -9,24 +9,17 @@ the number of queries. Options: BENCH_ROWS (default 100000), BENCH_KEEP=1 to kee
 import datetime as dt
 import os
 import random
-import statistics
-import sys
 import time
-from pathlib import Path
-from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-
-def database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        print("bench/issue_sheet.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/"
-              "docket_bench_issues\n(a dedicated database: the benchmark creates, fills and drops it).",
-              file=sys.stderr)
-        sys.exit(2)
-    return url
+from support import (
+    DEDICATED,
+    bench_client,
+    counts_line,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    timed_get,
+)
 
 
 def load(n_rows: int) -> dict:
@@ -78,38 +71,18 @@ def load(n_rows: int) -> dict:
 
 
 def main() -> None:
-    url = database_url()
+    url = postgres_url("issue_sheet.py", "docket_bench_issues", DEDICATED)
     n_rows = int(os.environ.get("BENCH_ROWS", 100000))
-    import psycopg
-
-    parts = urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = psycopg.connect(url.replace(parts.path, "/postgres", 1), autocommit=True)
-    admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    admin.execute(f'CREATE DATABASE "{name}"')
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
-    try:
-        import django
-
-        django.setup()
-        from django.conf import settings
-        from django.core.management import call_command
+    with scratch_database(url) as db_url:
+        django_setup(migrate=True, DATABASE_URL=db_url)
         from django.db import connection
-        from django.test import Client
-        from django.test.utils import CaptureQueriesContext
 
         from labeling.selectors import issue_rows as sel
-        from tests.factories import UserFactory
 
-        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-        call_command("migrate", verbosity=0)
         print(f"loading {n_rows:,} issue rows ...", flush=True)
         counts = load(n_rows)
-        print("loaded: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-        client = Client()
-        client.force_login(UserFactory(username="bench-engineer", roles=["engineer"]))
+        print(counts_line(counts))
+        client = bench_client("bench-engineer", "engineer")
         # A cursor a quarter of the way into the severity sort.
         deep_row = sel.issue_rows_filtered(sel.SheetFilters(sort="severity")).order_by("severity", "number")[
             n_rows // 4]
@@ -132,27 +105,14 @@ def main() -> None:
         ]
         print(f"{'page':40} {'min s':>7} {'median s':>9} {'queries':>8}")
         for label, path in pages:
-            times = []
             headers = {"HX-Request": "true"} if "htmx" in label else {}
-            for i in range(4):
-                with CaptureQueriesContext(connection) as q:
-                    t0 = time.perf_counter()
-                    response = client.get(path, headers=headers)
-                    elapsed = time.perf_counter() - t0
-                assert response.status_code == 200, (path, response.status_code)
-                if i:
-                    times.append(elapsed)
-            print(f"{label:40} {min(times):7.3f} {statistics.median(times):9.3f} {len(q.captured_queries):8d}",
-                  flush=True)
+            page = timed_get(client, path, rounds=3, warmup=1, headers=headers)
+            print(f"{label:40} {page.min:7.3f} {page.median:9.3f} {page.queries:8d}", flush=True)
         t0 = time.perf_counter()
         response = client.get("/issues/export.csv")
         size = sum(len(chunk) for chunk in response.streaming_content)
         print(f"{'CSV export, all rows':40} {time.perf_counter() - t0:7.3f} {'':9} {'':>8}  ({size / 1e6:.1f} MB)")
         connection.close()
-    finally:
-        if os.environ.get("BENCH_KEEP") != "1":
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 if __name__ == "__main__":

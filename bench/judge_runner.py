@@ -12,13 +12,11 @@ use a dedicated PostgreSQL database instead; its tables are created and left beh
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from support import ROOT, django_setup
+
 TAU = ROOT.parent / "shared" / "datasets" / "tau-bench-airline" / "gpt-4o-airline.json"
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
 TURNS = 24
@@ -56,18 +54,15 @@ def main() -> None:
 
     fake = FakeJudge().start()
     tmp = tempfile.mkdtemp(prefix="docket-bench-judge-")
-    os.environ.update({
-        "DJANGO_SETTINGS_MODULE": "console.settings", "DJANGO_DEBUG": "1", "DOCKET_VAR_DIR": tmp,
-        "DOCKET_LOG_LEVEL": "ERROR", "JUDGE_BASE_URL": fake.base_url, "JUDGE_MAX_RETRIES": "0",
-        "JUDGE_COST_CAP_USD": "0", "CELERY_BROKER_URL": "",
-    })
     if os.environ.get("BENCH_DATABASE_URL"):
         os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
     else:
         os.environ.pop("DATABASE_URL", None)
-    import django
-
-    django.setup()
+    django_setup(
+        DJANGO_SETTINGS_MODULE="console.settings", DJANGO_DEBUG="1", DOCKET_VAR_DIR=tmp,
+        DOCKET_LOG_LEVEL="ERROR", JUDGE_BASE_URL=fake.base_url, JUDGE_MAX_RETRIES="0", JUDGE_COST_CAP_USD="0",
+        CELERY_BROKER_URL="",
+    )
     import logging
 
     logging.disable(logging.INFO)

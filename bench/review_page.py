@@ -8,14 +8,13 @@ PostgreSQL too when DATABASE_URL is set (in a throwaway test database).
     .venv/bin/python bench/review_page.py [--rounds 30]
 """
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from support import ROOT, django_setup, timed
+
 TURNS, VERDICTS, FLAGGED = 300, 60, 20
 
 
@@ -38,11 +37,7 @@ def main() -> None:
 
 
 def child(rounds: int) -> None:
-    sys.path.insert(0, str(ROOT))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    import django
-
-    django.setup()
+    django_setup()
     from django.conf import settings
     from django.db import connection
     from django.test.utils import CaptureQueriesContext, setup_databases, teardown_databases
@@ -80,16 +75,15 @@ def child(rounds: int) -> None:
 
 
 def _time(fn, rounds: int) -> tuple[float, float]:
-    for i in range(3):
-        fn(i)
-    samples = []
-    for i in range(rounds):
-        start = time.perf_counter()
+    """Return the median and 90th-percentile milliseconds of fn(i), each answering 200."""
+
+    def call(i: int):
         response = fn(i)
-        samples.append((time.perf_counter() - start) * 1000)
         assert response.status_code == 200, response.status_code
-    samples.sort()
-    return statistics.median(samples), samples[int(0.9 * (len(samples) - 1))]
+        return response
+
+    timing = timed(call, rounds=rounds, warmup=3, count_queries=False)
+    return timing.median * 1000, timing.p90 * 1000
 
 
 def _urls():
@@ -117,7 +111,16 @@ def _fixture():
     from django.utils import timezone
 
     from console.roles import roles_sync
-    from evals.models import Agent, AgentVersion, Judge, Rule, RuleVersion, Transcript, Turn, Verdict
+    from evals.models import (
+        Agent,
+        AgentVersion,
+        Judge,
+        Rule,
+        RuleVersion,
+        Transcript,
+        Turn,
+        Verdict,
+    )
     from labeling.models import DailySample, SampleItem
     from labeling.services.queue import sample_claim_next
 

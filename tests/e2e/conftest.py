@@ -29,6 +29,16 @@ def browser_type_launch_args(browser_type_launch_args):
 
 
 @pytest.fixture
+def audio_url(tmp_path):
+    """A 12-second tone served over HTTP with Range support, as recordings are."""
+    from tests.e2e.ranged_server import serve_directory, write_tone
+
+    write_tone(tmp_path / "call.wav")
+    with serve_directory(str(tmp_path)) as base:
+        yield f"{base}/call.wav"
+
+
+@pytest.fixture
 def login(page, live_server):
     """Return a function that logs a user in through the login form."""
     from tests.factories import PASSWORD

@@ -1,8 +1,11 @@
 """A tiny static file server on 127.0.0.1 that answers HTTP Range requests, as browsers need to seek audio."""
 import http.server
+import math
 import os
 import re
+import struct
 import threading
+import wave
 from contextlib import contextmanager
 
 
@@ -65,6 +68,15 @@ def serve_directory(root: str, port: int = 0):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def write_tone(path, seconds: int = 12, rate: int = 8000) -> None:
+    """Write a mono 16-bit WAV tone of `seconds` to path: a stand-in for a call recording."""
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(b"".join(struct.pack("<h", int(2000 * math.sin(i / 6))) for i in range(rate * seconds)))
 
 
 if __name__ == "__main__":

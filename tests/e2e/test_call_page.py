@@ -1,13 +1,9 @@
 """The call page in Chromium: turns, folded tool calls, and the shared audio player."""
-import math
 import re
-import struct
-import wave
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.ranged_server import serve_directory
 from tests.factories import TranscriptFactory, TurnFactory, VerdictFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,19 +16,6 @@ def wait_until(page, expression, timeout_ms=8000):
             return
         page.wait_for_timeout(50)
     raise AssertionError(f"still false after {timeout_ms} ms: {expression}")
-
-
-@pytest.fixture
-def audio_url(tmp_path):
-    """A 12-second tone served over HTTP with Range support, as recordings are."""
-    rate = 8000
-    with wave.open(str(tmp_path / "call.wav"), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(2000 * math.sin(i / 6))) for i in range(rate * 12)))
-    with serve_directory(str(tmp_path)) as base:
-        yield f"{base}/call.wav"
 
 
 def _call(external_id, audio_url=""):

@@ -1,8 +1,5 @@
 """A reviewer works through a whole call in Chromium: claim, play, mark by key and mouse, issue row, finish."""
-import math
-import struct
 import time
-import wave
 
 import pytest
 from django.db import OperationalError
@@ -10,7 +7,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from labeling.models import IssueRow, Mark
-from tests.e2e.ranged_server import serve_directory
+from tests.e2e.ranged_server import serve_directory, write_tone
 from tests.factories import (
     DailySampleFactory,
     RuleVersionFactory,
@@ -25,20 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 SCREENS = "/tmp/h4-review"
 
 
-def write_wav(path, seconds=40, rate=8000):
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        frames = b"".join(
-            struct.pack("<h", int(1500 * math.sin(2 * math.pi * 220 * i / rate))) for i in range(seconds * rate)
-        )
-        w.writeframes(frames)
-
-
 @pytest.fixture
 def audio_base(tmp_path):
-    write_wav(tmp_path / "call-a.wav")
+    write_tone(tmp_path / "call-a.wav", seconds=40)
     with serve_directory(str(tmp_path)) as url:
         yield url
 

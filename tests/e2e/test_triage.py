@@ -1,32 +1,15 @@
 """The issue sheet in Chromium: filter, open a row's call at its turn, take each of the three ways."""
-import math
 import re
-import struct
-import wave
 
 import pytest
 from playwright.sync_api import expect
 
 from evals.models import Rule, RuleVersion
 from labeling.models import IssueRow
-from tests.e2e.ranged_server import serve_directory
 from tests.factories import JudgeFactory, TranscriptFactory, TurnFactory, VerdictFactory
 from tests.labeling.issue_helpers import file_row, gated_rule
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def audio_url(tmp_path):
-    """A 12-second tone served with Range support, as recordings are."""
-    rate = 8000
-    with wave.open(str(tmp_path / "call.wav"), "wb") as w:
-        w.setnchannels(1)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(2000 * math.sin(i / 6))) for i in range(rate * 12)))
-    with serve_directory(str(tmp_path)) as base:
-        yield f"{base}/call.wav"
 
 
 def _call(external_id, audio_url=""):

@@ -49,3 +49,27 @@ def engineer(make_user):
 @pytest.fixture
 def lead(make_user):
     return make_user("lead", username="lena")
+
+
+@pytest.fixture
+def fake_judge(settings):
+    """Start the fake judge server (tests/evals/judge_server.py) and point the judge settings at it."""
+    from tests.evals.judge_server import FakeJudge
+
+    server = FakeJudge().start()
+    settings.JUDGE_BASE_URL = server.base_url
+    settings.JUDGE_MODEL = "gpt-4o-mini"
+    settings.JUDGE_API_KEY = "test-key"
+    settings.JUDGE_TIMEOUT_S = 5
+    settings.JUDGE_MAX_RETRIES = 0
+    settings.JUDGE_COST_CAP_USD = 0
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def rules(db):
+    """The five rules the judge tests use (tests/evals/judge_helpers.py), by short name."""
+    from tests.evals.judge_helpers import judge_rules
+
+    return judge_rules()

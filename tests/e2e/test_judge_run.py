@@ -3,8 +3,7 @@ import pytest
 from playwright.sync_api import expect
 
 from evals.models import JudgeRun, Verdict
-from tests.evals.judge_server import fake_judge  # noqa: F401  (fixture)
-from tests.evals.test_judge_runner import make_call, rules  # noqa: F401  (fixture)
+from tests.evals.judge_helpers import make_call
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

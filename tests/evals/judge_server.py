@@ -9,8 +9,6 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-import pytest
-
 
 class FakeJudge:
     def __init__(self):
@@ -114,16 +112,3 @@ class FakeJudge:
 
         return Handler
 
-
-@pytest.fixture
-def fake_judge(settings):
-    """Start the fake judge server and point the judge settings at it."""
-    server = FakeJudge().start()
-    settings.JUDGE_BASE_URL = server.base_url
-    settings.JUDGE_MODEL = "gpt-4o-mini"
-    settings.JUDGE_API_KEY = "test-key"
-    settings.JUDGE_TIMEOUT_S = 5
-    settings.JUDGE_MAX_RETRIES = 0
-    settings.JUDGE_COST_CAP_USD = 0
-    yield server
-    server.stop()

@@ -315,8 +315,6 @@ def test_explicit_baseline_is_used(world):
 
 # ---- judging what is missing through the judge runner ------------------------------------------
 
-from tests.evals.judge_server import fake_judge  # noqa: E402,F401  (fixture)
-
 
 def test_missing_detector_verdicts_are_judged_by_the_runner(world):
     det = RuleVersionFactory(

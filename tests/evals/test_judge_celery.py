@@ -14,8 +14,7 @@ from django.db import connection, connections
 from console.celery import app
 from evals.models import JudgeRun, JudgeRunItem, Verdict
 from evals.services.judging import judge_run_create
-from tests.evals.judge_server import fake_judge  # noqa: F401  (fixture)
-from tests.evals.test_judge_runner import make_call, rules  # noqa: F401  (fixture)
+from tests.evals.judge_helpers import make_call
 
 REDIS_URL = os.environ.get("DOCKET_TEST_REDIS_URL", "redis://127.0.0.1:6379/3")
 

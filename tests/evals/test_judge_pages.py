@@ -10,8 +10,7 @@ from rest_framework.test import APIClient
 
 from evals.models import JudgeRun, JudgeRunItem, Verdict
 from evals.services.judging import judge_run_create
-from tests.evals.judge_server import fake_judge  # noqa: F401  (fixture)
-from tests.evals.test_judge_runner import make_call, rules  # noqa: F401  (fixture)
+from tests.evals.judge_helpers import make_call
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db

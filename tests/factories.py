@@ -122,3 +122,13 @@ class SampleItemFactory(factory.django.DjangoModelFactory):
     transcript = factory.SubFactory(TranscriptFactory)
     reason = "uniform"
     inclusion_probability = 0.5
+
+
+def token_client(user):
+    """Return a DRF test client that authenticates as `user` with their API token (made if missing)."""
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client

@@ -1,9 +1,9 @@
 """POST and GET /api/v1/gate-runs/: permissions and results."""
 import pytest
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from tests.evals.test_gating import World
+from tests.factories import token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -13,14 +13,8 @@ def world():
     return World()
 
 
-def client_for(user):
-    c = APIClient()
-    c.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
-    return c
-
-
 def test_reviewer_cannot_run_a_gate(world, reviewer):
-    r = client_for(reviewer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"},
+    r = token_client(reviewer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"},
                                   format="json")
     assert r.status_code == 403
     assert "run_gate" in r.json()["detail"]
@@ -32,7 +26,7 @@ def test_anonymous_is_refused(world):
 
 
 def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
-    c = client_for(engineer)
+    c = token_client(engineer)
     r = c.post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
     assert r.status_code == 201, r.content
     assert r.json()["status"] == "pass" and r.json()["passed"] is True
@@ -49,7 +43,7 @@ def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
 
 
 def test_unknown_gate_or_version_is_a_400_naming_it(world, engineer):
-    c = client_for(engineer)
+    c = token_client(engineer)
     r = c.post("/api/v1/gate-runs/", {"gate": "nightly", "candidate": "2026-11-21.1"}, format="json")
     assert r.status_code == 400 and r.json()["detail"] == "gate: no gate 'nightly'"
     r = c.post("/api/v1/gate-runs/", {"gate": "release"}, format="json")
@@ -57,6 +51,6 @@ def test_unknown_gate_or_version_is_a_400_naming_it(world, engineer):
 
 
 def test_reviewer_can_read_results(world, reviewer, engineer):
-    client_for(engineer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
-    r = client_for(reviewer).get("/api/v1/gate-runs/")
+    token_client(engineer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    r = token_client(reviewer).get("/api/v1/gate-runs/")
     assert r.status_code == 200 and len(r.json()) == 1

@@ -2,7 +2,6 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import Mark
@@ -12,15 +11,10 @@ from tests.factories import (
     TranscriptFactory,
     TurnFactory,
     VerdictFactory,
+    token_client,
 )
 
 pytestmark = pytest.mark.django_db
-
-
-def api(user):
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
-    return client
 
 
 @pytest.fixture
@@ -34,7 +28,7 @@ def sampled_call():
 
 
 def test_queue_next_marks_and_finish(reviewer, sampled_call):
-    client = api(reviewer)
+    client = token_client(reviewer)
     r = client.post("/api/v1/queue/next/")
     assert r.status_code == 200
     body = r.json()
@@ -62,7 +56,7 @@ def test_queue_next_marks_and_finish(reviewer, sampled_call):
 
 
 def test_marks_outside_the_sample_and_errors(reviewer):
-    client = api(reviewer)
+    client = token_client(reviewer)
     v = VerdictFactory()
     r = client.post("/api/v1/marks/", {"verdict": v.pk, "correct": False}, format="json")
     assert r.status_code == 201 and r.json()["in_sample"] is False and r.json()["assignment"] is None
@@ -76,7 +70,7 @@ def test_marks_outside_the_sample_and_errors(reviewer):
 
 
 def test_permissions(engineer, sampled_call):
-    client = api(engineer)
+    client = token_client(engineer)
     assert client.post("/api/v1/queue/next/").status_code == 403
     assert client.post("/api/v1/marks/", {"verdict": 1, "correct": True}, format="json").status_code == 403
     assert APIClient().post("/api/v1/queue/next/").status_code in (401, 403)
@@ -86,34 +80,34 @@ def test_samples_read_and_make(reviewer, lead, settings):
     settings.DOCKET_SAMPLE_SIZE = 5
     for i in range(3):
         TranscriptFactory(started_at=timezone.now() - timedelta(days=1, hours=-1))
-    assert api(reviewer).get("/api/v1/sample/").status_code == 404
-    assert api(reviewer).post("/api/v1/samples/", {}, format="json").status_code == 403
-    r = api(lead).post("/api/v1/samples/", {"day": "2026-06-02", "size": 2}, format="json")
+    assert token_client(reviewer).get("/api/v1/sample/").status_code == 404
+    assert token_client(reviewer).post("/api/v1/samples/", {}, format="json").status_code == 403
+    r = token_client(lead).post("/api/v1/samples/", {"day": "2026-06-02", "size": 2}, format="json")
     assert r.status_code == 201 and r.json()["day"] == "2026-06-02"
-    assert api(lead).post("/api/v1/samples/", {"day": "2026-06-02"}, format="json").status_code == 200
-    api(lead).post("/api/v1/samples/", {}, format="json")
-    r = api(reviewer).get("/api/v1/sample/")
+    assert token_client(lead).post("/api/v1/samples/", {"day": "2026-06-02"}, format="json").status_code == 200
+    token_client(lead).post("/api/v1/samples/", {}, format="json")
+    r = token_client(reviewer).get("/api/v1/sample/")
     assert r.status_code == 200 and r.json()["day"] == timezone.localdate().isoformat()
     for item in r.json()["items"]:
         assert item["reason"] == "uniform" and item["reviews_done"] == 0 and 0 < item["inclusion_probability"] <= 1
-    listed = api(reviewer).get("/api/v1/samples/").json()
+    listed = token_client(reviewer).get("/api/v1/samples/").json()
     assert [s["day"] for s in listed["results"]][-1] == "2026-06-02"
-    assert api(reviewer).get("/api/v1/sample/?day=june").status_code == 400
+    assert token_client(reviewer).get("/api/v1/sample/?day=june").status_code == 400
 
 
 def test_schema_lists_the_review_endpoints(reviewer):
-    client = api(reviewer)
+    client = token_client(reviewer)
     schema = client.get("/api/schema/?format=json").json()
     for path in ["/api/v1/queue/next/", "/api/v1/queue/finish/", "/api/v1/marks/", "/api/v1/sample/"]:
         assert path in schema["paths"]
 
 
 def test_skip_through_the_api_gives_the_call_away(reviewer, make_user, sampled_call):
-    client = api(reviewer)
+    client = token_client(reviewer)
     assert client.post("/api/v1/queue/next/").status_code == 200
     r = client.post("/api/v1/queue/skip/", {"transcript": "call-000123"}, format="json")
     assert r.status_code == 200
     assert client.post("/api/v1/queue/next/").status_code == 204
-    assert api(make_user("reviewer")).post("/api/v1/queue/next/").json()["transcript"]["id"] == "call-000123"
+    assert token_client(make_user("reviewer")).post("/api/v1/queue/next/").json()["transcript"]["id"] == "call-000123"
     r = client.post("/api/v1/queue/skip/", {"transcript": "nope"}, format="json")
     assert r.status_code == 400 and "transcript" in r.json()

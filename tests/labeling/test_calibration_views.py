@@ -7,7 +7,6 @@ import re
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from labeling.models import PromotionDecision
@@ -23,13 +22,6 @@ def known(lead):
     return build_known_set(lead=lead)
 
 
-def api(user):
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
-
-
 def text_of(html: str, testid: str) -> str:
     m = re.search(rf'data-testid="{re.escape(testid)}"[^>]*>(.*?)</(?:td|tr|strong|a|span)>', html, re.S)
     assert m, testid
@@ -41,7 +33,7 @@ def test_api_command_and_pages_show_the_reference_figures(known, lead, client):
     exp_a = known["expected"][(a.pk, j1.pk)]
     want = exp_a.figures()
 
-    response = api(lead).get("/api/v1/calibration/")
+    response = f.token_client(lead).get("/api/v1/calibration/")
     assert response.status_code == 200
     rows = {(r["rule_version_id"], r["judge"]): r for r in response.json()}
     check_row(rows[(a.pk, j1.name)], exp_a)
@@ -137,10 +129,10 @@ def test_pages_need_view_calibration(name, reviewer, engineer, lead, client):
 def test_api_permissions(reviewer, engineer, lead):
     rv = f.RuleVersionFactory()
     for user in (reviewer, engineer):
-        assert api(user).get("/api/v1/calibration/").status_code == 403
-        r = api(user).post(f"/api/v1/rule-versions/{rv.pk}/promote/", {"reason": "x"}, format="json")
+        assert f.token_client(user).get("/api/v1/calibration/").status_code == 403
+        r = f.token_client(user).post(f"/api/v1/rule-versions/{rv.pk}/promote/", {"reason": "x"}, format="json")
         assert r.status_code == 403
-        assert api(user).post(f"/api/v1/rule-versions/{rv.pk}/demote/", {"reason": "x"}, format="json").status_code == 403
+        assert f.token_client(user).post(f"/api/v1/rule-versions/{rv.pk}/demote/", {"reason": "x"}, format="json").status_code == 403
     assert APIClient().get("/api/v1/calibration/").status_code in (401, 403)
     rv.refresh_from_db()
     assert rv.status == "candidate"
@@ -153,7 +145,7 @@ def test_api_promote_and_demote(lead, reviewer):
     make_marked(rv, judge, reviewer, tp=90, fp=5, fn=10, tn=135)
     bad = f.RuleVersionFactory(number=1)
     make_marked(bad, judge, reviewer, tp=5, fp=5)
-    client = api(lead)
+    client = f.token_client(lead)
     r = client.post(f"/api/v1/rule-versions/{bad.pk}/promote/", {"reason": "try"}, format="json")
     assert r.status_code == 409 and "needs 190 more marks" in r.json()["detail"][0]
     r = client.post(f"/api/v1/rule-versions/{rv.pk}/promote/", {}, format="json")

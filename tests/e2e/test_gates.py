@@ -2,7 +2,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from tests.evals.test_gating import World
+from tests.evals.gating_helpers import World
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -2,15 +2,9 @@
 import pytest
 from rest_framework.test import APIClient
 
-from tests.evals.test_gating import World
 from tests.factories import token_client
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def world():
-    return World()
 
 
 def test_reviewer_cannot_run_a_gate(world, reviewer):

@@ -3,15 +3,9 @@ import pytest
 from django.test import Client
 
 from evals.models import GateMetric, GateRun
-from tests.evals.test_gating import World
 from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def world():
-    return World()
 
 
 def client_for(user):

@@ -223,6 +223,16 @@ def issue_row_comment(*, row: IssueRow, actor, text: str) -> IssueRowEvent:
     return _change(row, actor, "comment", {}, text=text)
 
 
+def _rule_create_from_row(row: IssueRow, *, rule_id: str, **fields) -> RuleVersion:
+    """Create a new rule (version 1) whose source is the row; a taken id or bad field is a TriageError."""
+    if Rule.objects.filter(rule_id=rule_id).exists():
+        raise TriageError("rule_id", f"a rule {rule_id!r} already exists")
+    try:
+        return rule_create(rule_id=rule_id, source=f"issue row {row.number}", **fields)
+    except (ValueError, ValidationError) as exc:
+        raise _rule_error(exc) from exc
+
+
 @transaction.atomic
 def issue_row_write_rule(
     *, row: IssueRow, actor, rule_id: str, group: str, text: str, severity: str,
@@ -236,15 +246,10 @@ def issue_row_write_rule(
     severity = _severity(severity)
     row = _locked(row)
     _open_for_a_way(row)
-    if Rule.objects.filter(rule_id=rule_id).exists():
-        raise TriageError("rule_id", f"a rule {rule_id!r} already exists")
-    try:
-        version = rule_create(
-            rule_id=rule_id, group=group, text=text, severity=severity, safety=safety, phase=phase,
-            status=RuleVersion.Status.DRAFT, source=f"issue row {row.number}",
-        )
-    except (ValueError, ValidationError) as exc:
-        raise _rule_error(exc) from exc
+    version = _rule_create_from_row(
+        row, rule_id=rule_id, group=group, text=text, severity=severity, safety=safety, phase=phase,
+        status=RuleVersion.Status.DRAFT,
+    )
     _change(row, actor, "write_rule", _way_changes(row, Outcome.NEW_RULE, rule=version.rule, rule_version=version,
                                                    signal_request=""))
     return version
@@ -281,15 +286,10 @@ def issue_row_create_signal(
         raise TriageError(field if sep else "detector", reason if sep else str(exc)) from exc
     row = _locked(row)
     _open_for_a_way(row)
-    if Rule.objects.filter(rule_id=rule_id).exists():
-        raise TriageError("rule_id", f"a rule {rule_id!r} already exists")
-    try:
-        version = rule_create(
-            rule_id=rule_id, group=group, text=text, severity=severity, detector=spec,
-            status=RuleVersion.Status.CANDIDATE, source=f"issue row {row.number}",
-        )
-    except (ValueError, ValidationError) as exc:
-        raise _rule_error(exc) from exc
+    version = _rule_create_from_row(
+        row, rule_id=rule_id, group=group, text=text, severity=severity, detector=spec,
+        status=RuleVersion.Status.CANDIDATE,
+    )
     _change(row, actor, "add_signal", _way_changes(row, Outcome.NEW_SIGNAL, rule=version.rule, rule_version=version,
                                                    signal_request=""))
     return version

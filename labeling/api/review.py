@@ -130,19 +130,24 @@ def _transcript(value: str) -> Transcript:
     return transcript
 
 
+def _held_call_action(request, action) -> Response:
+    """Run a queue service (finish or skip) on the call named in the body; answer the assignment."""
+    data = TranscriptRefSerializer(data=request.data)
+    data.is_valid(raise_exception=True)
+    try:
+        assignment = action(reviewer=request.user, transcript=_transcript(data.validated_data["transcript"]))
+    except DjangoValidationError as exc:
+        raise ValidationError(_errors(exc)) from exc
+    return Response(AssignmentSerializer(assignment).data)
+
+
 class QueueFinish(APIView):
     permission_classes = [api_permission("review")]
 
     @extend_schema(request=TranscriptRefSerializer, responses={200: AssignmentSerializer},
                    summary="Finish the held call once every verdict on it carries your mark")
     def post(self, request):
-        data = TranscriptRefSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            assignment = assignment_finish(reviewer=request.user, transcript=_transcript(data.validated_data["transcript"]))
-        except DjangoValidationError as exc:
-            raise ValidationError(_errors(exc)) from exc
-        return Response(AssignmentSerializer(assignment).data)
+        return _held_call_action(request, assignment_finish)
 
 
 class QueueSkip(APIView):
@@ -151,13 +156,7 @@ class QueueSkip(APIView):
     @extend_schema(request=TranscriptRefSerializer, responses={200: AssignmentSerializer},
                    summary="Give the held call back to the queue for someone else")
     def post(self, request):
-        data = TranscriptRefSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        try:
-            assignment = assignment_skip(reviewer=request.user, transcript=_transcript(data.validated_data["transcript"]))
-        except DjangoValidationError as exc:
-            raise ValidationError(_errors(exc)) from exc
-        return Response(AssignmentSerializer(assignment).data)
+        return _held_call_action(request, assignment_skip)
 
 
 class MarkInSerializer(serializers.Serializer):

@@ -331,6 +331,15 @@ def _golden_ref(ref: Any, where: str, made: Mapping[str, GoldenSet]) -> GoldenSe
     return gs
 
 
+def _config_entry_check(raw: Any, where: str, fields: set[str]) -> None:
+    """Check one golden_sets or gates entry: a mapping with a name and no field outside `fields`."""
+    if not isinstance(raw, Mapping) or not raw.get("name"):
+        raise GateConfigInvalid(f"{where}.name: missing")
+    extra = set(raw) - fields
+    if extra:
+        raise GateConfigInvalid(f"{where}.{sorted(extra)[0]}: unknown field")
+
+
 @transaction.atomic
 def gates_import(*, data: Any, by: str = "") -> dict:
     """Import golden sets and gates from the YAML document (already parsed); all or nothing.
@@ -347,11 +356,7 @@ def gates_import(*, data: Any, by: str = "") -> dict:
     made: dict[str, GoldenSet] = {}
     for i, raw in enumerate(data.get("golden_sets") or []):
         where = f"golden_sets[{i}]"
-        if not isinstance(raw, Mapping) or not raw.get("name"):
-            raise GateConfigInvalid(f"{where}.name: missing")
-        extra = set(raw) - {"name", "description", "members", "checksum", "version"}
-        if extra:
-            raise GateConfigInvalid(f"{where}.{sorted(extra)[0]}: unknown field")
+        _config_entry_check(raw, where, {"name", "description", "members", "checksum", "version"})
         specs = _member_specs(raw.get("members") or [], f"{where}.members")
         if raw.get("checksum") and raw["checksum"] != golden_checksum(specs):
             raise GateConfigInvalid(
@@ -369,11 +374,7 @@ def gates_import(*, data: Any, by: str = "") -> dict:
             made[name] = new
     for i, raw in enumerate(data.get("gates") or []):
         where = f"gates[{i}]"
-        if not isinstance(raw, Mapping) or not raw.get("name"):
-            raise GateConfigInvalid(f"{where}.name: missing")
-        extra = set(raw) - {"name", "description", "golden_set", "judge", "metrics"}
-        if extra:
-            raise GateConfigInvalid(f"{where}.{sorted(extra)[0]}: unknown field")
+        _config_entry_check(raw, where, {"name", "description", "golden_set", "judge", "metrics"})
         gs = _golden_ref(raw.get("golden_set"), f"{where}.golden_set", made)
         judge = _judge_clean(raw.get("judge"), f"{where}.judge")
         existed = Gate.objects.filter(name=raw["name"]).exists()

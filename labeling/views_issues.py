@@ -1,6 +1,5 @@
 """The issue sheet and its triage pages: thin views over labeling.selectors.issue_rows and services.triage."""
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -155,11 +154,7 @@ def _action(request, number: int, do):
 def issue_row_assign(request, number: int):
     def do(row):
         username = request.POST.get("assignee", "").strip()
-        assignee = None
-        if username:
-            assignee = get_user_model().objects.filter(username=username).first()
-            if assignee is None:
-                raise triage.TriageError("assignee", f"no user {username!r}")
+        assignee = triage.assignee_resolve(username)
         triage.issue_row_assign(row=row, actor=request.user, assignee=assignee)
         return f"Row {row.number} assigned to {username}." if username else f"Row {row.number} unassigned."
 
@@ -184,9 +179,7 @@ def issue_row_duplicate(request, number: int):
         raw = request.POST.get("duplicate_of", "").strip().lstrip("#")
         if not raw.isdigit():
             raise triage.TriageError("duplicate_of", "give the number of the row this one duplicates")
-        target = IssueRow.objects.filter(number=int(raw)).first()
-        if target is None:
-            raise triage.TriageError("duplicate_of", f"no row {raw}")
+        target = triage.duplicate_target_resolve(int(raw))
         triage.issue_row_mark_duplicate(row=row, actor=request.user, of=target, reason=request.POST.get("reason", ""))
         return f"Row {row.number} closed as a duplicate of row {target.number}."
 

@@ -1,5 +1,4 @@
 """/api/v1/issue-rows/: list (the sheet's filters), create (reviewers), triage (engineers, leads), CSV export."""
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponseBadRequest
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -246,11 +245,7 @@ class IssueRowViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def assign(self, request, number=None):
         def do(row, v):
-            assignee = None
-            if v.get("assignee"):
-                assignee = get_user_model().objects.filter(username=v["assignee"]).first()
-                if assignee is None:
-                    raise triage.TriageError("assignee", f"no user {v['assignee']!r}")
+            assignee = triage.assignee_resolve(v.get("assignee") or "")
             triage.issue_row_assign(row=row, actor=request.user, assignee=assignee)
 
         return self._run(AssignSerializer, do)
@@ -265,9 +260,7 @@ class IssueRowViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"])
     def duplicate(self, request, number=None):
         def do(row, v):
-            target = IssueRow.objects.filter(number=v["duplicate_of"]).first()
-            if target is None:
-                raise triage.TriageError("duplicate_of", f"no row {v['duplicate_of']}")
+            target = triage.duplicate_target_resolve(v["duplicate_of"])
             triage.issue_row_mark_duplicate(row=row, actor=request.user, of=target, reason=v["reason"])
 
         return self._run(DuplicateSerializer, do)

@@ -4,6 +4,7 @@ Every change writes one IssueRowEvent carrying the old and new value of each fie
 """
 import logging
 
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
@@ -142,6 +143,24 @@ def detector_spec_from_form(name: str, data) -> dict:
         except ValueError:
             raise TriageError(f"detector.{param}", f"{raw!r} is not {kind.__name__}") from None
     return spec
+
+
+def assignee_resolve(username: str):
+    """Return the user to assign by username (None when blank); an unknown name is a TriageError."""
+    if not username:
+        return None
+    assignee = get_user_model().objects.filter(username=username).first()
+    if assignee is None:
+        raise TriageError("assignee", f"no user {username!r}")
+    return assignee
+
+
+def duplicate_target_resolve(number: int) -> IssueRow:
+    """Return the row with this number, the one a duplicate points at; a missing row is a TriageError."""
+    target = IssueRow.objects.filter(number=number).first()
+    if target is None:
+        raise TriageError("duplicate_of", f"no row {number}")
+    return target
 
 
 @transaction.atomic

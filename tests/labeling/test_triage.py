@@ -238,3 +238,16 @@ def test_suggested_way_follows_audio_and_the_judge_at_the_turn(reviewer):
     assert [issue_row_suggested_way(r) for r in (audio, plain, judged)] == ["signal", "rule", "fix"]
     assert [v.rationale for v in issue_row_judged_at_turn(judged)] == ["Two questions."]
     assert issue_row_judged_at_turn(plain) == []
+
+
+def test_assignee_and_duplicate_target_resolve_or_name_the_field(reviewer, engineer):
+    row = file_row(reviewer)
+    assert triage.assignee_resolve("") is None
+    assert triage.assignee_resolve(engineer.username) == engineer
+    with pytest.raises(triage.TriageError) as unknown_user:
+        triage.assignee_resolve("nobody")
+    assert (unknown_user.value.field, unknown_user.value.message) == ("assignee", "no user 'nobody'")
+    assert triage.duplicate_target_resolve(row.number) == row
+    with pytest.raises(triage.TriageError) as unknown_row:
+        triage.duplicate_target_resolve(row.number + 1)
+    assert (unknown_row.value.field, unknown_row.value.message) == ("duplicate_of", f"no row {row.number + 1}")

@@ -226,7 +226,7 @@ class DailySampleSerializer(serializers.ModelSerializer):
 
 
 class DailySampleBriefSerializer(serializers.ModelSerializer):
-    items = serializers.IntegerField(source="items.count")
+    items = serializers.IntegerField(source="n_items", help_text="number of calls in the sample")
 
     class Meta:
         model = DailySample
@@ -258,7 +258,7 @@ class SampleToday(APIView):
 
 class Samples(ListAPIView):
     serializer_class = DailySampleBriefSerializer
-    queryset = DailySample.objects.order_by("-day")
+    queryset = DailySample.objects.annotate(n_items=Count("items")).order_by("-day")  # counted in the one query
 
     def get_permissions(self):
         return [api_permission("manage_sample" if self.request.method == "POST" else "review")()]

@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from labeling.models import Mark
+from labeling.models import DailySample, Mark
 from tests.factories import (
     DailySampleFactory,
     SampleItemFactory,
@@ -92,6 +92,9 @@ def test_samples_read_and_make(reviewer, lead, settings):
         assert item["reason"] == "uniform" and item["reviews_done"] == 0 and 0 < item["inclusion_probability"] <= 1
     listed = token_client(reviewer).get("/api/v1/samples/").json()
     assert [s["day"] for s in listed["results"]][-1] == "2026-06-02"
+    assert {s["day"]: s["items"] for s in listed["results"]} == {
+        s.day.isoformat(): s.items.count() for s in DailySample.objects.all()
+    }
     assert token_client(reviewer).get("/api/v1/sample/?day=june").status_code == 400
 
 

@@ -129,6 +129,8 @@ class ReviewPage:
     top_verdicts: list
     marked: int
     markable: int
+    turn_verdicts: int = 0  # verdicts shown beside the turn they cite
+    top_flagged: int = 0  # whole-call verdicts the judge flagged
 
 
 def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment) -> ReviewPage:
@@ -160,5 +162,12 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
     markable = sum(1 for v in verdicts if not v.error)
     marked = sum(1 for v in verdicts if not v.error and v.my_mark is not None)
     return ReviewPage(
-        transcript=transcript, assignment=assignment, turns=turns, top_verdicts=top, marked=marked, markable=markable
+        transcript=transcript,
+        assignment=assignment,
+        turns=turns,
+        top_verdicts=top,
+        marked=marked,
+        markable=markable,
+        turn_verdicts=len(verdicts) - len(top),
+        top_flagged=sum(1 for v in top if v.flagged),
     )

@@ -1,8 +1,9 @@
 // The review page: keyboard-first marking. Every key has a mouse twin; the server does the saving.
 //
-// j/k move between verdicts, r/w mark the current one right/wrong, e edits the note of a wrong mark,
-// u undoes the last mark, space plays or pauses, i files an issue row on the current turn,
-// n finishes the call, ? shows the keys, Esc leaves a text field.
+// j/k move between verdicts in page order (the ones citing a turn, in transcript order, then the
+// whole-call list; the pane holding the current one scrolls to it), r/w mark the current one
+// right/wrong, e edits the note of a wrong mark, u undoes the last mark, space plays or pauses,
+// i files an issue row on the current turn, n finishes the call, ? shows the keys, Esc leaves a field.
 // A mark pressed while the previous save of the same verdict is still in flight waits for it,
 // so the last press always wins; a failed save is shown on the verdict and blocks leaving the page.
 (function () {
@@ -45,11 +46,31 @@
     currentId = el.getAttribute("data-verdict");
     el.classList.add("is-current");
     if (opts.focus !== false) el.focus({ preventScroll: true });
-    if (opts.scroll !== false) {
-      var r = el.getBoundingClientRect();
-      var vh = window.innerHeight || document.documentElement.clientHeight;
-      if (r.top < 70 || r.bottom > vh - 20) el.scrollIntoView({ block: "center" });
-    }
+    if (opts.scroll !== false) reveal(el);
+  }
+
+  // The pane that scrolls this element: the transcript or the whole-call list on a wide screen,
+  // the page itself (null) when the layout falls back to one column.
+  function scroller(el) {
+    var pane = el.closest(".pane");
+    return pane && pane.scrollHeight > pane.clientHeight && getComputedStyle(pane).overflowY !== "visible" ? pane : null;
+  }
+
+  // Bring a verdict into view inside its own pane; for a verdict citing a turn, bring the turn with it
+  // (the whole row when it fits, else as much of the turn as fits above the verdict).
+  function reveal(el) {
+    var pane = scroller(el);
+    var vh = window.innerHeight || document.documentElement.clientHeight;
+    var box = pane ? pane.getBoundingClientRect() : { top: 0, bottom: vh };
+    var head = pane && pane.querySelector(".pane-head");
+    var top = box.top + (head ? head.offsetHeight : 0) + 6, bottom = box.bottom - 6;
+    var row = el.closest(".turn-row");
+    var target = el;
+    if (row && row.getBoundingClientRect().height <= bottom - top) target = row;
+    var r = target.getBoundingClientRect();
+    if (r.top >= top && r.bottom <= bottom) return;
+    if (target === row || !row) target.scrollIntoView({ block: r.height > (bottom - top) / 2 ? "nearest" : "center" });
+    else el.scrollIntoView({ block: "end" });
   }
 
   function move(step) {
@@ -229,6 +250,12 @@
       delete pendingAction[id];
       press(fresh, kind);
     }
+  });
+
+  // htmx settles the swapped verdict's class attribute to the server's after the swap: keep it current.
+  document.addEventListener("htmx:afterSettle", function () {
+    var el = current();
+    if (el && !el.classList.contains("is-current")) el.classList.add("is-current");
   });
 
   // A lapsed session answers with the login page: never swap that in; keep the verdict as it was.

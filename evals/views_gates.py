@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from console.permissions import require
 from evals import gates
 from evals.gate_output import evidence_text, fmt, threshold_text
-from evals.models import AgentVersion, Gate, GateMetric, GateRun, GoldenSet, Judge, Rule
+from evals.models import AgentVersion, Gate, GateMetric, GateRun, Rule
 from evals.selectors import gating as sel
 from evals.services import gating
 
@@ -80,12 +80,9 @@ def gate_detail(request, name):
     gate = sel.gate_with_metrics(name)
     if gate is None:
         raise Http404("No gate with that name.")
-    runs = list(GateRun.objects.filter(gate=gate).select_related("candidate__agent", "baseline")[:10])
     return render(request, "evals/gates/gate.html", {
-        "gate": gate, "metric_rows": _metric_rows(gate), "runs": runs,
-        "run_form": RunGateForm(), "add_form": MetricAddForm(),
-        "golden_versions": GoldenSet.objects.filter(name=gate.golden_set.name).order_by("-version"),
-        "judges": Judge.objects.order_by("name"),
+        "gate": gate, "metric_rows": _metric_rows(gate), "runs": sel.gate_runs_recent(gate),
+        "run_form": RunGateForm(), "add_form": MetricAddForm(), **sel.gate_page_choices(gate),
     })
 
 

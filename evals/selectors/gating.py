@@ -6,7 +6,7 @@ from collections import OrderedDict
 from django.db.models import Count, OuterRef, Prefetch, Subquery
 
 from evals import gate_output, gates
-from evals.models import Gate, GateRun, GoldenSet, Transcript, Verdict
+from evals.models import Gate, GateRun, GoldenSet, Judge, Transcript, Verdict
 
 
 def gate_run_payload(run: GateRun) -> dict:
@@ -58,6 +58,19 @@ def gate_with_metrics(name: str) -> Gate | None:
         Gate.objects.select_related("golden_set", "judge")
         .prefetch_related("metrics__rule").filter(name=name).first()
     )
+
+
+def gate_runs_recent(gate: Gate, limit: int = 10) -> list[GateRun]:
+    """Return the gate's latest runs, newest first, with the agent versions they name."""
+    return list(GateRun.objects.filter(gate=gate).select_related("candidate__agent", "baseline")[:limit])
+
+
+def gate_page_choices(gate: Gate) -> dict:
+    """Return what the gate page's settings form offers: the golden set's versions and the judges."""
+    return {
+        "golden_versions": GoldenSet.objects.filter(name=gate.golden_set.name).order_by("-version"),
+        "judges": Judge.objects.order_by("name"),
+    }
 
 
 def golden_set_versions(name: str) -> list[GoldenSet]:

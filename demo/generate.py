@@ -719,7 +719,6 @@ def started_at(day, rng):
 
 def build(with_audio: bool):
     """Return (calls, verdicts, truth) and write audio when asked."""
-    rng = random.Random(SEED)
     used_names: set = set()
     calls, verdicts = [], []
     truth = {"seed": SEED, "today": TODAY.date().isoformat(), "judge": JUDGE, "agent": AGENT,

@@ -11,13 +11,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from django.conf import settings
 from django.db import transaction
 
-from evals.models import Rule, Transcript, Verdict
+from evals.models import Rule, RuleVersion, Transcript, Verdict
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 from console.demo_gates import demo_gates_load
+from console.demo_history import demo_detectors_load, demo_issue_rows_load, demo_reviews_load, demo_users_load
 from console.demo_sample import demo_sample_load
 
 logger = logging.getLogger(__name__)
@@ -33,9 +35,18 @@ class DemoStep:
 
 
 def demo_rules_load(demo_dir: Path) -> str:
-    """Import demo/rules.yaml."""
+    """Import demo/rules.yaml, leaving alone a rule the demo history has moved on from (a later version
+    made from an issue row): re-importing its old text would otherwise add a version on every load."""
     path = demo_dir / "rules.yaml"
-    return rules_import(text=path.read_text(encoding="utf-8"), source=str(path.name)).summary
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    moved_on = set(
+        RuleVersion.objects.filter(number__gt=1, source__startswith="issue row").values_list("rule__rule_id", flat=True)
+    )
+    kept = [r for r in data["rules"] if r.get("id") not in moved_on]
+    if not moved_on:
+        return rules_import(text=path.read_text(encoding="utf-8"), source=str(path.name)).summary
+    summary = rules_import(text=yaml.safe_dump({"rules": kept}, sort_keys=False), source=str(path.name)).summary
+    return f"{summary}; {len(data['rules']) - len(kept)} changed since through an issue row"
 
 
 def demo_calls_load(demo_dir: Path) -> str:
@@ -58,6 +69,10 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("verdicts", demo_verdicts_load),
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
+    DemoStep("users", demo_users_load),
+    DemoStep("detectors", demo_detectors_load),
+    DemoStep("review history", demo_reviews_load),
+    DemoStep("issue rows", demo_issue_rows_load),
 ]
 
 

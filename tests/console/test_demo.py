@@ -8,12 +8,30 @@ from pathlib import Path
 import pytest
 import yaml
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db.models import Count
+from django.utils import timezone
 
 from console.demo import DEMO_DIR, DEMO_STEPS, DemoStep, demo_load
+from console.demo_history import DEMO_USERS, demo_past_days
 from evals.detectors import detector_run, turn_views
-from evals.models import AgentVersion, Judge, Rule, RuleVersion, Transcript, Turn, Verdict
+from evals.models import AgentVersion, Judge, JudgeRun, Rule, RuleVersion, Transcript, Turn, Verdict
+from labeling.models import (
+    Assignment,
+    DailySample,
+    IssueRow,
+    IssueRowEvent,
+    Mark,
+    SampleItem,
+    Settlement,
+)
+from labeling.selectors.calibration import (
+    calibration_overall,
+    calibration_row,
+    calibration_rows,
+    disagreements,
+)
 
 V_OLD, V_NEW = "2026-11-21.1", "2026-11-28.1"
 PHASES = ["opening", "background", "project", "candidate-questions", "closing"]
@@ -38,7 +56,9 @@ def load(**kwargs) -> str:
 
 
 def table_counts() -> dict[str, int]:
-    return {m.__name__: m.objects.count() for m in (AgentVersion, Transcript, Turn, Rule, RuleVersion, Judge, Verdict)}
+    models = (AgentVersion, Transcript, Turn, Rule, RuleVersion, Judge, Verdict, JudgeRun, get_user_model(),
+              DailySample, SampleItem, Assignment, Mark, Settlement, IssueRow, IssueRowEvent)
+    return {m.__name__: m.objects.count() for m in models}
 
 
 @pytest.fixture
@@ -53,18 +73,23 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
     assert calls.count() >= 60
     assert set(AgentVersion.objects.values_list("version", flat=True)) == {V_OLD, V_NEW}
-    judged = Rule.objects.filter(detector__isnull=True)
+    # Judged rules: the demo's, not the draft a triager wrote from an issue row (no verdicts yet).
+    judged = Rule.objects.filter(detector__isnull=True).exclude(versions__status=RuleVersion.Status.DRAFT)
     assert 23 <= judged.count() <= 27
     assert set(judged.values_list("group", flat=True)) == {
         "opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing"}
     assert sorted(Rule.objects.filter(safety=True).values_list("rule_id", flat=True)) == [
         "boundaries.no-bias", "boundaries.no-instruction-leak", "boundaries.no-rubric-leak"]
     assert Rule.objects.filter(group="signals", detector__isnull=False).count() >= 2
+    detectors = Rule.objects.filter(detector__isnull=False)
     per_call = calls.annotate(n=Count("verdicts")).values_list("n", flat=True)
-    assert set(per_call) == {judged.count()}
-    # Every (call, judged rule) pair exactly once, and no verdict on a detector rule.
-    assert Verdict.objects.filter(rule_version__rule__detector__isnull=False).count() == 0
-    assert Verdict.objects.values("transcript", "rule_version").distinct().count() == calls.count() * judged.count()
+    assert set(per_call) == {judged.count() + detectors.count()}
+    # Every (call, rule) pair exactly once; the detector rules' verdicts come from their detector judges.
+    detector_verdicts = Verdict.objects.filter(rule_version__rule__detector__isnull=False)
+    assert detector_verdicts.count() == calls.count() * detectors.count()
+    assert set(detector_verdicts.values_list("judge__kind", flat=True)) == {Judge.Kind.DETECTOR}
+    assert Verdict.objects.values("transcript", "rule_version").distinct().count() == calls.count() * (
+        judged.count() + detectors.count())
     assert Verdict.objects.filter(flagged=True).count() > 50
     assert Verdict.objects.filter(flagged=False).count() > 1000
     assert f"{calls.count()} calls" in output and f"{Verdict.objects.count()} verdicts" in output
@@ -163,7 +188,7 @@ def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_bre
 @pytest.mark.django_db
 def test_truth_names_every_verdict_and_some_are_wrong_in_both_directions(truth):
     load()
-    keys = {f"{t}|{r}|{n}" for t, r, n in Verdict.objects.values_list(
+    keys = {f"{t}|{r}|{n}" for t, r, n in Verdict.objects.filter(rule_version__rule__detector__isnull=True).values_list(
         "transcript__external_id", "rule_version__rule__rule_id", "rule_version__number")}
     assert keys == set(truth["verdicts"])
     wrong = [k for k, ok in truth["verdicts"].items() if not ok]
@@ -232,3 +257,118 @@ def test_steps_run_in_order_and_a_failing_step_leaves_nothing(tmp_path):
         demo_load(steps=steps, echo=ran.append)
     assert ran[0].startswith("rules: ") and ran[1] == "broken"
     assert Rule.objects.count() == 0
+
+
+def _key(verdict) -> str:
+    return f"{verdict.transcript.external_id}|{verdict.rule_version.rule.rule_id}|{verdict.rule_version.number}"
+
+
+@pytest.mark.django_db
+def test_demo_users_are_made_by_load_demo_and_the_command_prints_the_logins():
+    load()
+    User = get_user_model()
+    for username, role in DEMO_USERS:
+        user = User.objects.get(username=username)
+        assert user.check_password("docket-demo") and user.groups.filter(name=role).exists(), username
+    assert sorted(u for u, r in DEMO_USERS if r == "reviewer") == ["noor", "priya", "sam"]
+    assert User.objects.get(username="admin").is_superuser
+    out = StringIO()
+    call_command("demo_users", stdout=out)
+    assert "sam      reviewer" in out.getvalue() and "lena     lead" in out.getvalue()
+    assert User.objects.count() == len(DEMO_USERS) + 1
+
+
+@pytest.mark.django_db
+def test_past_week_is_reviewed_and_todays_sample_is_left_for_the_newcomer(truth):
+    today_step = next(i for i, step in enumerate(DEMO_STEPS) if step.name == "daily sample")
+    demo_load(steps=DEMO_STEPS[: today_step + 1])
+    today = DailySample.objects.get()
+    drawn_today = sorted(today.items.values_list("transcript_id", "reason", "inclusion_probability", "reviews_needed"))
+    load()
+    # Today's sample is as its own step drew it, and nobody has touched it.
+    today.refresh_from_db()
+    assert sorted(today.items.values_list(
+        "transcript_id", "reason", "inclusion_probability", "reviews_needed")) == drawn_today
+    assert not Assignment.objects.filter(item__sample=today).exists()
+    days = demo_past_days()
+    assert len(days) >= 5 and all(d < today.day for d in days)
+    assert set(DailySample.objects.exclude(pk=today.pk).values_list("day", flat=True)) == set(days)
+    for item in SampleItem.objects.filter(sample__day__in=days).select_related("sample"):
+        finished = item.assignments.filter(finished_at__isnull=False)
+        assert finished.count() == item.reviews_needed, item
+        assert {timezone.localtime(a.finished_at).date() for a in finished} == {item.sample.day}
+        assert all(a.claimed_at < a.finished_at for a in finished)
+    marks = Mark.objects.select_related("verdict__transcript", "verdict__rule_version__rule", "assignment__item__sample")
+    assert marks.count() > 1000
+    assert all(m.assignment is not None and timezone.localtime(m.created_at).date() == m.assignment.item.sample.day for m in marks)
+    # Marks follow truth.json, with a little reviewer noise.
+    agree = sum(m.correct == truth["verdicts"].get(_key(m.verdict), True) for m in marks)
+    assert 0.97 * marks.count() < agree < marks.count()
+    wrong_noted = marks.filter(correct=False).exclude(note="")
+    assert wrong_noted.exists() and all(m.note == truth["errors"][_key(m.verdict)] for m in wrong_noted)
+    # About one call in five has a second reviewer: kappa has pairs, and a lead has a tie to settle.
+    doubles = SampleItem.objects.filter(sample__day__in=days, reviews_needed=2).count()
+    assert 0.1 < doubles / SampleItem.objects.filter(sample__day__in=days).count() < 0.3
+    overall = calibration_overall(calibration_rows())
+    assert overall["pairs"] > 100 and overall["kappa"] is not None and 0 < overall["kappa"] < 1
+    assert disagreements(only_ties=True).exists()
+    assert get_user_model().objects.filter(marks__isnull=False).distinct().count() == 3
+    # The newcomer (priya) can still claim today's calls, the recorded ones included.
+    recorded = set(Transcript.objects.exclude(audio_url="").values_list("pk", flat=True))
+    assert not Assignment.objects.filter(reviewer__username="priya", item__transcript_id__in=recorded).exists()
+
+
+@pytest.mark.django_db
+def test_judged_and_detector_rules_have_calibration_figures_with_intervals():
+    load()
+    threshold = settings.DOCKET_MIN_MARKS
+    for rule_id in ("asking.one-question", "signals.no-long-silence"):
+        version = RuleVersion.objects.get(rule__rule_id=rule_id, number=1)
+        row = calibration_row(rule_version=version).as_dict()
+        assert 30 <= row["marked"] < threshold, rule_id  # honest: not enough marks for the gate yet
+        assert row["precision"] is not None and row["precision_ci"][0] < row["precision"] <= row["precision_ci"][1]
+        assert row["recall"] is not None and row["recall_ci"] is not None
+    one_question = calibration_row(rule_version=RuleVersion.objects.get(rule__rule_id="asking.one-question")).as_dict()
+    assert one_question["fp"] >= 3  # the judge's clarifying-follow-up mistakes show
+    flagged = Verdict.objects.filter(judge__kind=Judge.Kind.DETECTOR, flagged=True)
+    assert flagged.filter(rule_version__rule__rule_id="signals.no-talk-over").exists()
+
+
+@pytest.mark.django_db
+def test_issue_rows_from_past_days_are_triaged_each_way_and_a_rule_has_two_versions():
+    load()
+    rows = IssueRow.objects.all()
+    assert rows.count() >= 6
+    assert list(rows.order_by("number").values_list("created_at", flat=True)) == sorted(
+        rows.values_list("created_at", flat=True))
+    assert all(timezone.localtime(r.created_at).date() < timezone.localdate() for r in rows)
+    assert set(rows.values_list("reporter__username", flat=True)) <= {"priya", "sam", "noor"}
+    outcomes = Counter(rows.values_list("outcome", flat=True))
+    for outcome in ("new_rule", "new_signal", "rule_fix", "duplicate"):
+        assert outcomes[outcome] == 1, outcome
+    assert outcomes[""] >= 2 and not rows.filter(outcome="", status__in=["triaged", "resolved"]).exists()
+    cut = rows.get(transcript__external_id="call-000037")
+    assert cut.audio_only and cut.outcome == "new_rule" and cut.rule_version.status == RuleVersion.Status.DRAFT
+    signal = rows.get(outcome="new_signal")
+    assert signal.rule.rule_id == "signals.no-long-silence"
+    duplicate = rows.get(outcome="duplicate")
+    assert duplicate.duplicate_of == signal and duplicate.status == "resolved"
+    fix = rows.get(outcome="rule_fix")
+    versions = list(fix.rule.versions.order_by("number"))
+    assert fix.rule.rule_id == "boundaries.no-hints" and [v.number for v in versions] == [1, 2]
+    assert versions[1] == fix.rule_version and versions[1].source == f"issue row {fix.number}"
+    assert "subtle" in versions[1].text and versions[0].text.strip() in versions[1].text
+    # The history of each triaged row says who did what.
+    assert set(IssueRowEvent.objects.exclude(kind="filed").values_list("actor__username", flat=True)) == {"marco"}
+
+
+@pytest.mark.django_db
+def test_second_load_changes_nothing_in_the_history():
+    load()
+    before = table_counts()
+    marks = sorted(Mark.objects.values_list("verdict_id", "reviewer_id", "correct", "updated_at"))
+    output = load()
+    assert table_counts() == before
+    assert sorted(Mark.objects.values_list("verdict_id", "reviewer_id", "correct", "updated_at")) == marks
+    assert "1 changed since through an issue row" in output
+    assert RuleVersion.objects.filter(rule__rule_id="boundaries.no-hints").count() == 2

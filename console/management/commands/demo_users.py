@@ -1,32 +1,15 @@
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand
 
-DEMO_USERS = [
-    ("priya", "reviewer"),
-    ("marco", "engineer"),
-    ("lena", "lead"),
-]
-DEMO_PASSWORD = "docket-demo"
+from console.demo_history import DEMO_PASSWORD, DEMO_USERS, demo_users_ensure
 
 
 class Command(BaseCommand):
-    help = "Create the three demo users (reviewer, engineer, lead) and print how to log in."
+    help = "Create the demo users (reviewers, engineer, lead; load_demo does it too) and print how to log in."
 
     def handle(self, *args, **options):
-        User = get_user_model()
-        for username, role in DEMO_USERS:
-            user, created = User.objects.get_or_create(username=username)
-            if created:
-                user.set_password(DEMO_PASSWORD)
-                user.save(update_fields=["password"])
-            user.groups.add(Group.objects.get(name=role))
-        admin, created = User.objects.get_or_create(username="admin", defaults={"is_staff": True, "is_superuser": True})
-        if created:
-            admin.set_password(DEMO_PASSWORD)
-            admin.save(update_fields=["password"])
+        demo_users_ensure()
         self.stdout.write("")
-        self.stdout.write("Docket demo users (password for all: %s):" % DEMO_PASSWORD)
+        self.stdout.write(f"Docket demo users (password for all: {DEMO_PASSWORD}):")
         for username, role in DEMO_USERS:
             self.stdout.write(f"  {username:<8} {role}")
         self.stdout.write(f"  {'admin':<8} operator (Django admin)")

@@ -154,6 +154,7 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
     previous_phase = None
     for t in turns:
         t.verdicts_here = by_turn.get(t.index, [])
+        t.flagged_here = any(v.flagged for v in t.verdicts_here)
         t.phase_starts = bool(t.phase) and t.phase != previous_phase
         t.clock = _clock(t.start_ms)
         t.speaker_label = SPEAKER_LABELS.get(t.speaker, t.speaker.capitalize())

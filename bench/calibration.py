@@ -4,7 +4,10 @@ Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME names a database t
 create, fill and DROP (use a dedicated one, e.g. docket_bench). It loads the data with COPY, times
 the calibration selector (the SQL aggregate plus the figures in Python) and, in the same run, a
 hand-written SQL query of the same counts, checks both agree, prints the figures, and drops the
-database. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
+database. The rows are COPYed with triggers off (session_replication_role = replica), so the verdict
+tally is built afterwards by `verdict_tally_rebuild`, whose time is printed too; the same aggregate
+straight from the marks (the path before the tally) is timed beside it, and so is `mark_set` with its
+tally trigger. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
 the database afterwards, BENCH_REUSE=1 to time a kept database again without loading.
 """
 import io
@@ -111,6 +114,8 @@ def load(n_transcripts: int, n_rules: int) -> dict:
     counts = {}
     with connection.cursor() as cur:
         raw = cur.cursor
+        # Triggers off while COPYing (the tally's would recount per mark); the tally is rebuilt below.
+        cur.execute("SET session_replication_role = replica")
         counts["transcripts"] = copy_rows(
             raw, "evals_transcript",
             ["id", "external_id", "agent_version_id", "checksum", "audio_url", "language", "scenario",
@@ -183,7 +188,13 @@ def load(n_transcripts: int, n_rules: int) -> dict:
         for table in ("evals_transcript", "labeling_dailysample", "labeling_sampleitem", "labeling_assignment",
                       "evals_verdict"):
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        cur.execute("SET session_replication_role = origin")
     counts["load_s"] = round(time.perf_counter() - t0, 1)
+    from labeling.services.tally import verdict_tally_rebuild
+
+    t0 = time.perf_counter()
+    counts["tally_rows"] = verdict_tally_rebuild()
+    counts["tally_rebuild_s"] = round(time.perf_counter() - t0, 1)
     return counts
 
 
@@ -259,6 +270,7 @@ def main() -> None:
 
         sel_min, sel_med, rows, sel_cpu = timed(calibration_rows)
         agg_min, agg_med, _, agg_cpu = timed(calibration_counts)
+        marks_min, marks_med, _, marks_cpu = timed(lambda: calibration_counts(from_marks=True), repeat=3)
         one_min, one_med, _, one_cpu = timed(lambda: calibration_rows(group="boundaries"))
         rv = RuleVersion.objects.order_by("pk").first()
         rv_min, rv_med, _, rv_cpu = timed(lambda: calibration_row(rule_version=rv))
@@ -280,11 +292,26 @@ def main() -> None:
 
         print(f"machine: {os.cpu_count()} cores, load average {load1:.1f} while timing (wall times include waiting)")
         print(f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}")
-        print(f"  of which the SQL aggregate alone:              min {agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}")
+        print(f"  of which the SQL aggregate (verdict tally):    min {agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}")
+        print(f"the same aggregate from the marks (no tally):   min {marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}")
         print(f"calibration selector, one group (25 versions):  min {one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}")
         print(f"calibration_row, one rule version (5,000):      min {rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}")
         print(f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}")
         print(f"counts agree: {'yes' if mismatches == 0 and len(hand_rows) == len(by_key) else f'NO ({mismatches})'}")
+
+        # What the tally costs a reviewer: mark_set (and its trigger's recount) on verdicts already marked.
+        from django.contrib.auth import get_user_model
+
+        from evals.models import Verdict
+        from labeling.services.marks import mark_set
+
+        reviewer = get_user_model().objects.get(username="bench-rev0")
+        some = list(Verdict.objects.filter(marks__isnull=False, error="").order_by("pk")[:200:4])
+        t0 = time.perf_counter()
+        for v in some:
+            mark_set(reviewer=reviewer, verdict=v, correct=True)
+        per_mark = (time.perf_counter() - t0) / len(some)
+        print(f"mark_set with its tally trigger: {per_mark * 1000:.1f} ms a mark (mean of {len(some)})")
         connection.close()
     finally:
         if os.environ.get("BENCH_KEEP") != "1":

@@ -1,6 +1,21 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _tally_triggers(sender, using, **kwargs):
+    """After every migrate, put the verdict tally's triggers back (SQLite drops them when it rebuilds a table)."""
+    from django.db import connections
+
+    from labeling.services.tally import tally_triggers_install
+
+    connection = connections[using]
+    if connection.vendor in ("postgresql", "sqlite"):
+        tally_triggers_install(connection=connection)
 
 
 class LabelingConfig(AppConfig):
     name = "labeling"
     verbose_name = "Labeling"
+
+    def ready(self):
+        post_migrate.connect(_tally_triggers, sender=self, dispatch_uid="labeling-tally-triggers")

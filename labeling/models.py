@@ -99,6 +99,35 @@ class Settlement(models.Model):
     settled_at = models.DateTimeField(auto_now_add=True)
 
 
+class VerdictTally(models.Model):
+    """How one marked verdict counts in calibration, kept by database triggers (labeling/services/tally.py).
+
+    One row per verdict with at least one mark, recomputed from its marks, settlement, sample item and
+    the verdict itself whenever one of those changes, in the same transaction. The calibration page
+    sums these rows (one index-only scan) instead of grouping a million marks.
+    """
+
+    verdict = models.OneToOneField(Verdict, on_delete=models.CASCADE, primary_key=True, related_name="tally")
+    rule_version_id = models.BigIntegerField(help_text="Copied from the verdict, for index-only grouping.")
+    judge_id = models.BigIntegerField(help_text="Copied from the verdict, for index-only grouping.")
+    n_marks = models.IntegerField()
+    n_right = models.IntegerField()
+    truth = models.SmallIntegerField(null=True, help_text="1 right, 0 wrong (settlement, else majority); null: tied.")
+    cell = models.SmallIntegerField(help_text="0 fn, 1 tn, 2 fp, 3 tp, 4 waiting (tied), 5 errored.")
+    pair = models.SmallIntegerField(help_text="First and last mark: 0 none, 1 wrong-wrong, 2 wrong-right, "
+                                              "3 right-wrong, 4 right-right.")
+    outside = models.SmallIntegerField(help_text="1 when no mark came through a sample item.")
+    weight = models.FloatField(help_text="1 / the largest inclusion probability of its marks' sample items.")
+
+    class Meta:
+        db_table = "labeling_mark_tally"  # the marks of each verdict, tallied
+        indexes = [
+            models.Index(
+                fields=["rule_version_id", "judge_id", "cell", "pair", "outside", "weight"], name="verdict_tally_group"
+            )
+        ]
+
+
 class IssueRow(models.Model):
     """Something bad a reviewer found in a call. `number` is stable and sequential."""
 

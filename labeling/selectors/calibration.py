@@ -10,8 +10,13 @@ a verdict marked only outside the sample weighs 1 and is counted as `outside_sam
 Agreement pairs the first and the last mark (by mark id) of each verdict marked more than once:
 the "first reviewer" and "second reviewer" of Cohen's kappa.
 
-The page's counts come from one SQL aggregate (`_aggregate_sql`): marks grouped per verdict in a
-subquery, then summed per (rule version, judge). It is portable between PostgreSQL and SQLite.
+The page's counts come from one SQL aggregate (`_aggregate_sql`) over the verdict tally
+(labeling.models.VerdictTally): one row per marked verdict, already resolved to its cell, pair,
+weight and outside flag by database triggers whenever a mark, settlement or sample item changes
+(labeling/services/tally.py). Summing it per (rule version, judge) is one index-only scan. The
+same resolution straight from the marks (`_marks_aggregate_sql`, marks grouped per verdict in a
+subquery) stays for the per-verdict reads below and as the tally's reference; both are portable
+between PostgreSQL and SQLite.
 """
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, 
 
 from evals import metrics
 from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict
-from labeling.models import Assignment, Mark, SampleItem, Settlement
+from labeling.models import Assignment, Mark, SampleItem, Settlement, VerdictTally
 
 CELLS = ("tp", "fp", "fn", "tn")
 CELL_LABELS = {
@@ -85,8 +90,23 @@ K_CELLS = {0: "fn", 1: "tn", 2: "fp", 3: "tp", 4: "waiting", 5: "errored"}
 Q_PAIRS = {1: (0, 0), 2: (0, 1), 3: (1, 0), 4: (1, 1)}
 
 
+_TALLY = VerdictTally._meta.db_table
+
+
 def _aggregate_sql(where: str) -> str:
-    """Return the page's one aggregate: per (rule version, judge, cell, pair, outside) counts and weights.
+    """Return the page's one aggregate, over the verdict tally (alias t): per (rule version, judge,
+    cell, pair, outside) counts and weights. Its index holds every column read, in grouping order."""
+    return f"""
+SELECT t.rule_version_id, t.judge_id, t.cell, t.pair, t.outside, COUNT(*) AS c,
+       SUM(t.weight) AS sw, SUM(t.weight * t.weight) AS sw2
+FROM {_TALLY} t
+{where}
+GROUP BY t.rule_version_id, t.judge_id, t.cell, t.pair, t.outside
+"""
+
+
+def _marks_aggregate_sql(where: str) -> str:
+    """Return the same aggregate computed from the marks themselves (the tally's reference).
 
     Grouping by a small cell code keeps the outer aggregate to three plain sums per row (instead of
     a FILTER per figure); Python pivots the few thousand result rows.
@@ -107,15 +127,16 @@ GROUP BY rule_version_id, judge_id, k, q, o
 
 
 def _where(
-    *, judge_ids=None, group=None, status=None, rule_version_ids=None, safety=None
+    *, judge_ids=None, group=None, status=None, rule_version_ids=None, safety=None, alias: str = "v"
 ) -> tuple[str, list]:
-    """Return a WHERE clause limiting marks to verdicts that pass the filters, and its parameters."""
+    """Return a WHERE clause limiting marks to verdicts (or tally rows: alias t) that pass the filters,
+    and its parameters."""
     conds, params = [], []
     if judge_ids is not None:
-        conds.append(f"v.judge_id IN ({', '.join(['%s'] * len(judge_ids)) or 'NULL'})")
+        conds.append(f"{alias}.judge_id IN ({', '.join(['%s'] * len(judge_ids)) or 'NULL'})")
         params += list(judge_ids)
     if rule_version_ids is not None:
-        conds.append(f"v.rule_version_id IN ({', '.join(['%s'] * len(rule_version_ids)) or 'NULL'})")
+        conds.append(f"{alias}.rule_version_id IN ({', '.join(['%s'] * len(rule_version_ids)) or 'NULL'})")
         params += list(rule_version_ids)
     if status:
         conds.append("rv.status = %s")
@@ -132,7 +153,7 @@ def _where(
     # through the (rule_version, judge) and mark.verdict_id indexes.
     joins = ""
     if status or group or safety is not None:
-        joins = f"JOIN {_T['rv']} rv ON rv.id = v.rule_version_id JOIN {_T['rule']} r ON r.id = rv.rule_id "
+        joins = f"JOIN {_T['rv']} rv ON rv.id = {alias}.rule_version_id JOIN {_T['rule']} r ON r.id = rv.rule_id "
     return joins + "WHERE " + " AND ".join(conds), params
 
 
@@ -303,16 +324,25 @@ def _judge_ids(judge) -> list[int] | None:
 
 
 def calibration_counts(
-    *, judge=None, group: str | None = None, status: str | None = None, rule_version_ids=None, safety=None
+    *,
+    judge=None,
+    group: str | None = None,
+    status: str | None = None,
+    rule_version_ids=None,
+    safety=None,
+    from_marks: bool = False,
 ) -> dict[tuple[int, int], Counts]:
-    """Return Counts per (rule version id, judge id) from one SQL aggregate."""
+    """Return Counts per (rule version id, judge id) from one SQL aggregate over the verdict tally
+    (`from_marks`: over the marks themselves, slower; the tally's reference)."""
     where, params = _where(
-        judge_ids=_judge_ids(judge), group=group, status=status, rule_version_ids=rule_version_ids, safety=safety
+        judge_ids=_judge_ids(judge), group=group, status=status, rule_version_ids=rule_version_ids, safety=safety,
+        alias="v" if from_marks else "t",
     )
+    sql = _marks_aggregate_sql(where) if from_marks else _aggregate_sql(where)
     counts: dict[tuple[int, int], Counts] = defaultdict(Counts)
     with transaction.atomic(), connection.cursor() as cursor:
         _tune(cursor)
-        cursor.execute(_aggregate_sql(where), params)
+        cursor.execute(sql, params)
         for rv_id, judge_id, k, q, o, c, sw, sw2 in cursor.fetchall():
             counts[(rv_id, judge_id)].add_group(int(k), int(q), int(o), int(c), sw, sw2)
     return dict(counts)

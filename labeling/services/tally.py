@@ -1,0 +1,291 @@
+"""The verdict tally: one row per marked verdict saying how it counts in calibration.
+
+A row is recomputed from the verdict's marks, settlement, sample items and the verdict itself by
+database triggers, in the same transaction as the write that changed any of them, whoever wrote it:
+`mark_set` / `mark_undo`, `verdict_settle`, a cascade (a reviewer or sample item deleted), a bulk
+insert, the admin or a test's `Mark.objects.create`. Triggers rather than calls in the services,
+because marks and settlements are also written outside them and a tally that drifts is worse than none.
+
+On PostgreSQL the refresh first locks the verdict row (FOR NO KEY UPDATE, which does not block the
+foreign-key checks of new marks), then recounts in a fresh snapshot: two reviewers marking the same
+verdict at once are serialised on that lock and the second recount sees the first mark.
+
+The triggers are (re)installed by the migration that made the table and after every `migrate`
+(SQLite drops a table's triggers when a later migration rebuilds the table).
+`verdict_tally_rebuild` recomputes every row: a repair tool, and the fast path after a bulk load
+that ran with triggers off (bench/calibration.py).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import OperationalError, transaction
+from django.db import connection as default_connection
+
+from labeling.models import VerdictTally
+from labeling.selectors.calibration import _PER_VERDICT, _RESOLVED, _T
+
+logger = logging.getLogger(__name__)
+
+TALLY = VerdictTally._meta.db_table
+COLUMNS = (
+    "verdict_id, rule_version_id, judge_id, n_marks, n_right, truth, cell, pair, outside, weight"
+)
+
+
+def tally_select_sql(where: str) -> str:
+    """Return the SELECT of tally rows for the verdicts (alias v) that pass `where` and have marks.
+
+    The same per-verdict resolution as the calibration selector's marks path (majority, settlement
+    overrides, ties wait, errored apart, weight 1/p, first and last mark), so both agree by construction.
+    """
+    resolved = _RESOLVED.format(
+        per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T),
+        extra=", pv.r AS r",
+        extra_join="",
+        **_T,
+    )
+    return f"""
+SELECT verdict_id, rule_version_id, judge_id, n, r, t,
+       CASE WHEN e = 1 THEN 5 WHEN t IS NULL THEN 4 ELSE f * 2 + t END,
+       CASE WHEN e = 0 AND n >= 2 THEN 1 + fc * 2 + lc ELSE 0 END,
+       o, w
+FROM ({resolved}) x"""
+
+
+def _refresh_statements(rhs: str) -> list[str]:
+    """Statements recomputing the tally of the verdicts whose id is `rhs` ("= NEW.verdict_id", "IN (...)")."""
+    return [
+        f"DELETE FROM {TALLY} WHERE verdict_id {rhs}",
+        f"INSERT INTO {TALLY} ({COLUMNS}) {tally_select_sql(f'WHERE v.id {rhs}')}",
+    ]
+
+
+_MARKS_OF_ASSIGNMENT = "SELECT verdict_id FROM labeling_mark WHERE assignment_id = NEW.id"
+_MARKS_OF_ITEM = (
+    "SELECT m.verdict_id FROM labeling_mark m JOIN labeling_assignment a ON a.id = m.assignment_id "
+    "WHERE a.item_id = NEW.id"
+)
+
+# (table, trigger name, event, WHEN condition or "", verdict ids to refresh as a SQL right-hand side)
+_SQLITE_TRIGGERS = [
+    ("labeling_mark", "docket_tally_mark_ins", "INSERT", "", "= NEW.verdict_id"),
+    ("labeling_mark", "docket_tally_mark_del", "DELETE", "", "= OLD.verdict_id"),
+    (
+        "labeling_mark",
+        "docket_tally_mark_upd",
+        "UPDATE OF verdict_id, correct, assignment_id",
+        "",
+        "IN (OLD.verdict_id, NEW.verdict_id)",
+    ),
+    ("labeling_settlement", "docket_tally_settlement_ins", "INSERT", "", "= NEW.verdict_id"),
+    ("labeling_settlement", "docket_tally_settlement_del", "DELETE", "", "= OLD.verdict_id"),
+    (
+        "labeling_settlement",
+        "docket_tally_settlement_upd",
+        "UPDATE OF verdict_id, correct",
+        "",
+        "IN (OLD.verdict_id, NEW.verdict_id)",
+    ),
+    (
+        "evals_verdict",
+        "docket_tally_verdict_upd",
+        "UPDATE OF flagged, error, rule_version_id, judge_id",
+        (
+            "OLD.flagged IS NOT NEW.flagged OR OLD.error IS NOT NEW.error "
+            "OR OLD.rule_version_id IS NOT NEW.rule_version_id OR OLD.judge_id IS NOT NEW.judge_id"
+        ),
+        "= NEW.id",
+    ),
+    (
+        "labeling_assignment",
+        "docket_tally_assignment_upd",
+        "UPDATE OF item_id",
+        "OLD.item_id IS NOT NEW.item_id",
+        f"IN ({_MARKS_OF_ASSIGNMENT})",
+    ),
+    (
+        "labeling_sampleitem",
+        "docket_tally_sampleitem_upd",
+        "UPDATE OF inclusion_probability",
+        "OLD.inclusion_probability IS NOT NEW.inclusion_probability",
+        f"IN ({_MARKS_OF_ITEM})",
+    ),
+]
+
+
+def _sqlite_sql() -> list[str]:
+    out = []
+    for table, name, event, when, rhs in _SQLITE_TRIGGERS:
+        body = ";\n".join(_refresh_statements(rhs))
+        when_sql = f" WHEN {when}" if when else ""
+        out += [
+            f"DROP TRIGGER IF EXISTS {name}",
+            f"CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW{when_sql}\nBEGIN\n{body};\nEND",
+        ]
+    return out
+
+
+def _postgres_sql() -> list[str]:
+    delete, insert = _refresh_statements("= p_verdict")
+    refresh = f"""
+CREATE OR REPLACE FUNCTION docket_verdict_tally_refresh(p_verdict bigint) RETURNS void
+LANGUAGE plpgsql AS $body$
+BEGIN
+    -- Serialise writers of one verdict; the statements below then run in a fresh snapshot.
+    PERFORM 1 FROM evals_verdict WHERE id = p_verdict FOR NO KEY UPDATE;
+    {delete};
+    {insert};
+END
+$body$"""
+    on_row = """
+CREATE OR REPLACE FUNCTION docket_tally_on_verdict_row() RETURNS trigger
+LANGUAGE plpgsql AS $body$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM docket_verdict_tally_refresh(OLD.verdict_id);
+    END IF;
+    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND NEW.verdict_id <> OLD.verdict_id) THEN
+        PERFORM docket_verdict_tally_refresh(NEW.verdict_id);
+    END IF;
+    RETURN NULL;
+END
+$body$"""
+    on_verdict = """
+CREATE OR REPLACE FUNCTION docket_tally_on_verdict() RETURNS trigger
+LANGUAGE plpgsql AS $body$
+BEGIN
+    PERFORM docket_verdict_tally_refresh(NEW.id);
+    RETURN NULL;
+END
+$body$"""
+    on_assignment = f"""
+CREATE OR REPLACE FUNCTION docket_tally_on_assignment() RETURNS trigger
+LANGUAGE plpgsql AS $body$
+DECLARE vid bigint;
+BEGIN
+    FOR vid IN SELECT DISTINCT verdict_id FROM ({_MARKS_OF_ASSIGNMENT}) x ORDER BY verdict_id LOOP
+        PERFORM docket_verdict_tally_refresh(vid);
+    END LOOP;
+    RETURN NULL;
+END
+$body$"""
+    on_item = f"""
+CREATE OR REPLACE FUNCTION docket_tally_on_sampleitem() RETURNS trigger
+LANGUAGE plpgsql AS $body$
+DECLARE vid bigint;
+BEGIN
+    FOR vid IN SELECT DISTINCT verdict_id FROM ({_MARKS_OF_ITEM}) x ORDER BY verdict_id LOOP
+        PERFORM docket_verdict_tally_refresh(vid);
+    END LOOP;
+    RETURN NULL;
+END
+$body$"""
+    triggers = [
+        (
+            "labeling_mark",
+            "INSERT OR DELETE OR UPDATE OF verdict_id, correct, assignment_id",
+            "",
+            "docket_tally_on_verdict_row",
+        ),
+        (
+            "labeling_settlement",
+            "INSERT OR DELETE OR UPDATE OF verdict_id, correct",
+            "",
+            "docket_tally_on_verdict_row",
+        ),
+        (
+            "evals_verdict",
+            "UPDATE OF flagged, error, rule_version_id, judge_id",
+            (
+                "OLD.flagged IS DISTINCT FROM NEW.flagged OR OLD.error IS DISTINCT FROM NEW.error "
+                "OR OLD.rule_version_id IS DISTINCT FROM NEW.rule_version_id OR OLD.judge_id IS DISTINCT FROM NEW.judge_id"
+            ),
+            "docket_tally_on_verdict",
+        ),
+        (
+            "labeling_assignment",
+            "UPDATE OF item_id",
+            "OLD.item_id IS DISTINCT FROM NEW.item_id",
+            "docket_tally_on_assignment",
+        ),
+        (
+            "labeling_sampleitem",
+            "UPDATE OF inclusion_probability",
+            "OLD.inclusion_probability IS DISTINCT FROM NEW.inclusion_probability",
+            "docket_tally_on_sampleitem",
+        ),
+    ]
+    out = [refresh, on_row, on_verdict, on_assignment, on_item]
+    for table, event, when, fn in triggers:
+        when_sql = f" WHEN ({when})" if when else ""
+        out += [
+            f"DROP TRIGGER IF EXISTS docket_tally ON {table}",
+            f"CREATE TRIGGER docket_tally AFTER {event} ON {table} FOR EACH ROW{when_sql} EXECUTE FUNCTION {fn}()",
+        ]
+    return out
+
+
+TRIGGER_TABLES = (
+    "labeling_mark",
+    "labeling_settlement",
+    "evals_verdict",
+    "labeling_assignment",
+    "labeling_sampleitem",
+    TALLY,
+)
+
+
+def tally_triggers_install(*, connection=None) -> bool:
+    """(Re)create the tally's triggers (idempotent); return False when the tables are not there yet."""
+    connection = connection or default_connection
+    if connection.vendor not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"verdict tally triggers: no support for {connection.vendor}")
+    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
+        return False
+    statements = _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql()
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        for sql in statements:
+            cursor.execute(sql)
+    return True
+
+
+def verdict_tally_rebuild(*, connection=None) -> int:
+    """Recompute every tally row from the marks; return how many marked verdicts there are.
+
+    Holds marks and settlements still while it runs (PostgreSQL: SHARE lock), so no write slips between.
+    """
+    connection = connection or default_connection
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL jit = off")
+            cursor.execute("LOCK TABLE labeling_mark, labeling_settlement IN SHARE MODE")
+            try:
+                with transaction.atomic(using=connection.alias):
+                    cursor.execute(f"TRUNCATE {TALLY}")
+            except OperationalError:  # deferred constraint checks pending in this transaction
+                cursor.execute(f"DELETE FROM {TALLY}")
+        else:
+            cursor.execute(f"DELETE FROM {TALLY}")
+        cursor.execute(f"INSERT INTO {TALLY} ({COLUMNS}) {tally_select_sql('')}")
+        n = cursor.rowcount
+    logger.info("verdict_tally_rebuilt", extra={"verdicts": n})
+    return n
+
+
+def verdict_tally_differences(*, connection=None) -> int:
+    """Return how many verdicts' tally rows differ from a fresh recount (0 when the tally is right)."""
+    connection = connection or default_connection
+    fresh = tally_select_sql("")
+    stored = f"SELECT {COLUMNS} FROM {TALLY}"
+    sql = [
+        f"SELECT verdict_id FROM (SELECT * FROM ({fresh}) a EXCEPT SELECT * FROM ({stored}) b) d",
+        f"SELECT verdict_id FROM (SELECT * FROM ({stored}) b EXCEPT SELECT * FROM ({fresh}) a) d",
+    ]
+    differ: set[int] = set()
+    with connection.cursor() as cursor:
+        for q in sql:
+            cursor.execute(q)
+            differ.update(row[0] for row in cursor.fetchall())
+    return len(differ)

@@ -1,4 +1,4 @@
-"""What the benchmarks share: a scratch PostgreSQL database, Django set-up, COPY loading, timing, printing.
+"""What the benchmarks share: a scratch PostgreSQL database, Django set-up, COPY, timing, printing.
 
 A benchmark script runs as `python bench/<name>.py`, so this folder is first on sys.path and
 `import support` finds this module; importing it puts the project root on sys.path too.
@@ -74,7 +74,7 @@ def django_setup(*, migrate: bool = False, log_level: str = "WARNING", **env: st
 
 
 def copy_rows(cursor, table: str, columns: list[str], rows: Iterable[tuple]) -> int:
-    """COPY an iterable of tuples into a table (psycopg cursor, text format); return the number of rows."""
+    """COPY an iterable of tuples into a table (psycopg cursor, text format); return how many."""
     n = 0
     with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
         buf = io.StringIO()
@@ -92,12 +92,16 @@ def copy_rows(cursor, table: str, columns: list[str], rows: Iterable[tuple]) -> 
 def sequences_reset(cursor, tables: Iterable[str]) -> None:
     """Move each table's id sequence past the ids COPY wrote."""
     for table in tables:
-        cursor.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        cursor.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))"
+        )
 
 
 def counts_line(counts: dict) -> str:
     """Return 'loaded: calls 100,000, load_s 12.3, ...' for a dict of load figures."""
-    return "loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items())
+    return "loaded: " + ", ".join(
+        f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()
+    )
 
 
 def bench_client(username: str, role: str):
@@ -136,7 +140,9 @@ class Timing:
         return ordered[int(0.9 * (len(ordered) - 1))]
 
 
-def timed(fn: Callable[[int], object], *, rounds: int, warmup: int = 0, count_queries: bool = True) -> Timing:
+def timed(
+    fn: Callable[[int], object], *, rounds: int, warmup: int = 0, count_queries: bool = True
+) -> Timing:
     """Call fn(i) `warmup` times untimed, then `rounds` times timed; return the Timing.
 
     With count_queries each timed round runs under CaptureQueriesContext (which forces the debug
@@ -162,7 +168,9 @@ def timed(fn: Callable[[int], object], *, rounds: int, warmup: int = 0, count_qu
     return timing
 
 
-def timed_get(client, path: str, *, rounds: int, warmup: int = 0, headers: dict | None = None) -> Timing:
+def timed_get(
+    client, path: str, *, rounds: int, warmup: int = 0, headers: dict | None = None
+) -> Timing:
     """Time `rounds` GETs of a page (after `warmup` untimed ones), each checked to answer 200."""
 
     def get(i: int):

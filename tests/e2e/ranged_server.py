@@ -76,7 +76,8 @@ def write_tone(path, seconds: int = 12, rate: int = 8000) -> None:
         w.setnchannels(1)
         w.setsampwidth(2)
         w.setframerate(rate)
-        w.writeframes(b"".join(struct.pack("<h", int(2000 * math.sin(i / 6))) for i in range(rate * seconds)))
+        samples = (int(2000 * math.sin(i / 6)) for i in range(rate * seconds))
+        w.writeframes(b"".join(struct.pack("<h", v) for v in samples))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""A gate world shared by the gating tests: two agent versions over a golden set, three gated rules, a gate."""
+"""The gating tests' world: two agent versions over a golden set, three gated rules, a gate."""
 from evals.models import RuleVersion
 from evals.services import gating
 from tests.factories import (

@@ -30,7 +30,7 @@ def make_rule(rule_id, group, text, phase="", detector=None, severity="minor"):
 
 
 def judge_rules() -> dict:
-    """Create the five rules the judge tests use (four for the LLM, one detector); return their versions."""
+    """Create the judge tests' five rules (four for the LLM, one detector); return their versions."""
     return {
         "greet": make_rule("opening.greet-by-name", "opening", "Greet the candidate once, by name.", phase="opening"),
         "intro": make_rule("opening.introduce", "opening", "Say who you are."),

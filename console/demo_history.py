@@ -47,7 +47,7 @@ DEMO_USERS = [
 # on a verdict the judge got wrong (truth.json) they often go along with the judge; on a right flag
 # they now and then call it wrong; on a clean call the judge passed, and on safety rules, never.
 MISS_JUDGE_ERROR = {"priya": 0.15, "sam": 0.25, "noor": 0.35}
-DOUBT_RIGHT_FLAG = {"priya": 0.04, "sam": 0.07, "noor": 0.1}
+DOUBT_RIGHT_FLAG = {"priya": 0.06, "sam": 0.1, "noor": 0.14}
 PAST_SAMPLE_SIZE = 12
 SECOND_REVIEW_SHARE = 0.2
 HISTORY_SEED = "docket-demo-history"
@@ -261,9 +261,21 @@ def _backdate_triage(row: IssueRow, at: datetime) -> None:
     IssueRowEvent.objects.filter(row=row).exclude(kind="filed").update(at=at)
 
 
+def _rules_backdate() -> None:
+    """The demo's rules were written before its first call, not when load_demo ran: so a version made
+    from an issue row on a past day comes after version 1 on the rule page too."""
+    first = _demo_calls().exclude(started_at__isnull=True).order_by("started_at").values_list("started_at", flat=True).first()
+    if first is None:
+        return
+    written = _local(timezone.localtime(first).date() - timedelta(days=1), 9)
+    RuleVersion.objects.filter(source="rules.yaml", created_at__gt=written).update(created_at=written)
+    Rule.objects.filter(versions__source="rules.yaml", created_at__gt=written).update(created_at=written)
+
+
 def demo_issue_rows_load(demo_dir: Path) -> str:
     """File the reviewers' rows on past days and triage some of them as marco (once)."""
     names = [name for name, role in DEMO_USERS if role == "reviewer"]
+    _rules_backdate()
     if IssueRow.objects.filter(reporter__username__in=names).exists():
         return f"issue rows already there ({IssueRow.objects.count()})"
     calls = {t.external_id: t for t in _demo_calls().filter(external_id__in={r[0] for r in DEMO_ROWS.values()})}

@@ -358,6 +358,7 @@ def test_issue_rows_from_past_days_are_triaged_each_way_and_a_rule_has_two_versi
     assert fix.rule.rule_id == "boundaries.no-hints" and [v.number for v in versions] == [1, 2]
     assert versions[1] == fix.rule_version and versions[1].source == f"issue row {fix.number}"
     assert "subtle" in versions[1].text and versions[0].text.strip() in versions[1].text
+    assert versions[0].created_at < fix.created_at < versions[1].created_at  # the rule page reads in order
     # The history of each triaged row says who did what.
     assert set(IssueRowEvent.objects.exclude(kind="filed").values_list("actor__username", flat=True)) == {"marco"}
 

@@ -124,6 +124,12 @@ class SampleItemFactory(factory.django.DjangoModelFactory):
     inclusion_probability = 0.5
 
 
+def logged_in(client, user):
+    """Log `user` into the Django test client through the password backend; return the client."""
+    assert client.login(username=user.username, password=PASSWORD)
+    return client
+
+
 def token_client(user):
     """Return a DRF test client that authenticates as `user` with their API token (made if missing)."""
     from rest_framework.authtoken.models import Token

@@ -3,26 +3,20 @@ import pytest
 from django.test import Client
 
 from evals.models import GateMetric, GateRun
-from tests.factories import PASSWORD
+from tests.factories import logged_in
 
 pytestmark = pytest.mark.django_db
 
 
-def client_for(user):
-    c = Client()
-    assert c.login(username=user.username, password=PASSWORD)
-    return c
-
-
 def test_reviewer_has_no_gate_pages_and_no_nav_link(world, reviewer):
-    c = client_for(reviewer)
+    c = logged_in(Client(), reviewer)
     assert c.get("/gates/").status_code == 403
     assert c.get("/gates/release/").status_code == 403
     assert "Gates</a>" not in c.get("/").content.decode()
 
 
 def test_engineer_sees_the_gate_but_cannot_edit_it(world, engineer):
-    c = client_for(engineer)
+    c = logged_in(Client(), engineer)
     page = c.get("/gates/release/").content.decode()
     assert "violation rate: group asking" in page and "Add a metric" not in page
     assert "Gates</a>" in c.get("/").content.decode()
@@ -33,7 +27,7 @@ def test_engineer_sees_the_gate_but_cannot_edit_it(world, engineer):
 
 
 def test_lead_edits_a_threshold_with_htmx_and_without(world, lead):
-    c = client_for(lead)
+    c = logged_in(Client(), lead)
     metric = world.gate.metrics.get(kind="violation_rate")
     r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.25"}, HTTP_HX_REQUEST="true")
     assert r.status_code == 200 and f'id="metric-{metric.pk}"' in r.content.decode() and "saved" in r.content.decode()
@@ -50,7 +44,7 @@ def test_lead_edits_a_threshold_with_htmx_and_without(world, lead):
 
 
 def test_lead_adds_and_removes_a_metric(world, lead):
-    c = client_for(lead)
+    c = logged_in(Client(), lead)
     r = c.post("/gates/release/metrics/add/", {"kind": "detector_metric", "measure": "talk_over_count", "limit": "2"})
     assert r.status_code == 302
     m = world.gate.metrics.get(measure="talk_over_count")
@@ -60,7 +54,7 @@ def test_lead_adds_and_removes_a_metric(world, lead):
 
 
 def test_run_from_the_page_and_failed_metric_links_to_call_turn_and_verdict(world, lead):
-    c = client_for(lead)
+    c = logged_in(Client(), lead)
     world.run("2026-11-21.1")
     v = world.flag("2026-11-28.1-2", world.leak, turn=7)
     cand = world.calls["2026-11-28.1-0"].agent_version
@@ -80,23 +74,23 @@ def test_history_marks_a_metric_that_moved_beyond_noise(world, lead):
         world.flag(f"2026-11-28.1-{i}", world.one_q)
         world.flag(f"2026-11-28.1-{i}", world.short)
     world.run("2026-11-28.1")
-    page = client_for(lead).get("/gates/release/history/").content.decode()
+    page = logged_in(Client(), lead).get("/gates/release/history/").content.decode()
     assert "moved up beyond noise" in page
     assert page.count("moved up beyond noise") == 2  # the asking rate and the weighted score
 
 
 def test_golden_set_page_shows_members_and_checksum(world, lead):
-    page = client_for(lead).get("/golden-sets/release-set/").content.decode()
+    page = logged_in(Client(), lead).get("/golden-sets/release-set/").content.decode()
     assert world.golden.checksum in page and "golden/backend-01" in page
     assert "members match the checksum" in page
-    assert client_for(lead).get("/golden-sets/release-set/v9/").status_code == 404
+    assert logged_in(Client(), lead).get("/golden-sets/release-set/v9/").status_code == 404
 
 
 def test_lead_points_the_gate_at_another_golden_set_version(world, lead):
     from evals.services import gating
 
     new = gating.golden_set_revise(golden_set=world.golden, members=["golden/backend-01"])
-    c = client_for(lead)
+    c = logged_in(Client(), lead)
     c.post("/gates/release/settings/", {"golden_set": world.golden.pk, "judge": ""})
     world.gate.refresh_from_db()
     assert world.gate.golden_set == world.golden and world.gate.judge is None
@@ -110,6 +104,6 @@ def test_lead_points_the_gate_at_another_golden_set_version(world, lead):
 def test_missing_verdict_problem_links_to_the_call(world, lead):
     world.calls["2026-11-28.1-1"].verdicts.filter(rule_version=world.one_q).delete()
     run = world.run("2026-11-28.1")
-    page = client_for(lead).get(f"/gates/runs/{run.pk}/").content.decode()
+    page = logged_in(Client(), lead).get(f"/gates/runs/{run.pk}/").content.decode()
     assert "call 2026-11-28.1-1 (golden/frontend-01): no verdict for asking.one-question v1" in page
     assert 'href="/calls/2026-11-28.1-1/">open the call</a>' in page

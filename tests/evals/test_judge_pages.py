@@ -11,22 +11,17 @@ from rest_framework.test import APIClient
 from evals.models import JudgeRun, JudgeRunItem, Verdict
 from evals.services.judging import judge_run_create
 from tests.evals.judge_helpers import make_call
-from tests.factories import PASSWORD
+from tests.factories import logged_in
 
 pytestmark = pytest.mark.django_db
 
 
-def login(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
 def test_the_list_shows_the_form_to_engineers_only(client, engineer, reviewer):
-    page = login(client, engineer).get(reverse("judge-run-list")).content.decode()
+    page = logged_in(client, engineer).get(reverse("judge-run-list")).content.decode()
     assert 'action="/judge-runs/new/"' in page and ">Run judge</button>" in page
     assert 'href="/judge-runs/"' in page  # the nav link
     client.logout()
-    page = login(client, reviewer).get(reverse("judge-run-list")).content.decode()
+    page = logged_in(client, reviewer).get(reverse("judge-run-list")).content.decode()
     assert "Run judge</button>" not in page and 'href="/judge-runs/"' not in page
     assert client.post(reverse("judge-run-start"), {"action": "run"}).status_code == 403
 
@@ -47,7 +42,7 @@ def wait_for_run(pk: int, limit_s: float = 60) -> JudgeRun:
 @pytest.mark.django_db(transaction=True)
 def test_the_form_starts_a_run_and_the_page_shows_its_summary(client, engineer, fake_judge, rules):
     make_call("call-1")
-    login(client, engineer)
+    logged_in(client, engineer)
     resp = client.post(reverse("judge-run-start"), {"action": "run", "rules": "asking.*, signals.*"})
     # No broker: the run works in a thread of this process while the page polls.
     run = wait_for_run(JudgeRun.objects.get().pk)
@@ -60,7 +55,7 @@ def test_the_form_starts_a_run_and_the_page_shows_its_summary(client, engineer, 
 
 def test_the_estimate_spends_nothing(client, engineer, fake_judge, rules):
     make_call("call-1")
-    login(client, engineer)
+    logged_in(client, engineer)
     resp = client.post(reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"})
     html = " ".join(resp.content.decode().split())
     assert resp.status_code == 200 and html.startswith('<section class="card jr-form" id="run-form"')
@@ -69,7 +64,7 @@ def test_the_estimate_spends_nothing(client, engineer, fake_judge, rules):
 
 
 def test_bad_filters_are_named(client, engineer, rules):
-    login(client, engineer)
+    logged_in(client, engineer)
     resp = client.post(reverse("judge-run-start"), {"action": "run", "transcripts": "call-404"})
     assert resp.status_code == 400 and "transcript: no such transcript call-404" in resp.content.decode()
     assert JudgeRun.objects.count() == 0
@@ -80,7 +75,7 @@ def test_polling_continues_while_running_then_stops_with_286(client, engineer, r
     run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
     item = JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors",
                                        rule_version_ids=[rules["det"].pk])
-    login(client, engineer)
+    logged_in(client, engineer)
     url = reverse("judge-run-detail", args=[run.pk])
     page = client.get(url).content.decode()
     assert 'hx-trigger="every 1s"' in page and f'hx-get="{url}"' in page
@@ -101,7 +96,7 @@ def test_errors_show_on_the_run_page(client, engineer, fake_judge, rules, django
     fake_judge.mode = "malformed"
     with django_capture_on_commit_callbacks(execute=True):
         run = judge_run_create(rule_ids=["asking.*"])
-    page = login(client, engineer).get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    page = logged_in(client, engineer).get(reverse("judge-run-detail", args=[run.pk])).content.decode()
     assert 'id="run-errors"' in page and "answer is not JSON" in page and "asking.one-question" in page
 
 
@@ -129,7 +124,7 @@ def test_api_starts_and_reads_runs(engineer, reviewer, fake_judge, rules):
 
 
 def test_the_schema_lists_the_judge_run_endpoints(client, reviewer):
-    login(client, reviewer)
+    logged_in(client, reviewer)
     paths = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["paths"]
     assert paths["/api/v1/judge-runs/"]["post"]["operationId"] == "judge_runs_create"
     assert paths["/api/v1/judge-runs/"]["get"]["operationId"] == "judge_runs_list"
@@ -142,15 +137,15 @@ def test_a_stuck_run_can_be_queued_again(client, engineer, reviewer, rules):
     run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
     JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk])
     url = reverse("judge-run-resume", args=[run.pk])
-    login(client, engineer)
+    logged_in(client, engineer)
     assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
     JudgeRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(minutes=5))  # stuck
     client.logout()
-    login(client, reviewer)
+    logged_in(client, reviewer)
     assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
     assert client.post(url).status_code == 403
     client.logout()
-    login(client, engineer)
+    logged_in(client, engineer)
     assert "Queue the remaining checks again" in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
     resp = client.post(url)
     assert resp.status_code == 302

@@ -5,12 +5,12 @@ from django.utils import timezone
 from labeling.models import IssueRow, Mark
 from tests.factories import (
     DailySampleFactory,
-    PASSWORD,
     RuleVersionFactory,
     SampleItemFactory,
     TranscriptFactory,
     TurnFactory,
     VerdictFactory,
+    logged_in,
 )
 
 pytestmark = pytest.mark.django_db
@@ -32,13 +32,8 @@ def call():
     return t
 
 
-def login(client, user):
-    assert client.login(username=user.username, password=PASSWORD)
-    return client
-
-
 def test_start_reviewing_claims_and_opens_the_call(client, reviewer, call):
-    login(client, reviewer)
+    logged_in(client, reviewer)
     home = client.get(reverse("review"))
     assert b"Start reviewing" in home.content and b'href="/review/"' in home.content
     response = client.post(reverse("review-next"))
@@ -53,13 +48,13 @@ def test_start_reviewing_claims_and_opens_the_call(client, reviewer, call):
 
 
 def test_a_call_not_held_redirects(client, reviewer, call):
-    login(client, reviewer)
+    logged_in(client, reviewer)
     response = client.get(reverse("review-call", args=["call-000123"]))
     assert response.status_code == 302
 
 
 def test_mark_through_htmx_returns_the_verdict_fragment_and_can_change(client, reviewer, call):
-    login(client, reviewer)
+    logged_in(client, reviewer)
     client.post(reverse("review-next"))
     v = call.verdicts.get(flagged=True)
     url = reverse("review-mark", args=["call-000123", v.pk])
@@ -76,7 +71,7 @@ def test_mark_through_htmx_returns_the_verdict_fragment_and_can_change(client, r
 
 
 def test_finish_needs_every_mark_then_opens_the_next_call(client, reviewer, call):
-    login(client, reviewer)
+    logged_in(client, reviewer)
     client.post(reverse("review-next"))
     other = TranscriptFactory(external_id="call-000124")
     SampleItemFactory(sample=DailySampleFactory(day=timezone.localdate()), transcript=other)
@@ -96,7 +91,7 @@ def test_finish_needs_every_mark_then_opens_the_next_call(client, reviewer, call
 
 
 def test_file_an_issue_row_via_htmx(client, reviewer, call):
-    login(client, reviewer)
+    logged_in(client, reviewer)
     client.post(reverse("review-next"))
     url = reverse("review-issue", args=["call-000123"])
     r = client.post(url, {"turn": "1", "what": "talks over candidate", "severity": "major", "audio_only": "on"},
@@ -114,7 +109,7 @@ def test_reviewers_never_see_each_others_marks(client, make_user, call):
     other = make_user("reviewer")
     mark_set(reviewer=other, verdict=call.verdicts.get(flagged=True), correct=False, note="SECRET-NOTE")
     me = make_user("reviewer")
-    login(client, me)
+    logged_in(client, me)
     client.post(reverse("review-next"))
     html = client.get(reverse("review-call", args=["call-000123"])).content.decode()
     assert "SECRET-NOTE" not in html
@@ -124,9 +119,9 @@ def test_reviewers_never_see_each_others_marks(client, make_user, call):
 
 def test_leads_make_the_sample_and_queue_a_call_by_hand(client, lead, reviewer):
     TranscriptFactory(external_id="call-9")
-    login(client, reviewer)
+    logged_in(client, reviewer)
     assert client.post(reverse("review-sample-make")).status_code == 403
-    login(client, lead)
+    logged_in(client, lead)
     assert "Make today's sample".encode() in client.get(reverse("review")).content
     client.post(reverse("review-sample-make"))
     r = client.post(reverse("review-sample-queue"), {"transcript": "call-9", "next": "//evil.example/"})
@@ -148,7 +143,7 @@ def test_a_lapsed_hold_is_said_plainly_and_marks_still_save(client, reviewer, ca
 
     from labeling.models import Assignment
 
-    login(client, reviewer)
+    logged_in(client, reviewer)
     client.post(reverse("review-next"))
     Assignment.objects.update(lease_expires_at=timezone.now() - timedelta(minutes=1))
     html = client.get(reverse("review-call", args=["call-000123"])).content.decode()

@@ -242,6 +242,16 @@ def issue_row_comment(*, row: IssueRow, actor, text: str) -> IssueRowEvent:
     return _change(row, actor, "comment", {}, text=text)
 
 
+def _new_rule_fields(*, rule_id: str, group: str, text: str, severity: str) -> dict:
+    """Return a new rule's cleaned id, group, text and severity; the first bad one is a TriageError."""
+    return {
+        "rule_id": _required("rule_id", rule_id, 200),
+        "group": _required("group", group, 100),
+        "text": _required("text", text),
+        "severity": _severity(severity),
+    }
+
+
 def _rule_create_from_row(row: IssueRow, *, rule_id: str, **fields) -> RuleVersion:
     """Create a new rule (version 1) whose source is the row; a taken id or bad field is a TriageError."""
     if Rule.objects.filter(rule_id=rule_id).exists():
@@ -259,15 +269,11 @@ def issue_row_write_rule(
 ) -> RuleVersion:
     """Way 1: create a draft rule (version 1) from the row and link the row to it."""
     _require_triage(actor)
-    rule_id = _required("rule_id", rule_id, 200)
-    group = _required("group", group, 100)
-    text = _required("text", text)
-    severity = _severity(severity)
+    fields = _new_rule_fields(rule_id=rule_id, group=group, text=text, severity=severity)
     row = _locked(row)
     _open_for_a_way(row)
     version = _rule_create_from_row(
-        row, rule_id=rule_id, group=group, text=text, severity=severity, safety=safety, phase=phase,
-        status=RuleVersion.Status.DRAFT,
+        row, **fields, safety=safety, phase=phase, status=RuleVersion.Status.DRAFT
     )
     _change(row, actor, "write_rule", _way_changes(row, Outcome.NEW_RULE, rule=version.rule, rule_version=version,
                                                    signal_request=""))
@@ -294,10 +300,7 @@ def issue_row_create_signal(
 ) -> RuleVersion:
     """Way 2b: create a detector rule with validated parameters and link the row to it."""
     _require_triage(actor)
-    rule_id = _required("rule_id", rule_id, 200)
-    group = _required("group", group, 100)
-    text = _required("text", text)
-    severity = _severity(severity)
+    fields = _new_rule_fields(rule_id=rule_id, group=group, text=text, severity=severity)
     try:
         spec = detector_validate(detector)
     except ValueError as exc:
@@ -305,10 +308,7 @@ def issue_row_create_signal(
         raise TriageError(field if sep else "detector", reason if sep else str(exc)) from exc
     row = _locked(row)
     _open_for_a_way(row)
-    version = _rule_create_from_row(
-        row, rule_id=rule_id, group=group, text=text, severity=severity, detector=spec,
-        status=RuleVersion.Status.CANDIDATE,
-    )
+    version = _rule_create_from_row(row, **fields, detector=spec, status=RuleVersion.Status.CANDIDATE)
     _change(row, actor, "add_signal", _way_changes(row, Outcome.NEW_SIGNAL, rule=version.rule, rule_version=version,
                                                    signal_request=""))
     return version

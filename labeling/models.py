@@ -120,7 +120,7 @@ class VerdictTally(models.Model):
     weight = models.FloatField(help_text="1 / the largest inclusion probability of its marks' sample items.")
 
     class Meta:
-        db_table = "labeling_mark_tally"  # the marks of each verdict, tallied
+        db_table = "labeling_verdict_tally"
         indexes = [
             models.Index(
                 fields=["rule_version_id", "judge_id", "cell", "pair", "outside", "weight"], name="verdict_tally_group"

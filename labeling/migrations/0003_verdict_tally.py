@@ -48,7 +48,7 @@ class Migration(migrations.Migration):
                 ('weight', models.FloatField(help_text="1 / the largest inclusion probability of its marks' sample items.")),
             ],
             options={
-                'db_table': 'labeling_mark_tally',
+                'db_table': 'labeling_verdict_tally',
                 'indexes': [models.Index(fields=['rule_version_id', 'judge_id', 'cell', 'pair', 'outside', 'weight'], name='verdict_tally_group')],
             },
         ),

@@ -8,7 +8,7 @@ from rest_framework.authtoken.models import Token
 
 from evals.models import Rule, Transcript, Turn, Verdict
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
-from tests.evals.test_importing import RULES_YAML, call
+from tests.evals.import_helpers import RULES_YAML, call
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,9 @@ from django.conf import settings
 from django.core.management import call_command
 
 from evals.models import JudgeRun, Verdict
+from tests.evals.import_helpers import TAU_BENCH
 
-TAU = Path(settings.BASE_DIR).parent / "shared" / "datasets" / "tau-bench-airline" / "gpt-4o-airline.json"
+TAU = TAU_BENCH
 EXAMPLES = Path(settings.BASE_DIR) / "examples" / "tau-bench-signals.yaml"
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -3,7 +3,7 @@ import pytest
 from django.core.management import call_command
 
 from evals.models import Transcript
-from tests.evals.test_importing import TAU_BENCH
+from tests.evals.import_helpers import TAU_BENCH
 
 pytestmark = [
     pytest.mark.django_db,

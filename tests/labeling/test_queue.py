@@ -132,7 +132,7 @@ def test_errored_verdicts_cannot_be_marked_and_marks_outside_the_sample_have_no_
 
 
 def test_progress_for_the_reviewer_and_the_team(today_sample, make_user):
-    a, b, c = item(today_sample, verdicts=1), item(today_sample), item(today_sample)
+    a, _, _ = item(today_sample, verdicts=1), item(today_sample), item(today_sample)
     r1, r2 = make_user("reviewer"), make_user("reviewer")
     assert progress_today(reviewer=r1)["team"].left == 3
     sample_claim_next(reviewer=r1)

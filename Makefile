@@ -36,8 +36,8 @@ install: $(BIN)/uv
 run: install
 	mkdir -p var
 	DJANGO_DEBUG=1 $(BIN)/python manage.py migrate --noinput
-	DJANGO_DEBUG=1 $(BIN)/python manage.py load_demo
-	DJANGO_DEBUG=1 $(BIN)/python manage.py demo_users
+	DJANGO_DEBUG=1 DOCKET_LOG_LEVEL=WARNING $(BIN)/python manage.py load_demo
+	DJANGO_DEBUG=1 $(BIN)/python manage.py demo_users --url http://127.0.0.1:$(PORT)/
 	DJANGO_DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
 worker: install

@@ -1,10 +1,11 @@
 """The demo's golden set and release gate (a load_demo step), and the rule versions it gates.
 
-The demo has no calibration marks, so the rules a lead would have promoted are marked `gated`
-directly here, without a promotion decision in the audit log. Which ones: the safety rules and
-every rule whose demo judge is right on at least 95% of its verdicts (demo/truth.json); the three
-rules the judge often gets wrong (asking.one-question, boundaries.no-hints, language.no-slang)
-stay candidates, and so do the detector rules, which the demo has no verdicts for.
+The demo's week of marks (about 40 per rule version) is too few for any version to be eligible,
+so the rules a lead would have promoted are marked `gated` directly here, without a promotion
+decision in the audit log. Which ones: the safety rules and every rule whose demo judge is right
+on at least 95% of its verdicts (demo/truth.json); the three rules the judge often gets wrong
+(asking.one-question, boundaries.no-hints, language.no-slang) stay candidates, and so do the
+detector rules.
 """
 import json
 from pathlib import Path

@@ -10,8 +10,54 @@ class IssueRowAdmin(admin.ModelAdmin):
     raw_id_fields = ["transcript", "duplicate_of", "rule", "rule_version"]
 
 
-for model in [
-    models.DailySample, models.SampleItem, models.Assignment, models.Mark, models.Settlement,
-    models.IssueRowEvent, models.PromotionDecision,
-]:
+@admin.register(models.Mark)
+class MarkAdmin(admin.ModelAdmin):
+    list_display = ["verdict", "reviewer", "correct", "updated_at"]
+    list_filter = ["correct"]
+    raw_id_fields = ["verdict", "assignment"]
+
+
+@admin.register(models.SampleItem)
+class SampleItemAdmin(admin.ModelAdmin):
+    list_display = ["sample", "transcript", "reason", "inclusion_probability", "reviews_needed"]
+    list_filter = ["reason"]
+    raw_id_fields = ["transcript"]
+
+
+@admin.register(models.Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["item", "reviewer", "claimed_at", "lease_expires_at", "finished_at", "released_at"]
+    raw_id_fields = ["item"]
+
+
+@admin.register(models.Settlement)
+class SettlementAdmin(admin.ModelAdmin):
+    list_display = ["verdict", "correct", "settled_by", "settled_at"]
+    raw_id_fields = ["verdict"]
+
+
+@admin.register(models.PromotionDecision)
+class PromotionDecisionAdmin(admin.ModelAdmin):
+    list_display = ["rule_version", "action", "actor", "at"]
+    list_filter = ["action"]
+    raw_id_fields = ["rule_version", "replaced"]
+
+
+@admin.register(models.VerdictTally)
+class VerdictTallyAdmin(admin.ModelAdmin):
+    """Read-only: the tally is kept by database triggers (rebuild with verdict_tally_rebuild)."""
+
+    raw_id_fields = ["verdict"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+for model in [models.DailySample, models.IssueRowEvent]:
     admin.site.register(model)

@@ -107,7 +107,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
+
 if os.environ.get("DOCKET_TEST_DB_NAME"):
+    # The name of the database the test runner creates (benchmarks point it at a scratch file).
     DATABASES["default"]["TEST"] = {"NAME": os.environ["DOCKET_TEST_DB_NAME"]}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -268,3 +270,6 @@ DOCKET_PRECISION_FLOOR = env_float("DOCKET_PRECISION_FLOOR", 0.80)
 DOCKET_RECALL_FLOOR = env_float("DOCKET_RECALL_FLOOR", 0.70)
 DOCKET_SAFETY_PRECISION_FLOOR = env_float("DOCKET_SAFETY_PRECISION_FLOOR", 0.85)
 DOCKET_SAFETY_RECALL_FLOOR = env_float("DOCKET_SAFETY_RECALL_FLOOR", 0.90)
+
+# A gate run over HTTP with a real broker waits this long for the judge to fill in missing verdicts.
+GATE_JUDGE_WAIT_S = env_float("GATE_JUDGE_WAIT_S", 900.0)

@@ -611,7 +611,7 @@ def _judge_run_wait(run_id: int) -> None:
 
     from evals.models import JudgeRun
 
-    deadline = time.monotonic() + float(getattr(settings, "GATE_JUDGE_WAIT_S", 900))
+    deadline = time.monotonic() + settings.GATE_JUDGE_WAIT_S
     open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
     while JudgeRun.objects.filter(pk=run_id, status__in=open_states).exists():
         if time.monotonic() > deadline:

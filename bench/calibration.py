@@ -10,17 +10,21 @@ straight from the marks (the path before the tally) is timed beside it, and so i
 tally trigger. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
 the database afterwards, BENCH_REUSE=1 to time a kept database again without loading.
 """
-import io
 import os
 import random
 import statistics
-import sys
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from support import (
+    DEDICATED,
+    copy_rows,
+    counts_line,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    sequences_reset,
+)
 
 HAND_SQL = """
 WITH per_verdict AS (
@@ -52,39 +56,15 @@ GROUP BY rule_version_id, judge_id
 """
 
 
-def database_url() -> str:
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        print(
-            "bench/calibration.py needs PostgreSQL: set DATABASE_URL=postgres://postgres@127.0.0.1:5432/docket_bench\n"
-            "(a dedicated database: the benchmark creates, fills and drops it).",
-            file=sys.stderr,
-        )
-        sys.exit(2)
-    return url
-
-
-def admin_connect(url: str):
+def database_exists(url: str) -> bool:
+    """Return whether the database in `url` exists (BENCH_REUSE times a kept one again)."""
     import psycopg
 
-    parts = urlparse(url)
-    return parts.path.lstrip("/"), psycopg.connect(url.replace(parts.path, "/postgres", 1), autocommit=True)
-
-
-def copy_rows(cursor, table: str, columns: list[str], rows) -> int:
-    """COPY an iterable of tuples into a table; return the number of rows."""
-    n = 0
-    with cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-        buf = io.StringIO()
-        for row in rows:
-            buf.write("\t".join("\\N" if v is None else str(v) for v in row))
-            buf.write("\n")
-            n += 1
-            if n % 50000 == 0:
-                copy.write(buf.getvalue())
-                buf = io.StringIO()
-        copy.write(buf.getvalue())
-    return n
+    try:
+        psycopg.connect(url).close()
+    except psycopg.OperationalError:
+        return False
+    return True
 
 
 def load(n_transcripts: int, n_rules: int) -> dict:
@@ -185,9 +165,8 @@ def load(n_transcripts: int, n_rules: int) -> dict:
             raw, "labeling_settlement", ["verdict_id", "correct", "settled_by_id", "reason", "settled_at"],
             ((v, rng.choice("tf"), lead.pk, "", now) for v in settled),
         )
-        for table in ("evals_transcript", "labeling_dailysample", "labeling_sampleitem", "labeling_assignment",
-                      "evals_verdict"):
-            cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), (SELECT max(id) FROM {table}))")
+        sequences_reset(cur, ("evals_transcript", "labeling_dailysample", "labeling_sampleitem",
+                              "labeling_assignment", "evals_verdict"))
         cur.execute("SET session_replication_role = origin")
     counts["load_s"] = round(time.perf_counter() - t0, 1)
     from labeling.services.tally import verdict_tally_rebuild
@@ -228,37 +207,24 @@ def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None]:
 
 
 def main() -> None:
-    url = database_url()
-    n_transcripts = int(os.environ.get("BENCH_TRANSCRIPTS", 5000))
-    n_rules = int(os.environ.get("BENCH_RULES", 200))
-    name, admin = admin_connect(url)
-    reuse = os.environ.get("BENCH_REUSE") == "1" and admin.execute(
-        "SELECT 1 FROM pg_database WHERE datname = %s", [name]
-    ).fetchone()
-    if not reuse:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}"')
-        admin.execute(f'CREATE DATABASE "{name}"')
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("DOCKET_LOG_LEVEL", "WARNING")
-    try:
-        import django
-
-        django.setup()
-        from django.core.management import call_command
+    url = postgres_url("calibration.py", "docket_bench", DEDICATED)
+    n_transcripts = int(os.environ.get("BENCH_TRANSCRIPTS", "5000"))
+    n_rules = int(os.environ.get("BENCH_RULES", "200"))
+    reuse = os.environ.get("BENCH_REUSE") == "1" and database_exists(url)
+    with scratch_database(url, reuse=reuse) as db_url:
+        django_setup(migrate=not reuse, DATABASE_URL=db_url)
         from django.db import connection
 
         from labeling.selectors.calibration import calibration_counts, calibration_rows
 
         if reuse:
-            print(f"reusing the data already in {name} (BENCH_REUSE=1)")
+            print(f"reusing the data already in {connection.settings_dict['NAME']} (BENCH_REUSE=1)")
         else:
-            call_command("migrate", verbosity=0)
             print(f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True)
             counts = load(n_transcripts, n_rules)
             with connection.cursor() as cur:
                 cur.execute("VACUUM ANALYZE")
-            print("loaded: " + ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in counts.items()))
+            print(counts_line(counts))
 
         def hand():
             with connection.cursor() as cur:
@@ -313,10 +279,6 @@ def main() -> None:
         per_mark = (time.perf_counter() - t0) / len(some)
         print(f"mark_set with its tally trigger: {per_mark * 1000:.1f} ms a mark (mean of {len(some)})")
         connection.close()
-    finally:
-        if os.environ.get("BENCH_KEEP") != "1":
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from django.views.decorators.http import require_GET, require_POST
 
 from console.permissions import require
 from evals.models import Judge, RuleVersion, Verdict
-from labeling.api.calibration import calibration_filters
 from labeling.charts import trend_chart
 from labeling.models import PromotionDecision
 from labeling.selectors import calibration as cal
@@ -49,7 +48,7 @@ def _sorted(rows, sort: str, desc: bool):
 
 
 def _rows_from_request(request):
-    filters = calibration_filters(request.GET)
+    filters = cal.calibration_filters(request.GET)
     selected = [int(x) for x in request.GET.getlist("rv") if x.isdigit()]
     if selected:
         filters["rule_version_ids"] = selected

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from console.permissions import api_permission
 from evals.models import Judge, RuleVersion
-from labeling.selectors.calibration import calibration_rows
+from labeling.selectors.calibration import calibration_data
 from labeling.services.promotion import rule_version_promote, rule_version_demote
 
 FILTERS = [
@@ -22,34 +22,12 @@ FILTERS = [
 ]
 
 
-def calibration_filters(params) -> dict:
-    """Return calibration_rows keyword arguments from query parameters (shared with the pages)."""
-    status = (params.get("status") or "").strip()
-    if status and status not in RuleVersion.Status.values:
-        raise DjangoValidationError(f"status: expected one of {', '.join(RuleVersion.Status.values)}, got {status!r}.")
-    rule_ids = [r.strip() for r in (params.get("rule") or "").split(",") if r.strip()]
-    return {
-        "judge": (params.get("judge") or "").strip() or None,
-        "group": (params.get("group") or "").strip() or None,
-        "status": status or None,
-        "rule_version_ids": (
-            list(RuleVersion.objects.filter(rule__rule_id__in=rule_ids).values_list("pk", flat=True))
-            if rule_ids else None
-        ),
-    }
-
-
-def calibration_data(params) -> list[dict]:
-    """Return the calibration objects for these query parameters (the API's and the command's JSON)."""
-    return [row.as_dict() for row in calibration_rows(**calibration_filters(params))]
-
-
 def _interval():
     return serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True)
 
 
-class WeightedSerializer(serializers.Serializer):
-    """Figures weighted by 1 / inclusion probability; intervals on Kish's effective n."""
+class FiguresSerializer(serializers.Serializer):
+    """Precision, recall, F1 and specificity, each with its 95% interval (plain and weighted alike)."""
 
     precision = serializers.FloatField(allow_null=True)
     precision_ci = _interval()
@@ -59,6 +37,11 @@ class WeightedSerializer(serializers.Serializer):
     f1_ci = _interval()
     specificity = serializers.FloatField(allow_null=True)
     specificity_ci = _interval()
+
+
+class WeightedSerializer(FiguresSerializer):
+    """Figures weighted by 1 / inclusion probability; intervals on Kish's effective n."""
+
     effective_n = serializers.FloatField()
     tp = serializers.FloatField()
     fp = serializers.FloatField()
@@ -66,8 +49,8 @@ class WeightedSerializer(serializers.Serializer):
     tn = serializers.FloatField()
 
 
-class CalibrationSerializer(serializers.Serializer):
-    """One (rule version, judge): DESIGN.md's calibration object, plus F1, specificity and counts."""
+class _CalibrationHeadSerializer(serializers.Serializer):
+    """The calibration object's fields before its figures (a base, so the schema keeps their order)."""
 
     rule = serializers.CharField()
     version = serializers.IntegerField()
@@ -81,14 +64,11 @@ class CalibrationSerializer(serializers.Serializer):
     fp = serializers.IntegerField()
     fn = serializers.IntegerField()
     tn = serializers.IntegerField()
-    precision = serializers.FloatField(allow_null=True)
-    precision_ci = _interval()
-    recall = serializers.FloatField(allow_null=True)
-    recall_ci = _interval()
-    f1 = serializers.FloatField(allow_null=True)
-    f1_ci = _interval()
-    specificity = serializers.FloatField(allow_null=True)
-    specificity_ci = _interval()
+
+
+class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
+    """One (rule version, judge): DESIGN.md's calibration object, plus F1, specificity and counts."""
+
     weighted = WeightedSerializer()
     kappa = serializers.FloatField(allow_null=True)
     agreement = serializers.FloatField(allow_null=True)

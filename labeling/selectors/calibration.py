@@ -25,6 +25,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, IntegerField, OuterRef, Q, QuerySet
 
@@ -530,3 +531,25 @@ def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None =
         .prefetch_related("marks__reviewer")
         .order_by("settled", "-tied", "rule_version__rule__rule_id", "rule_version__number", "transcript__external_id")
     )
+
+
+def calibration_filters(params) -> dict:
+    """Return calibration_rows keyword arguments from query parameters (the pages, the API, the command)."""
+    status = (params.get("status") or "").strip()
+    if status and status not in RuleVersion.Status.values:
+        raise ValidationError(f"status: expected one of {', '.join(RuleVersion.Status.values)}, got {status!r}.")
+    rule_ids = [r.strip() for r in (params.get("rule") or "").split(",") if r.strip()]
+    return {
+        "judge": (params.get("judge") or "").strip() or None,
+        "group": (params.get("group") or "").strip() or None,
+        "status": status or None,
+        "rule_version_ids": (
+            list(RuleVersion.objects.filter(rule__rule_id__in=rule_ids).values_list("pk", flat=True))
+            if rule_ids else None
+        ),
+    }
+
+
+def calibration_data(params) -> list[dict]:
+    """Return the calibration objects for these query parameters (the API's and the command's JSON)."""
+    return [row.as_dict() for row in calibration_rows(**calibration_filters(params))]

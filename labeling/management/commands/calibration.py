@@ -4,7 +4,7 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from labeling.api.calibration import calibration_data
+from labeling.selectors.calibration import calibration_data
 
 
 def _fig(value, ci) -> str:

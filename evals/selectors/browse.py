@@ -94,8 +94,9 @@ class CallFilters:
     flagged_rule: str = ""
 
 
-def _day_start(d: date) -> datetime:
-    return timezone.make_aware(datetime.combine(d, time.min), timezone.get_current_timezone())
+def day_start(day: date) -> datetime:
+    """Return the aware datetime at which `day` begins in the current time zone (the one copy: labeling uses it)."""
+    return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
 
 
 def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
@@ -114,9 +115,9 @@ def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
     elif filters.has_audio is False:
         qs = qs.filter(audio_url="")
     if filters.started_from:
-        qs = qs.filter(started_at__gte=_day_start(filters.started_from))
+        qs = qs.filter(started_at__gte=day_start(filters.started_from))
     if filters.started_to:
-        qs = qs.filter(started_at__lt=_day_start(filters.started_to + timedelta(days=1)))
+        qs = qs.filter(started_at__lt=day_start(filters.started_to + timedelta(days=1)))
     if filters.flagged_rule:
         # Resolving the versions first lets PostgreSQL probe the verdict key index per call.
         version_ids = list(RuleVersion.objects.filter(rule__rule_id=filters.flagged_rule).values_list("pk", flat=True))

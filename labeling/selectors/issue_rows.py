@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from evals.models import AgentVersion, Rule, RuleVersion, Severity, Verdict
+from evals.selectors.browse import day_start
 from labeling.models import IssueRow, Mark, SampleItem
 
 Status = IssueRow.Status
@@ -130,10 +131,6 @@ def issue_sheet_filters_parse(params) -> SheetFilters:
     return filters
 
 
-def _day_start(day: dt.date) -> dt.datetime:
-    return timezone.make_aware(dt.datetime.combine(day, dt.time.min))
-
-
 def issue_rows_filtered(filters: SheetFilters) -> QuerySet:
     """Return the issue rows matching the filters, unordered, with what the sheet shows joined in."""
     qs = IssueRow.objects.select_related(
@@ -156,9 +153,9 @@ def issue_rows_filtered(filters: SheetFilters) -> QuerySet:
     elif filters.assignee:
         qs = qs.filter(assignee__username=filters.assignee)
     if filters.since:
-        qs = qs.filter(created_at__gte=_day_start(filters.since))
+        qs = qs.filter(created_at__gte=day_start(filters.since))
     if filters.until:
-        qs = qs.filter(created_at__lt=_day_start(filters.until + dt.timedelta(days=1)))
+        qs = qs.filter(created_at__lt=day_start(filters.until + dt.timedelta(days=1)))
     if filters.audio_only is not None:
         qs = qs.filter(audio_only=filters.audio_only)
     if filters.q:
@@ -554,7 +551,7 @@ def issue_trends(*, days: int = 28, today: dt.date | None = None) -> Trends:
     """Return per-day figures for the trends panel over the last `days` days."""
     today = today or timezone.localdate()
     start = today - dt.timedelta(days=days - 1)
-    since = _day_start(start)
+    since = day_start(start)
     span = [start + dt.timedelta(days=i) for i in range(days)]
     by_outcome: dict = defaultdict(dict)
     for r in (

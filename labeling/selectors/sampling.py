@@ -1,12 +1,12 @@
 """Reads for the daily sample: which rule versions the judge is not yet trusted on, the day's window."""
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
-from django.utils import timezone
 
 from evals.models import RuleVersion, Transcript
+from evals.selectors.browse import day_start
 from labeling.models import DailySample
 
 
@@ -26,7 +26,7 @@ def rule_versions_untrusted() -> QuerySet[RuleVersion]:
 def sample_window(*, day: date, hours: int | None = None) -> tuple[datetime, datetime]:
     """Return [start, end) of the calls a day's sample draws from: the hours before the day began."""
     hours = settings.DOCKET_SAMPLE_WINDOW_HOURS if hours is None else hours
-    end = timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
+    end = day_start(day)
     return end - timedelta(hours=hours), end
 
 

@@ -199,30 +199,31 @@ def review_call_progress(request, external_id):
     )
 
 
-@require_POST
-@require("review")
-def review_finish(request, external_id):
+def _assignment_end(request, external_id, service, level, text: str):
+    """Finish or skip the reviewer's claim on a call, say so, and go to the next call (or back, on error)."""
     transcript = get_object_or_404(Transcript, external_id=external_id)
     try:
-        assignment_finish(reviewer=request.user, transcript=transcript)
+        service(reviewer=request.user, transcript=transcript)
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
         return redirect("review-call", external_id=external_id)
-    messages.success(request, f"Finished {external_id}.")
+    level(request, text)
     return review_next(request)
+
+
+@require_POST
+@require("review")
+def review_finish(request, external_id):
+    return _assignment_end(request, external_id, assignment_finish, messages.success, f"Finished {external_id}.")
 
 
 @require_POST
 @require("review")
 def review_skip(request, external_id):
-    transcript = get_object_or_404(Transcript, external_id=external_id)
-    try:
-        assignment_skip(reviewer=request.user, transcript=transcript)
-    except ValidationError as exc:
-        messages.error(request, _error_text(exc))
-        return redirect("review-call", external_id=external_id)
-    messages.info(request, f"Skipped {external_id}; it goes back to the queue for someone else.")
-    return review_next(request)
+    return _assignment_end(
+        request, external_id, assignment_skip, messages.info,
+        f"Skipped {external_id}; it goes back to the queue for someone else.",
+    )
 
 
 @require_POST

@@ -9,6 +9,7 @@ call, default 10), BENCH_KEEP=1 to keep the database afterwards, BENCH_REUSE=1 t
 kept by an earlier run without loading it again. Heavy figures are cached while the data holds
 (evals.selectors.browse.figures_cached): each page is timed cold (cache cleared) and warm.
 """
+
 import os
 import random
 import time
@@ -33,14 +34,33 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
 
     rng = random.Random(20261130)
     agent = Agent.objects.create(name="phone-screen")
-    versions = [AgentVersion.objects.create(agent=agent, version=v) for v in ("2026-11-21.1", "2026-11-28.1")]
-    groups = ["opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing", "signals"]
+    versions = [
+        AgentVersion.objects.create(agent=agent, version=v)
+        for v in ("2026-11-21.1", "2026-11-28.1")
+    ]
+    groups = [
+        "opening",
+        "asking",
+        "acknowledging",
+        "language",
+        "requests",
+        "boundaries",
+        "closing",
+        "signals",
+    ]
     rules = Rule.objects.bulk_create(
-        [Rule(rule_id=f"{groups[i % 8]}.rule-{i:03d}", group=groups[i % 8], safety=(i % 8 == 5)) for i in range(n_rules)]
+        [
+            Rule(rule_id=f"{groups[i % 8]}.rule-{i:03d}", group=groups[i % 8], safety=(i % 8 == 5))
+            for i in range(n_rules)
+        ]
     )
     rvs = RuleVersion.objects.bulk_create(
-        [RuleVersion(rule=r, number=1, text=f"Rule text {i}.", status="gated" if i % 2 else "candidate")
-         for i, r in enumerate(rules)]
+        [
+            RuleVersion(
+                rule=r, number=1, text=f"Rule text {i}.", status="gated" if i % 2 else "candidate"
+            )
+            for i, r in enumerate(rules)
+        ]
     )
     judge = Judge.objects.create(name="gpt-4o-mini/conduct-v3", kind="llm")
     now = "2026-11-30 06:00:00+00"
@@ -54,14 +74,34 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
             for i in range(1, n_calls + 2):
                 day = 1 + (i * 89 // n_calls) % 89
                 started = f"2026-{9 + (day - 1) // 30:02d}-{1 + (day - 1) % 30:02d} {i % 24:02d}:{i % 60:02d}:00+00"
-                yield (i, f"call-{i:07d}", versions[i % 2].pk, f"{i:064x}",
-                       f"/static/demo/audio/call-{i:07d}.ogg" if i % 20 == 0 else "",
-                       "de" if i % 10 == 0 else "en", f"live/scenario-{i % 50:02d}", started, now, "{}")
+                yield (
+                    i,
+                    f"call-{i:07d}",
+                    versions[i % 2].pk,
+                    f"{i:064x}",
+                    f"/static/demo/audio/call-{i:07d}.ogg" if i % 20 == 0 else "",
+                    "de" if i % 10 == 0 else "en",
+                    f"live/scenario-{i % 50:02d}",
+                    started,
+                    now,
+                    "{}",
+                )
 
         counts["calls"] = copy_rows(
-            raw, "evals_transcript",
-            ["id", "external_id", "agent_version_id", "checksum", "audio_url", "language", "scenario",
-             "started_at", "imported_at", "metadata"],
+            raw,
+            "evals_transcript",
+            [
+                "id",
+                "external_id",
+                "agent_version_id",
+                "checksum",
+                "audio_url",
+                "language",
+                "scenario",
+                "started_at",
+                "imported_at",
+                "metadata",
+            ],
             calls(),
         )
 
@@ -71,13 +111,36 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
                 count = 300 if t == long_call else n_turns
                 for k in range(count):
                     tid += 1
-                    yield (tid, t, k, "agent" if k % 2 == 0 else "user", f"Turn {k} of call {t}.", k * 4000,
-                           k * 4000 + 3200, 0.95, ["opening", "asking", "closing"][k * 3 // count], "[]", "")
+                    yield (
+                        tid,
+                        t,
+                        k,
+                        "agent" if k % 2 == 0 else "user",
+                        f"Turn {k} of call {t}.",
+                        k * 4000,
+                        k * 4000 + 3200,
+                        0.95,
+                        ["opening", "asking", "closing"][k * 3 // count],
+                        "[]",
+                        "",
+                    )
 
         counts["turns"] = copy_rows(
-            raw, "evals_turn",
-            ["id", "transcript_id", "index", "speaker", "text", "start_ms", "end_ms", "asr_confidence", "phase",
-             "tool_calls", "tool_call_id"],
+            raw,
+            "evals_turn",
+            [
+                "id",
+                "transcript_id",
+                "index",
+                "speaker",
+                "text",
+                "start_ms",
+                "end_ms",
+                "asr_confidence",
+                "phase",
+                "tool_calls",
+                "tool_call_id",
+            ],
             turns(),
         )
 
@@ -90,14 +153,38 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
                     flagged = rng.random() < 0.08
                     error = "timeout" if rng.random() < 0.01 else ""
                     turn = rng.randrange(turns_in_call) if flagged else None
-                    yield (vid, t, rv.pk, judge.pk, "t" if flagged else "f", turn,
-                           f"[{turn}]" if flagged else "[]", "major" if flagged else "", "A one-line rationale.",
-                           rng.randint(50, 99), error, now)
+                    yield (
+                        vid,
+                        t,
+                        rv.pk,
+                        judge.pk,
+                        "t" if flagged else "f",
+                        turn,
+                        f"[{turn}]" if flagged else "[]",
+                        "major" if flagged else "",
+                        "A one-line rationale.",
+                        rng.randint(50, 99),
+                        error,
+                        now,
+                    )
 
         counts["verdicts"] = copy_rows(
-            raw, "evals_verdict",
-            ["id", "transcript_id", "rule_version_id", "judge_id", "flagged", "turn", "turns", "severity",
-             "rationale", "confidence", "error", "created_at"],
+            raw,
+            "evals_verdict",
+            [
+                "id",
+                "transcript_id",
+                "rule_version_id",
+                "judge_id",
+                "flagged",
+                "turn",
+                "turns",
+                "severity",
+                "rationale",
+                "confidence",
+                "error",
+                "created_at",
+            ],
             verdicts(),
         )
         sequences_reset(cur, ("evals_transcript", "evals_turn", "evals_verdict"))
@@ -123,10 +210,16 @@ def main() -> None:
             from evals.models import Rule, Transcript
 
             n_calls = Transcript.objects.count() - 1
-            counts = {"long_call": f"call-{n_calls + 1:07d}", "rule": Rule.objects.order_by("pk")[5].rule_id}
+            counts = {
+                "long_call": f"call-{n_calls + 1:07d}",
+                "rule": Rule.objects.order_by("pk")[5].rule_id,
+            }
             print(f"reusing {n_calls + 1:,} calls")
         else:
-            print(f"loading {n_calls:,} calls x {n_turns} turns x {n_rules} rule versions with COPY ...", flush=True)
+            print(
+                f"loading {n_calls:,} calls x {n_turns} turns x {n_rules} rule versions with COPY ...",
+                flush=True,
+            )
             counts = load(n_calls, n_rules, n_turns)
             print(counts_line(counts))
         client = bench_client("bench-lead", "lead")
@@ -136,7 +229,10 @@ def main() -> None:
             ("calls, page 200 (offset 9,950)", "/calls/?page=200"),
             ("calls, last page", f"/calls/?page={(n_calls + 1 + 49) // 50}"),
             ("calls, flagged by one rule", f"/calls/?flagged_rule={counts['rule']}"),
-            ("calls, language + audio + dates", "/calls/?language=de&has_audio=yes&started_from=2026-10-01&started_to=2026-10-31"),
+            (
+                "calls, language + audio + dates",
+                "/calls/?language=de&has_audio=yes&started_from=2026-10-01&started_to=2026-10-31",
+            ),
             ("calls, id search", "/calls/?q=0012345"),
             ("call page, 300 turns", f"/calls/{counts['long_call']}/"),
             ("call page, 10 turns", "/calls/call-0000042/"),
@@ -156,7 +252,10 @@ def main() -> None:
             cold = time.perf_counter() - t0
             assert response.status_code == 200, (path, response.status_code)
             warm = timed_get(client, path, rounds=3)
-            print(f"{label:42} {cold:7.3f} {warm.min:9.3f} {warm.median:9.3f} {warm.queries:8d}", flush=True)
+            print(
+                f"{label:42} {cold:7.3f} {warm.min:9.3f} {warm.median:9.3f} {warm.queries:8d}",
+                flush=True,
+            )
         connection.close()
 
 

@@ -10,6 +10,7 @@ straight from the marks (the path before the tally) is timed beside it, and so i
 tally trigger. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
 the database afterwards, BENCH_REUSE=1 to time a kept database again without loading.
 """
+
 import os
 import random
 import statistics
@@ -79,12 +80,27 @@ def load(n_transcripts: int, n_rules: int) -> dict:
     lead = User.objects.create(username="bench-lead")
     agent = Agent.objects.create(name="phone-screen")
     av = AgentVersion.objects.create(agent=agent, version="2026-11-28.1")
-    groups = ["opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing", "signals"]
+    groups = [
+        "opening",
+        "asking",
+        "acknowledging",
+        "language",
+        "requests",
+        "boundaries",
+        "closing",
+        "signals",
+    ]
     rules = Rule.objects.bulk_create(
-        [Rule(rule_id=f"{groups[i % 8]}.rule-{i:03d}", group=groups[i % 8], safety=(i % 8 == 5)) for i in range(n_rules)]
+        [
+            Rule(rule_id=f"{groups[i % 8]}.rule-{i:03d}", group=groups[i % 8], safety=(i % 8 == 5))
+            for i in range(n_rules)
+        ]
     )
     rvs = RuleVersion.objects.bulk_create(
-        [RuleVersion(rule=r, number=1, text=f"Rule text {i}.", status="candidate") for i, r in enumerate(rules)]
+        [
+            RuleVersion(rule=r, number=1, text=f"Rule text {i}.", status="candidate")
+            for i, r in enumerate(rules)
+        ]
     )
     judge = Judge.objects.create(name="gpt-4o-mini/conduct-v3", kind="llm")
     # Each rule version has its own judge quality, so the counts differ between rows.
@@ -97,17 +113,52 @@ def load(n_transcripts: int, n_rules: int) -> dict:
         # Triggers off while COPYing (the tally's would recount per mark); the tally is rebuilt below.
         cur.execute("SET session_replication_role = replica")
         counts["transcripts"] = copy_rows(
-            raw, "evals_transcript",
-            ["id", "external_id", "agent_version_id", "checksum", "audio_url", "language", "scenario",
-             "started_at", "imported_at", "metadata"],
-            ((i, f"call-{i:07d}", av.pk, f"{i:064x}", "", "en", "",
-              f"2026-{9 + (i * 3 // n_transcripts)}-{1 + (i % 28):02d} 10:00:00+00", now, "{}")
-             for i in range(1, n_transcripts + 1)),
+            raw,
+            "evals_transcript",
+            [
+                "id",
+                "external_id",
+                "agent_version_id",
+                "checksum",
+                "audio_url",
+                "language",
+                "scenario",
+                "started_at",
+                "imported_at",
+                "metadata",
+            ],
+            (
+                (
+                    i,
+                    f"call-{i:07d}",
+                    av.pk,
+                    f"{i:064x}",
+                    "",
+                    "en",
+                    "",
+                    f"2026-{9 + (i * 3 // n_transcripts)}-{1 + (i % 28):02d} 10:00:00+00",
+                    now,
+                    "{}",
+                )
+                for i in range(1, n_transcripts + 1)
+            ),
         )
         days = 50
-        copy_rows(raw, "labeling_dailysample", ["id", "day", "size", "params", "created_at"],
-                  ((d, f"2026-10-{1 + d % 28:02d}" if d < 28 else f"2026-11-{1 + d % 28:02d}", 100, "{}", now)
-                   for d in range(1, days + 1)))
+        copy_rows(
+            raw,
+            "labeling_dailysample",
+            ["id", "day", "size", "params", "created_at"],
+            (
+                (
+                    d,
+                    f"2026-10-{1 + d % 28:02d}" if d < 28 else f"2026-11-{1 + d % 28:02d}",
+                    100,
+                    "{}",
+                    now,
+                )
+                for d in range(1, days + 1)
+            ),
+        )
         # 95% of the calls came through a sample (uniform p=0.02 or judge check p=0.5/0.9), 5% outside.
         items, assignments, reviewers_of = [], [], {}
         a_id = 0
@@ -124,12 +175,25 @@ def load(n_transcripts: int, n_rules: int) -> dict:
                 assignments.append((a_id, t, r.pk, now, now, now))
                 reviewers_of[t].append((r.pk, a_id))
         counts["sample_items"] = copy_rows(
-            raw, "labeling_sampleitem",
-            ["id", "sample_id", "transcript_id", "reason", "inclusion_probability", "reviews_needed", "created_at"],
+            raw,
+            "labeling_sampleitem",
+            [
+                "id",
+                "sample_id",
+                "transcript_id",
+                "reason",
+                "inclusion_probability",
+                "reviews_needed",
+                "created_at",
+            ],
             items,
         )
-        copy_rows(raw, "labeling_assignment",
-                  ["id", "item_id", "reviewer_id", "claimed_at", "lease_expires_at", "finished_at"], assignments)
+        copy_rows(
+            raw,
+            "labeling_assignment",
+            ["id", "item_id", "reviewer_id", "claimed_at", "lease_expires_at", "finished_at"],
+            assignments,
+        )
 
         def judged(t: int):
             """Yield (verdict row, its mark rows) for call t; the same every time it is called."""
@@ -145,28 +209,75 @@ def load(n_transcripts: int, n_rules: int) -> dict:
                     # A second reviewer agrees with the first 85% of the time.
                     correct = right if j == 0 or r_t.random() < 0.85 else not right
                     marks.append((vid, r_pk, "t" if correct else "f", "", assignment, now, now))
-                yield (vid, t, rv.pk, judge.pk, "t" if flagged else "f", 0 if flagged else None, "[]", "", "", 80,
-                       error, now), marks
+                yield (
+                    (
+                        vid,
+                        t,
+                        rv.pk,
+                        judge.pk,
+                        "t" if flagged else "f",
+                        0 if flagged else None,
+                        "[]",
+                        "",
+                        "",
+                        80,
+                        error,
+                        now,
+                    ),
+                    marks,
+                )
 
         counts["verdicts"] = copy_rows(
-            raw, "evals_verdict",
-            ["id", "transcript_id", "rule_version_id", "judge_id", "flagged", "turn", "turns", "severity",
-             "rationale", "confidence", "error", "created_at"],
+            raw,
+            "evals_verdict",
+            [
+                "id",
+                "transcript_id",
+                "rule_version_id",
+                "judge_id",
+                "flagged",
+                "turn",
+                "turns",
+                "severity",
+                "rationale",
+                "confidence",
+                "error",
+                "created_at",
+            ],
             (v for t in range(1, n_transcripts + 1) for v, _ in judged(t)),
         )
         counts["marks"] = copy_rows(
-            raw, "labeling_mark",
-            ["verdict_id", "reviewer_id", "correct", "note", "assignment_id", "created_at", "updated_at"],
+            raw,
+            "labeling_mark",
+            [
+                "verdict_id",
+                "reviewer_id",
+                "correct",
+                "note",
+                "assignment_id",
+                "created_at",
+                "updated_at",
+            ],
             (m for t in range(1, n_transcripts + 1) for _, ms in judged(t) for m in ms),
         )
         vid = n_transcripts * len(rvs)
         settled = rng.sample(range(1, vid + 1), 300)
         counts["settlements"] = copy_rows(
-            raw, "labeling_settlement", ["verdict_id", "correct", "settled_by_id", "reason", "settled_at"],
+            raw,
+            "labeling_settlement",
+            ["verdict_id", "correct", "settled_by_id", "reason", "settled_at"],
             ((v, rng.choice("tf"), lead.pk, "", now) for v in settled),
         )
-        sequences_reset(cur, ("evals_transcript", "labeling_dailysample", "labeling_sampleitem",
-                              "labeling_assignment", "evals_verdict"))
+        sequences_reset(
+            cur,
+            (
+                "evals_transcript",
+                "labeling_dailysample",
+                "labeling_sampleitem",
+                "labeling_assignment",
+                "evals_verdict",
+            ),
+        )
         cur.execute("SET session_replication_role = origin")
     counts["load_s"] = round(time.perf_counter() - t0, 1)
     from labeling.services.tally import verdict_tally_rebuild
@@ -220,7 +331,9 @@ def main() -> None:
         if reuse:
             print(f"reusing the data already in {connection.settings_dict['NAME']} (BENCH_REUSE=1)")
         else:
-            print(f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True)
+            print(
+                f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True
+            )
             counts = load(n_transcripts, n_rules)
             with connection.cursor() as cur:
                 cur.execute("VACUUM ANALYZE")
@@ -236,7 +349,9 @@ def main() -> None:
 
         sel_min, sel_med, rows, sel_cpu = timed(calibration_rows)
         agg_min, agg_med, _, agg_cpu = timed(calibration_counts)
-        marks_min, marks_med, _, marks_cpu = timed(lambda: calibration_counts(from_marks=True), repeat=3)
+        marks_min, marks_med, _, marks_cpu = timed(
+            lambda: calibration_counts(from_marks=True), repeat=3
+        )
         one_min, one_med, _, one_cpu = timed(lambda: calibration_rows(group="boundaries"))
         rv = RuleVersion.objects.order_by("pk").first()
         rv_min, rv_med, _, rv_cpu = timed(lambda: calibration_row(rule_version=rv))
@@ -247,23 +362,45 @@ def main() -> None:
         mismatches = 0
         for rv_id, judge_id, tp, fp, fn, tn, waiting, errored, w_tp in hand_rows:
             c = by_key[(rv_id, judge_id)]
-            if (c.tp, c.fp, c.fn, c.tn, c.waiting, c.errored) != (tp, fp, fn, tn, waiting, errored) or abs(
-                c.w["tp"] - float(w_tp or 0)
-            ) > 1e-6:
+            if (c.tp, c.fp, c.fn, c.tn, c.waiting, c.errored) != (
+                tp,
+                fp,
+                fn,
+                tn,
+                waiting,
+                errored,
+            ) or abs(c.w["tp"] - float(w_tp or 0)) > 1e-6:
                 mismatches += 1
         marked = sum(c.marked + c.waiting + c.errored for c in by_key.values())
         print(f"rows: {len(rows)} (rule version, judge); marked verdicts counted: {marked:,}")
+
         def cpu(x):
             return f", PostgreSQL CPU {x:.3f} s" if x is not None else ""
 
-        print(f"machine: {os.cpu_count()} cores, load average {load1:.1f} while timing (wall times include waiting)")
-        print(f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}")
-        print(f"  of which the SQL aggregate (verdict tally):    min {agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}")
-        print(f"the same aggregate from the marks (no tally):   min {marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}")
-        print(f"calibration selector, one group (25 versions):  min {one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}")
-        print(f"calibration_row, one rule version (5,000):      min {rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}")
-        print(f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}")
-        print(f"counts agree: {'yes' if mismatches == 0 and len(hand_rows) == len(by_key) else f'NO ({mismatches})'}")
+        print(
+            f"machine: {os.cpu_count()} cores, load average {load1:.1f} while timing (wall times include waiting)"
+        )
+        print(
+            f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}"
+        )
+        print(
+            f"  of which the SQL aggregate (verdict tally):    min {agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}"
+        )
+        print(
+            f"the same aggregate from the marks (no tally):   min {marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}"
+        )
+        print(
+            f"calibration selector, one group (25 versions):  min {one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}"
+        )
+        print(
+            f"calibration_row, one rule version (5,000):      min {rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}"
+        )
+        print(
+            f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}"
+        )
+        print(
+            f"counts agree: {'yes' if mismatches == 0 and len(hand_rows) == len(by_key) else f'NO ({mismatches})'}"
+        )
 
         # What the tally costs a reviewer: mark_set (and its trigger's recount) on verdicts already marked.
         from django.contrib.auth import get_user_model
@@ -277,7 +414,9 @@ def main() -> None:
         for v in some:
             mark_set(reviewer=reviewer, verdict=v, correct=True)
         per_mark = (time.perf_counter() - t0) / len(some)
-        print(f"mark_set with its tally trigger: {per_mark * 1000:.1f} ms a mark (mean of {len(some)})")
+        print(
+            f"mark_set with its tally trigger: {per_mark * 1000:.1f} ms a mark (mean of {len(some)})"
+        )
         connection.close()
 
 

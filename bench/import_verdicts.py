@@ -49,10 +49,14 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
 
     n_transcripts = -(-n_verdicts // n_rules)
     with transaction.atomic():
-        av = AgentVersion.objects.create(agent=Agent.objects.create(name="phone-screen"), version="bench.1")
+        av = AgentVersion.objects.create(
+            agent=Agent.objects.create(name="phone-screen"), version="bench.1"
+        )
         rules = []
         for i in range(n_rules):
-            rule = Rule.objects.create(rule_id=f"bench.rule-{i:03d}", group="asking", severity="minor")
+            rule = Rule.objects.create(
+                rule_id=f"bench.rule-{i:03d}", group="asking", severity="minor"
+            )
             RuleVersion.objects.create(rule=rule, number=1, text=f"Bench rule {i}.")
             rules.append((rule.rule_id, 1))
         ids = [f"bench-call-{i:07d}" for i in range(n_transcripts)]
@@ -127,9 +131,7 @@ def cpu_since(start: tuple[float, float]) -> str:
     client = now[0] - start[0]
     if start[1] is None or now[1] is None:
         return f"CPU: client {client:.1f} s"
-    return (
-        f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} s = {client + now[1] - start[1]:.1f} s"
-    )
+    return f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} s = {client + now[1] - start[1]:.1f} s"
 
 
 def import_file(path: Path):
@@ -169,7 +171,9 @@ def bare_copy() -> tuple[float, int, str]:
 
 def main() -> None:
     url = postgres_url(
-        "import_verdicts.py", "docket", "it creates and drops its own database <name>_import_bench beside that one"
+        "import_verdicts.py",
+        "docket",
+        "it creates and drops its own database <name>_import_bench beside that one",
     )
     n_verdicts = int(os.environ.get("BENCH_VERDICTS", 1_000_000))
     n_rules = int(os.environ.get("BENCH_RULES", 25))
@@ -196,11 +200,15 @@ def main() -> None:
             assert result.created == n_verdicts == Verdict.objects.count(), result.summary
 
             again, second, second_cpu = import_file(path)
-            assert again.unchanged == n_verdicts and Verdict.objects.count() == n_verdicts, again.summary
+            assert again.unchanged == n_verdicts and Verdict.objects.count() == n_verdicts, (
+                again.summary
+            )
 
         copy_s, copied, copy_cpu = bare_copy()
         load = os.getloadavg()[0]
-        print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' work slows every figure)")
+        print(
+            f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' work slows every figure)"
+        )
         print(
             f"verdicts_import, new verdicts:         {first:6.1f} s  {n_verdicts / first:>10,.0f} rows/s"
             f"  (parse {result.timings['parse']:.1f} s, check {result.timings['check']:.1f} s,"
@@ -212,7 +220,9 @@ def main() -> None:
             "  (all unchanged)"
         )
         print(f"{'':39}{second_cpu}")
-        print(f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s")
+        print(
+            f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s"
+        )
         print(f"{'':39}{copy_cpu}")
         print(f"import / bare COPY time: {first / copy_s:.1f}x")
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

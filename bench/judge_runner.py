@@ -9,6 +9,7 @@
 Uses a throwaway SQLite database in a temporary folder (set BENCH_DATABASE_URL=postgres://... to
 use a dedicated PostgreSQL database instead; its tables are created and left behind).
 """
+
 import json
 import os
 import statistics
@@ -32,7 +33,9 @@ def bench_detectors() -> None:
     for item in json.loads(TAU.read_text()):
         turns = []
         for i, m in enumerate(item["traj"]):
-            speaker = {"assistant": "agent", "user": "user", "tool": "tool", "system": "system"}[m["role"]]
+            speaker = {"assistant": "agent", "user": "user", "tool": "tool", "system": "system"}[
+                m["role"]
+            ]
             turns.append(TurnView(index=i, speaker=speaker, text=m.get("content") or ""))
         convs.append(turns)
     n_turns = sum(len(c) for c in convs)
@@ -42,8 +45,10 @@ def bench_detectors() -> None:
         for name in DETECTORS:
             flagged[name] += detector_run({"name": name}, turns).flagged
     elapsed = time.perf_counter() - start
-    print(f"detectors: 8 detectors x {len(convs)} tau-bench conversations ({n_turns:,} turns) in {elapsed:.3f} s "
-          f"= {len(convs) * 8 / elapsed:,.0f} checks/s")
+    print(
+        f"detectors: 8 detectors x {len(convs)} tau-bench conversations ({n_turns:,} turns) in {elapsed:.3f} s "
+        f"= {len(convs) * 8 / elapsed:,.0f} checks/s"
+    )
     print("  flagged with default parameters: " + ", ".join(f"{k} {v}" for k, v in flagged.items()))
 
 
@@ -59,8 +64,13 @@ def main() -> None:
     else:
         os.environ.pop("DATABASE_URL", None)
     django_setup(
-        DJANGO_SETTINGS_MODULE="console.settings", DJANGO_DEBUG="1", DOCKET_VAR_DIR=tmp,
-        DOCKET_LOG_LEVEL="ERROR", JUDGE_BASE_URL=fake.base_url, JUDGE_MAX_RETRIES="0", JUDGE_COST_CAP_USD="0",
+        DJANGO_SETTINGS_MODULE="console.settings",
+        DJANGO_DEBUG="1",
+        DOCKET_VAR_DIR=tmp,
+        DOCKET_LOG_LEVEL="ERROR",
+        JUDGE_BASE_URL=fake.base_url,
+        JUDGE_MAX_RETRIES="0",
+        JUDGE_COST_CAP_USD="0",
         CELERY_BROKER_URL="",
     )
     import logging
@@ -80,33 +90,59 @@ def main() -> None:
         ("asking.no-hints", "asking", "", "Never hint at the answer.", None),
         ("boundaries.no-leak", "boundaries", "", "Never reveal the rubric.", None),
         ("closing.thanks", "closing", "closing", "Thank the candidate.", None),
-        ("signals.silence", "signals", "", "Answer within 3 s.", {"name": "silence_before_agent", "max_ms": 3000}),
-        ("signals.talk-over", "signals", "", "No talk-over.", {"name": "talk_over", "max_overlap_ms": 500}),
+        (
+            "signals.silence",
+            "signals",
+            "",
+            "Answer within 3 s.",
+            {"name": "silence_before_agent", "max_ms": 3000},
+        ),
+        (
+            "signals.talk-over",
+            "signals",
+            "",
+            "No talk-over.",
+            {"name": "talk_over", "max_overlap_ms": 500},
+        ),
         ("signals.markdown", "signals", "", "No markdown.", {"name": "markdown_or_emoji"}),
     ]
     for rid, group, phase, text, det in rules:
         rule = Rule.objects.create(rule_id=rid, group=group, phase=phase, detector=det)
         RuleVersion.objects.create(rule=rule, number=1, text=text, detector=det)
     transcripts = Transcript.objects.bulk_create(
-        [Transcript(external_id=f"call-{i:06d}", agent_version=av, checksum=f"{i:064x}") for i in range(CALLS)]
+        [
+            Transcript(external_id=f"call-{i:06d}", agent_version=av, checksum=f"{i:064x}")
+            for i in range(CALLS)
+        ]
     )
     phases = ["opening"] * 4 + ["asking"] * 16 + ["closing"] * 4
     Turn.objects.bulk_create(
         [
-            Turn(transcript=t, index=j, speaker="agent" if j % 2 == 0 else "user", phase=phases[j],
-                 text="Could you tell me about a project you led last year and what you learned from it?",
-                 start_ms=j * 6000, end_ms=j * 6000 + 5000)
-            for t in transcripts for j in range(TURNS)
+            Turn(
+                transcript=t,
+                index=j,
+                speaker="agent" if j % 2 == 0 else "user",
+                phase=phases[j],
+                text="Could you tell me about a project you led last year and what you learned from it?",
+                start_ms=j * 6000,
+                end_ms=j * 6000 + 5000,
+            )
+            for t in transcripts
+            for j in range(TURNS)
         ],
         batch_size=5000,
     )
-    print(f"judge run: {CALLS} calls x {TURNS} turns, 5 LLM rules in 4 groups (2 phase-scoped) + 3 detector rules, "
-          f"{connection.vendor}")
+    print(
+        f"judge run: {CALLS} calls x {TURNS} turns, 5 LLM rules in 4 groups (2 phase-scoped) + 3 detector rules, "
+        f"{connection.vendor}"
+    )
 
     start = time.perf_counter()
     plan = judge_run_create(dry_run=True)
-    print(f"  dry run: {plan.calls:,} calls planned, estimated {plan.est_tokens_in:,} tokens in, "
-          f"${plan.est_cost:.4f}, in {time.perf_counter() - start:.2f} s")
+    print(
+        f"  dry run: {plan.calls:,} calls planned, estimated {plan.est_tokens_in:,} tokens in, "
+        f"${plan.est_cost:.4f}, in {time.perf_counter() - start:.2f} s"
+    )
 
     for label in ("first run (every call made)", "second run (all cache hits)"):
         before = len(fake.requests)
@@ -115,12 +151,16 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         run.refresh_from_db()
         per_item = elapsed / max(1, run.tasks_total) * 1000
-        print(f"  {label}: {run.tasks_total:,} items ({run.calls_made:,} calls, {run.cache_hits:,} cache hits) "
-              f"in {elapsed:.2f} s = {run.tasks_total / elapsed:,.0f} items/s, {per_item:.1f} ms/item; "
-              f"{len(fake.requests) - before:,} HTTP requests; status {run.status}")
+        print(
+            f"  {label}: {run.tasks_total:,} items ({run.calls_made:,} calls, {run.cache_hits:,} cache hits) "
+            f"in {elapsed:.2f} s = {run.tasks_total / elapsed:,.0f} items/s, {per_item:.1f} ms/item; "
+            f"{len(fake.requests) - before:,} HTTP requests; status {run.status}"
+        )
     sizes = [sum(len(m["content"]) for m in r["body"]["messages"]) for r in fake.requests]
-    print(f"  prompt size: median {statistics.median(sizes):,.0f} characters; "
-          f"verdicts stored: {Verdict.objects.count():,}")
+    print(
+        f"  prompt size: median {statistics.median(sizes):,.0f} characters; "
+        f"verdicts stored: {Verdict.objects.count():,}"
+    )
     fake.stop()
 
 

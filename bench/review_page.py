@@ -7,6 +7,7 @@ PostgreSQL too when DATABASE_URL is set (in a throwaway test database).
 
     .venv/bin/python bench/review_page.py [--rounds 30]
 """
+
 import os
 import subprocess
 import sys
@@ -23,8 +24,10 @@ def main() -> None:
     runs = [("SQLite", {k: v for k, v in os.environ.items() if k != "DATABASE_URL"})]
     if os.environ.get("DATABASE_URL", "").startswith("postgres"):
         runs.append(("PostgreSQL", dict(os.environ)))
-    print(f"review page: {TURNS} turns, {VERDICTS} verdicts ({FLAGGED} flagged at turns, "
-          f"{VERDICTS - FLAGGED} whole-call); {rounds} rounds after warm-up; test client, DEBUG off")
+    print(
+        f"review page: {TURNS} turns, {VERDICTS} verdicts ({FLAGGED} flagged at turns, "
+        f"{VERDICTS - FLAGGED} whole-call); {rounds} rounds after warm-up; test client, DEBUG off"
+    )
     for name, env in runs:
         with tempfile.TemporaryDirectory() as tmp:
             env = {**env, "DJANGO_DEBUG": "1", "DOCKET_VAR_DIR": tmp, "DOCKET_LOG_LEVEL": "WARNING"}
@@ -33,7 +36,9 @@ def main() -> None:
             else:
                 env.pop("DOCKET_TEST_DB_NAME", None)
             print(f"\n== {name}", flush=True)
-            subprocess.run([sys.executable, __file__, "--child", rounds], env=env, cwd=ROOT, check=True)
+            subprocess.run(
+                [sys.executable, __file__, "--child", rounds], env=env, cwd=ROOT, check=True
+            )
 
 
 def child(rounds: int) -> None:
@@ -54,11 +59,15 @@ def child(rounds: int) -> None:
         bare = Client()
         timings = {
             "bare Django view (GET)": _time(lambda i: bare.get("/bench-bare/"), rounds),
-            "bare view, logged in + perm check": _time(lambda i: client.get("/bench-bare-review/"), rounds),
+            "bare view, logged in + perm check": _time(
+                lambda i: client.get("/bench-bare-review/"), rounds
+            ),
             "review page (GET, full page)": _time(lambda i: client.get(url), rounds),
             "save a mark (htmx POST)": _time(
                 lambda i: client.post(
-                    verdict_urls[i % len(verdict_urls)], {"correct": "1" if i % 2 else "0"}, HTTP_HX_REQUEST="true"
+                    verdict_urls[i % len(verdict_urls)],
+                    {"correct": "1" if i % 2 else "0"},
+                    HTTP_HX_REQUEST="true",
                 ),
                 rounds,
             ),
@@ -69,7 +78,9 @@ def child(rounds: int) -> None:
             client.post(verdict_urls[0], {"correct": "1"}, HTTP_HX_REQUEST="true")
         for label, (median, p90) in timings.items():
             print(f"  {label:34s} median {median:7.2f} ms   p90 {p90:7.2f} ms")
-        print(f"  page: {len(page.content) / 1024:.0f} KiB, {len(page_q)} queries; mark: {len(mark_q)} queries")
+        print(
+            f"  page: {len(page.content) / 1024:.0f} KiB, {len(page_q)} queries; mark: {len(mark_q)} queries"
+        )
     finally:
         teardown_databases(old, verbosity=0)
 
@@ -129,15 +140,26 @@ def _fixture():
     user.groups.add(Group.objects.get(name="reviewer"))
     agent = Agent.objects.create(name="phone-screen")
     version = AgentVersion.objects.create(agent=agent, version="2026-11-28.1")
-    t = Transcript.objects.create(external_id="call-bench", agent_version=version, checksum="0" * 64,
-                                  audio_url="https://rec.example.com/call-bench.ogg")
+    t = Transcript.objects.create(
+        external_id="call-bench",
+        agent_version=version,
+        checksum="0" * 64,
+        audio_url="https://rec.example.com/call-bench.ogg",
+    )
     phases = ["opening", "asking", "asking", "asking", "closing"]
     Turn.objects.bulk_create(
         Turn(
-            transcript=t, index=i, speaker="agent" if i % 2 == 0 else "user", phase=phases[i * 5 // TURNS],
-            text=("Could you tell me more about how you approached that part of the project, and what you "
-                  "would do differently next time? ") * (1 + i % 3),
-            start_ms=i * 4000, end_ms=i * 4000 + 3600,
+            transcript=t,
+            index=i,
+            speaker="agent" if i % 2 == 0 else "user",
+            phase=phases[i * 5 // TURNS],
+            text=(
+                "Could you tell me more about how you approached that part of the project, and what you "
+                "would do differently next time? "
+            )
+            * (1 + i % 3),
+            start_ms=i * 4000,
+            end_ms=i * 4000 + 3600,
         )
         for i in range(TURNS)
     )
@@ -145,16 +167,29 @@ def _fixture():
     verdicts = []
     for n in range(VERDICTS):
         rule = Rule.objects.create(rule_id=f"asking.rule-{n:02d}", group="asking")
-        rv = RuleVersion.objects.create(rule=rule, number=1, text="Ask one question per turn and wait for the answer.")
+        rv = RuleVersion.objects.create(
+            rule=rule, number=1, text="Ask one question per turn and wait for the answer."
+        )
         flagged = n < FLAGGED
         turn = (n * 13) % TURNS if flagged else None
-        verdicts.append(Verdict(
-            transcript=t, rule_version=rv, judge=judge, flagged=flagged, turn=turn, turns=[turn] if flagged else [],
-            severity="minor", rationale="The agent asked two questions in one turn.", confidence=70,
-        ))
+        verdicts.append(
+            Verdict(
+                transcript=t,
+                rule_version=rv,
+                judge=judge,
+                flagged=flagged,
+                turn=turn,
+                turns=[turn] if flagged else [],
+                severity="minor",
+                rationale="The agent asked two questions in one turn.",
+                confidence=70,
+            )
+        )
     Verdict.objects.bulk_create(verdicts)
     sample = DailySample.objects.create(day=timezone.localdate(), size=1, params={"drawn": True})
-    SampleItem.objects.create(sample=sample, transcript=t, reason="uniform", inclusion_probability=1.0)
+    SampleItem.objects.create(
+        sample=sample, transcript=t, reason="uniform", inclusion_probability=1.0
+    )
     assert sample_claim_next(reviewer=user) is not None
     client = Client()
     client.force_login(user)

@@ -3,6 +3,7 @@
 A benchmark script runs as `python bench/<name>.py`, so this folder is first on sys.path and
 `import support` finds this module; importing it puts the project root on sys.path too.
 """
+
 import io
 import os
 import statistics

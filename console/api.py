@@ -1,4 +1,5 @@
 """The API root: each app contributes its routes under /api/v1/."""
+
 from django.urls import include, path
 
 router_urls = [

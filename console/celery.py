@@ -1,4 +1,5 @@
 """The Celery app: eager without CELERY_BROKER_URL, a real worker with it."""
+
 import os
 
 from celery import Celery

@@ -5,6 +5,7 @@ idempotent: a second run changes nothing. To add a step (a golden set and gate, 
 demo marks...), write a function `(demo_dir: Path) -> str` that returns one line for the terminal
 and append a DemoStep to DEMO_STEPS here.
 """
+
 import json
 import logging
 from collections.abc import Callable
@@ -19,7 +20,12 @@ from evals.models import Rule, RuleVersion, Transcript, Verdict
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 from console.demo_gates import demo_gates_load
-from console.demo_history import demo_detectors_load, demo_issue_rows_load, demo_reviews_load, demo_users_load
+from console.demo_history import (
+    demo_detectors_load,
+    demo_issue_rows_load,
+    demo_reviews_load,
+    demo_users_load,
+)
 from console.demo_sample import demo_sample_load
 
 logger = logging.getLogger(__name__)
@@ -40,12 +46,16 @@ def demo_rules_load(demo_dir: Path) -> str:
     path = demo_dir / "rules.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     moved_on = set(
-        RuleVersion.objects.filter(number__gt=1, source__startswith="issue row").values_list("rule__rule_id", flat=True)
+        RuleVersion.objects.filter(number__gt=1, source__startswith="issue row").values_list(
+            "rule__rule_id", flat=True
+        )
     )
     kept = [r for r in data["rules"] if r.get("id") not in moved_on]
     if not moved_on:
         return rules_import(text=path.read_text(encoding="utf-8"), source=str(path.name)).summary
-    summary = rules_import(text=yaml.safe_dump({"rules": kept}, sort_keys=False), source=str(path.name)).summary
+    summary = rules_import(
+        text=yaml.safe_dump({"rules": kept}, sort_keys=False), source=str(path.name)
+    ).summary
     return f"{summary}; {len(data['rules']) - len(kept)} changed since through an issue row"
 
 
@@ -96,13 +106,19 @@ def demo_counts() -> dict[str, int]:
         "calls_with_audio": calls.exclude(audio_url="").count(),
         "rules": Rule.objects.count(),
         "safety_rules": Rule.objects.filter(safety=True).count(),
-        "verdicts": Verdict.objects.filter(transcript__agent_version__agent__name=DEMO_AGENT).count(),
+        "verdicts": Verdict.objects.filter(
+            transcript__agent_version__agent__name=DEMO_AGENT
+        ).count(),
     }
 
 
 @transaction.atomic
-def demo_load(*, demo_dir: Path = DEMO_DIR, steps: list[DemoStep] | None = None,
-              echo: Callable[[str], None] = lambda line: None) -> dict[str, int]:
+def demo_load(
+    *,
+    demo_dir: Path = DEMO_DIR,
+    steps: list[DemoStep] | None = None,
+    echo: Callable[[str], None] = lambda line: None,
+) -> dict[str, int]:
     """Run the demo steps in order, echoing one line per step; return the counts afterwards."""
     for step in DEMO_STEPS if steps is None else steps:
         echo(f"{step.name}: {step.run(demo_dir)}")

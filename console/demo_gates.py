@@ -7,6 +7,7 @@ on at least 95% of its verdicts (demo/truth.json); the three rules the judge oft
 (asking.one-question, boundaries.no-hints, language.no-slang) stay candidates, and so do the
 detector rules.
 """
+
 import json
 from pathlib import Path
 
@@ -49,8 +50,12 @@ def demo_gates_load(demo_dir: Path) -> str:
     if not gate.runs.exists():
         truth = json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
         for version in truth["versions"]:
-            run = gate_run_evaluate(gate=gate, candidate=agent_version_resolve(version), by="demo",
-                                    judge_missing_verdicts=False)
+            run = gate_run_evaluate(
+                gate=gate,
+                candidate=agent_version_resolve(version),
+                by="demo",
+                judge_missing_verdicts=False,
+            )
             ran.append(f"{version} {run.status}")
     gs = counts["golden_sets"]
     return (

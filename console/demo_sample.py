@@ -1,4 +1,5 @@
 """Demo step: today's review sample, drawn from the demo's latest day of calls, plus the calls with audio."""
+
 from datetime import datetime, time
 from pathlib import Path
 
@@ -18,9 +19,12 @@ def demo_sample_load(demo_dir: Path) -> str:
     latest = calls.aggregate(at=Max("started_at"))["at"]
     if latest is None:
         return "no demo calls to sample"
-    day_start = timezone.make_aware(datetime.combine(today, time.min), timezone.get_current_timezone())
+    day_start = timezone.make_aware(
+        datetime.combine(today, time.min), timezone.get_current_timezone()
+    )
     latest_day_start = timezone.make_aware(
-        datetime.combine(timezone.localtime(latest).date(), time.min), timezone.get_current_timezone()
+        datetime.combine(timezone.localtime(latest).date(), time.min),
+        timezone.get_current_timezone(),
     )
     # The demo's calls were made on fixed days: reach back to the latest of them, a day at least.
     hours = max(24, int((day_start - latest_day_start).total_seconds() // 3600))

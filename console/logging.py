@@ -1,4 +1,5 @@
 """Structured key=value log lines. Callers pass ids and counts in `extra`, never text."""
+
 import json
 import logging
 
@@ -10,7 +11,12 @@ class KeyValueFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         fields = {k: v for k, v in vars(record).items() if k not in _STANDARD}
-        parts = [self.formatTime(record), record.levelname.lower(), record.name, record.getMessage()]
+        parts = [
+            self.formatTime(record),
+            record.levelname.lower(),
+            record.name,
+            record.getMessage(),
+        ]
         parts += [f"{k}={json.dumps(v, default=str)}" for k, v in sorted(fields.items())]
         line = " ".join(parts)
         if record.exc_info:

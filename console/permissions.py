@@ -1,4 +1,5 @@
 """Server-side permission checks shared by HTML views and the API."""
+
 from django.contrib.auth.decorators import login_required, permission_required
 from rest_framework.permissions import BasePermission
 

@@ -8,8 +8,17 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
     REVIEWER: ["view_console", "review"],
     ENGINEER: ["view_console", "triage", "edit_rules", "import_data", "run_judge", "run_gate"],
     LEAD: [
-        "view_console", "review", "triage", "edit_rules", "import_data", "run_judge",
-        "view_calibration", "promote", "manage_sample", "manage_gates", "run_gate",
+        "view_console",
+        "review",
+        "triage",
+        "edit_rules",
+        "import_data",
+        "run_judge",
+        "view_calibration",
+        "promote",
+        "manage_sample",
+        "manage_gates",
+        "run_gate",
     ],
 }
 

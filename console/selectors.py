@@ -1,4 +1,5 @@
 """Reads behind the dashboard: headline figures and each role's next steps."""
+
 from django.db.models import Count, Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
@@ -19,7 +20,9 @@ def dashboard_figures() -> dict:
     errored = sum(r["errored"] for r in per_version)
     judged = total - errored
     groups = list(Rule.objects.values("group").annotate(rules=Count("id")).order_by("group"))
-    statuses = dict(RuleVersion.objects.values_list("status").annotate(n=Count("id")).order_by("status"))
+    statuses = dict(
+        RuleVersion.objects.values_list("status").annotate(n=Count("id")).order_by("status")
+    )
     return {
         "calls": sum(r["calls"] for r in per_version),
         "calls_with_audio": sum(r["with_audio"] for r in per_version),
@@ -38,11 +41,16 @@ def dashboard_figures() -> dict:
 def rule_status_table() -> dict:
     """Return, per rule group, how many rules there are, how many are safety rules, and the status of their latest versions."""
     latest: dict[int, str] = {}
-    for rule_id, status in RuleVersion.objects.order_by("rule_id", "number").values_list("rule_id", "status"):
+    for rule_id, status in RuleVersion.objects.order_by("rule_id", "number").values_list(
+        "rule_id", "status"
+    ):
         latest[rule_id] = status  # the last one seen is the highest number
     rows: dict[str, dict] = {}
     for pk, group, safety in Rule.objects.order_by("group").values_list("pk", "group", "safety"):
-        row = rows.setdefault(group, {"group": group, "rules": 0, "safety": 0, "statuses": dict.fromkeys(STATUS_ORDER, 0)})
+        row = rows.setdefault(
+            group,
+            {"group": group, "rules": 0, "safety": 0, "statuses": dict.fromkeys(STATUS_ORDER, 0)},
+        )
         row["rules"] += 1
         row["safety"] += int(safety)
         status = latest.get(pk)
@@ -63,7 +71,9 @@ def agent_version_figures() -> list[dict]:
     """Return calls (and those with audio), verdicts, flagged, errored and the flagged rate per agent version, newest first."""
     calls = {
         r["agent_version"]: r
-        for r in Transcript.objects.values("agent_version", "agent_version__agent__name", "agent_version__version")
+        for r in Transcript.objects.values(
+            "agent_version", "agent_version__agent__name", "agent_version__version"
+        )
         .annotate(calls=Count("id"), with_audio=Count("id", filter=~Q(audio_url="")))
         .order_by()
     }
@@ -71,7 +81,11 @@ def agent_version_figures() -> list[dict]:
     verdicts = {
         r["transcript__agent_version"]: r
         for r in Verdict.objects.values("transcript__agent_version")
-        .annotate(n=Count("id"), flagged=Count("id", filter=Q(OK, flagged=True)), errored=Count("id", filter=~OK))
+        .annotate(
+            n=Count("id"),
+            flagged=Count("id", filter=Q(OK, flagged=True)),
+            errored=Count("id", filter=~OK),
+        )
         .order_by()
     }
     out = []
@@ -79,16 +93,18 @@ def agent_version_figures() -> list[dict]:
         v = verdicts.get(pk, {})
         n, flagged, errored = v.get("n", 0), v.get("flagged", 0), v.get("errored", 0)
         judged = n - errored
-        out.append({
-            "agent": c["agent_version__agent__name"],
-            "version": c["agent_version__version"],
-            "calls": c["calls"],
-            "with_audio": c["with_audio"],
-            "verdicts": n,
-            "flagged": flagged,
-            "errored": errored,
-            "flagged_rate": flagged / judged if judged else None,
-        })
+        out.append(
+            {
+                "agent": c["agent_version__agent__name"],
+                "version": c["agent_version__version"],
+                "calls": c["calls"],
+                "with_audio": c["with_audio"],
+                "verdicts": n,
+                "flagged": flagged,
+                "errored": errored,
+                "flagged_rate": flagged / judged if judged else None,
+            }
+        )
     out.sort(key=lambda r: (r["agent"], r["version"]), reverse=True)
     return out
 
@@ -112,22 +128,32 @@ def next_steps(user) -> list[dict]:
         items = SampleItem.objects.filter(sample=sample) if sample else SampleItem.objects.none()
         total = items.count() if sample else 0
         mine_done = (
-            Assignment.objects.filter(item__sample=sample, reviewer=user, finished_at__isnull=False).count()
-            if sample else 0
+            Assignment.objects.filter(
+                item__sample=sample, reviewer=user, finished_at__isnull=False
+            ).count()
+            if sample
+            else 0
         )
         done_by_anyone = (
             items.filter(assignments__finished_at__isnull=False).distinct().count() if sample else 0
         )
-        panels.append({
-            "role": "reviewer",
-            "title": "Review today's sample",
-            "text": (
-                f"{total} calls drawn for {today:%Y-%m-%d}; {done_by_anyone} reviewed, {mine_done} by you."
-                if sample else "Today's sample has not been drawn yet."
-            ),
-            "figures": [("in today's sample", total), ("reviewed", done_by_anyone), ("by you", mine_done)],
-            "action": ("Start reviewing", url_or_none("review", "review-start")),
-        })
+        panels.append(
+            {
+                "role": "reviewer",
+                "title": "Review today's sample",
+                "text": (
+                    f"{total} calls drawn for {today:%Y-%m-%d}; {done_by_anyone} reviewed, {mine_done} by you."
+                    if sample
+                    else "Today's sample has not been drawn yet."
+                ),
+                "figures": [
+                    ("in today's sample", total),
+                    ("reviewed", done_by_anyone),
+                    ("by you", mine_done),
+                ],
+                "action": ("Start reviewing", url_or_none("review", "review-start")),
+            }
+        )
     if user.has_perm("console.triage"):
         new = IssueRow.objects.filter(status=IssueRow.Status.NEW)
         counts = new.aggregate(
@@ -135,18 +161,30 @@ def next_steps(user) -> list[dict]:
             major=Count("id", filter=Q(severity__in=["major", "critical"])),
             audio=Count("id", filter=Q(audio_only=True)),
         )
-        panels.append({
-            "role": "engineer",
-            "title": "Work the issue sheet",
-            "text": f"{counts['n']} new issue rows, {counts['major']} of them major or critical.",
-            "figures": [("new rows", counts["n"]), ("major or critical", counts["major"]), ("audio only", counts["audio"])],
-            "action": ("Open issues", url_or_none("issue-sheet", "issue-list", "issues")),
-            "more": [("Judge runs", url_or_none("judge-run-list"))] if user.has_perm("console.run_judge") else [],
-        })
+        panels.append(
+            {
+                "role": "engineer",
+                "title": "Work the issue sheet",
+                "text": f"{counts['n']} new issue rows, {counts['major']} of them major or critical.",
+                "figures": [
+                    ("new rows", counts["n"]),
+                    ("major or critical", counts["major"]),
+                    ("audio only", counts["audio"]),
+                ],
+                "action": ("Open issues", url_or_none("issue-sheet", "issue-list", "issues")),
+                "more": [("Judge runs", url_or_none("judge-run-list"))]
+                if user.has_perm("console.run_judge")
+                else [],
+            }
+        )
     if user.has_perm("console.view_calibration"):
         candidates = RuleVersion.objects.filter(status=RuleVersion.Status.CANDIDATE).count()
         gated = RuleVersion.objects.filter(status=RuleVersion.Status.GATED).count()
-        last_run = GateRun.objects.select_related("gate", "candidate").order_by("-created_at", "-pk").first()
+        last_run = (
+            GateRun.objects.select_related("gate", "candidate")
+            .order_by("-created_at", "-pk")
+            .first()
+        )
         text = f"{candidates} rule versions wait as candidates; {gated} are in the gate."
         if last_run:
             text += f" Last gate run: {last_run.gate.name} on {last_run.candidate.version}, {last_run.status}."
@@ -154,12 +192,14 @@ def next_steps(user) -> list[dict]:
             ("Calibration", url_or_none("calibration", "calibration-list")),
             ("Gates", url_or_none("gate-index", "gate-list", "gates")),
         ]
-        panels.append({
-            "role": "lead",
-            "title": "Calibrate, promote, read the gates",
-            "text": text,
-            "figures": [("candidates", candidates), ("gated", gated)],
-            "action": links[0],
-            "more": links[1:],
-        })
+        panels.append(
+            {
+                "role": "lead",
+                "title": "Calibrate, promote, read the gates",
+                "text": text,
+                "figures": [("candidates", candidates), ("gated", gated)],
+                "action": links[0],
+                "more": links[1:],
+            }
+        )
     return panels

@@ -1,4 +1,5 @@
 """Docket settings, read from the environment (see .env.example)."""
+
 import os
 import sys
 from pathlib import Path
@@ -41,8 +42,12 @@ if not SECRET_KEY:
             "(or set DJANGO_DEBUG=1 for local development)."
         )
 
-ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
-CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+ALLOWED_HOSTS = [
+    h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h
+]
+CSRF_TRUSTED_ORIGINS = [
+    o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o
+]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -157,7 +162,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
-SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_PROXY") else None
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_PROXY") else None
+)
 X_FRAME_OPTIONS = "DENY"
 SECURE_CSP = {
     "default-src": [CSP.SELF],
@@ -253,7 +260,10 @@ JUDGE_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4.1": (0.002, 0.008),
 }
 if os.environ.get("JUDGE_PRICE_IN_PER_1K") or os.environ.get("JUDGE_PRICE_OUT_PER_1K"):
-    JUDGE_PRICES[JUDGE_MODEL] = (env_float("JUDGE_PRICE_IN_PER_1K", 0.0), env_float("JUDGE_PRICE_OUT_PER_1K", 0.0))
+    JUDGE_PRICES[JUDGE_MODEL] = (
+        env_float("JUDGE_PRICE_IN_PER_1K", 0.0),
+        env_float("JUDGE_PRICE_OUT_PER_1K", 0.0),
+    )
 # A judge run stops making calls once it has spent this much (0: no cap).
 JUDGE_COST_CAP_USD = env_float("JUDGE_COST_CAP_USD", 10.0)
 # Celery rate limit for judge calls per worker process (e.g. "120/m"; empty: none).

@@ -32,12 +32,27 @@ class RuleAdmin(admin.ModelAdmin):
 
 @admin.register(models.Verdict)
 class VerdictAdmin(admin.ModelAdmin):
-    list_display = ["transcript", "rule_version", "judge", "flagged", "turn", "severity", "confidence"]
+    list_display = [
+        "transcript",
+        "rule_version",
+        "judge",
+        "flagged",
+        "turn",
+        "severity",
+        "confidence",
+    ]
     list_filter = ["flagged", "judge"]
     raw_id_fields = ["transcript", "rule_version", "judge_run"]
 
 
-for model in [models.Agent, models.AgentVersion, models.Turn, models.RuleVersion, models.Judge, models.JudgeRun]:
+for model in [
+    models.Agent,
+    models.AgentVersion,
+    models.Turn,
+    models.RuleVersion,
+    models.Judge,
+    models.JudgeRun,
+]:
     admin.site.register(model)
 
 
@@ -45,7 +60,13 @@ class GoldenSetMemberInline(admin.TabularInline):
     model = models.GoldenSetMember
     extra = 0
     can_delete = False
-    readonly_fields = ["position", "scenario", "transcript", "transcript_external_id", "transcript_checksum"]
+    readonly_fields = [
+        "position",
+        "scenario",
+        "transcript",
+        "transcript_external_id",
+        "transcript_checksum",
+    ]
 
     def has_add_permission(self, request, obj=None):
         return False  # frozen: change a golden set with import_gates, which makes a new version
@@ -71,7 +92,15 @@ class GateAdmin(admin.ModelAdmin):
 
 @admin.register(models.GateRun)
 class GateRunAdmin(admin.ModelAdmin):
-    list_display = ["pk", "gate", "candidate", "baseline", "status", "golden_set_checksum", "created_at"]
+    list_display = [
+        "pk",
+        "gate",
+        "candidate",
+        "baseline",
+        "status",
+        "golden_set_checksum",
+        "created_at",
+    ]
     list_filter = ["status", "gate"]
     readonly_fields = [f.name for f in models.GateRun._meta.fields] + ["rule_versions"]
 
@@ -81,7 +110,17 @@ class GateRunAdmin(admin.ModelAdmin):
 
 @admin.register(models.JudgeRunItem)
 class JudgeRunItemAdmin(admin.ModelAdmin):
-    list_display = ["pk", "run", "transcript", "kind", "group", "phase", "outcome", "tokens_in", "tokens_out"]
+    list_display = [
+        "pk",
+        "run",
+        "transcript",
+        "kind",
+        "group",
+        "phase",
+        "outcome",
+        "tokens_in",
+        "tokens_out",
+    ]
     list_filter = ["outcome", "kind"]
     raw_id_fields = ["run", "transcript"]
 

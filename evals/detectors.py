@@ -24,6 +24,7 @@ by the timing detectors; empty turns are ignored by the text detectors.
 Importers call `detector_validate(spec)`, which fills defaults and raises
 `ValueError("detector.<field>: reason")`.
 """
+
 import math
 import re
 import unicodedata
@@ -78,8 +79,12 @@ def register(name: str, *, types: dict[str, type], checks: dict | None = None, *
 
     def decorator(func):
         DETECTORS[name] = Detector(
-            name=name, func=func, params=dict(defaults), doc=(func.__doc__ or "").strip(),
-            types=types, checks=checks or {},
+            name=name,
+            func=func,
+            params=dict(defaults),
+            doc=(func.__doc__ or "").strip(),
+            types=types,
+            checks=checks or {},
         )
         return func
 
@@ -96,7 +101,13 @@ def _type_ok(value: Any, expected: type) -> bool:
     return isinstance(value, expected)
 
 
-_TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string", list: "a list of strings"}
+_TYPE_NAMES = {
+    int: "an integer",
+    float: "a number",
+    bool: "true or false",
+    str: "a string",
+    list: "a list of strings",
+}
 
 
 def detector_validate(spec: Any) -> dict:
@@ -114,9 +125,13 @@ def detector_validate(spec: Any) -> dict:
             continue
         if key not in det.params:
             known = ", ".join(det.params) or "none"
-            raise ValueError(f"detector.{key}: {name} has no parameter {key!r} (parameters: {known})")
+            raise ValueError(
+                f"detector.{key}: {name} has no parameter {key!r} (parameters: {known})"
+            )
         if not _type_ok(value, det.types[key]):
-            raise ValueError(f"detector.{key}: must be {_TYPE_NAMES[det.types[key]]}, got {value!r}")
+            raise ValueError(
+                f"detector.{key}: must be {_TYPE_NAMES[det.types[key]]}, got {value!r}"
+            )
         problem = det.checks.get(key, lambda v: None)(value)
         if problem:
             raise ValueError(f"detector.{key}: {problem}")
@@ -142,11 +157,17 @@ def turn_views(rows: Iterable[Any]) -> list[TurnView]:
     out = []
     for r in rows:
         get = r.get if isinstance(r, Mapping) else (lambda k, d=None, r=r: getattr(r, k, d))
-        out.append(TurnView(
-            index=get("index"), speaker=get("speaker") or "", text=get("text") or "",
-            start_ms=get("start_ms"), end_ms=get("end_ms"), asr_confidence=get("asr_confidence"),
-            phase=get("phase") or "",
-        ))
+        out.append(
+            TurnView(
+                index=get("index"),
+                speaker=get("speaker") or "",
+                text=get("text") or "",
+                start_ms=get("start_ms"),
+                end_ms=get("end_ms"),
+                asr_confidence=get("asr_confidence"),
+                phase=get("phase") or "",
+            )
+        )
     return out
 
 
@@ -166,7 +187,9 @@ def _cite(prefix: str, items: list[str], limit: int = 3) -> str:
 # ---- timing ---------------------------------------------------------------------------------
 
 
-@register("silence_before_agent", types={"max_ms": int}, checks={"max_ms": _non_negative}, max_ms=3000)
+@register(
+    "silence_before_agent", types={"max_ms": int}, checks={"max_ms": _non_negative}, max_ms=3000
+)
 def silence_before_agent(turns: Sequence[TurnView], *, max_ms: int) -> DetectorResult:
     """Flag agent turns that start more than max_ms after the previous spoken turn ended."""
     hits, notes = [], []
@@ -183,12 +206,18 @@ def silence_before_agent(turns: Sequence[TurnView], *, max_ms: int) -> DetectorR
             # Overlapping turns: the silence is measured from the latest end seen.
             prev_end = t.end_ms if prev_end is None else max(prev_end, t.end_ms)
     if not hits:
-        return DetectorResult(False, [], f"No silence over {_seconds(max_ms)} before an agent turn.")
+        return DetectorResult(
+            False, [], f"No silence over {_seconds(max_ms)} before an agent turn."
+        )
     return DetectorResult(True, hits, _cite("", notes) + f" (limit {_seconds(max_ms)}).")
 
 
-@register("talk_over", types={"max_overlap_ms": int}, checks={"max_overlap_ms": _non_negative},
-          max_overlap_ms=500)
+@register(
+    "talk_over",
+    types={"max_overlap_ms": int},
+    checks={"max_overlap_ms": _non_negative},
+    max_overlap_ms=500,
+)
 def talk_over(turns: Sequence[TurnView], *, max_overlap_ms: int) -> DetectorResult:
     """Flag agent turns that overlap a user turn by more than max_overlap_ms."""
     users = [t for t in turns if t.speaker == USER and t.timed and t.end_ms >= t.start_ms]
@@ -205,17 +234,25 @@ def talk_over(turns: Sequence[TurnView], *, max_overlap_ms: int) -> DetectorResu
             hits.append(a.index)
             notes.append(f"turn {a.index} overlaps user turn {worst_user.index} by {worst} ms")
     if not hits:
-        return DetectorResult(False, [], f"No agent turn overlaps the user by more than {max_overlap_ms} ms.")
+        return DetectorResult(
+            False, [], f"No agent turn overlaps the user by more than {max_overlap_ms} ms."
+        )
     return DetectorResult(True, hits, _cite("Talk-over: ", notes) + ".")
 
 
 @register(
     "agent_response_time",
     types={"max_ms": int, "percentile": int},
-    checks={"max_ms": _non_negative, "percentile": lambda v: None if 1 <= v <= 100 else "must be 1 to 100"},
-    max_ms=2000, percentile=95,
+    checks={
+        "max_ms": _non_negative,
+        "percentile": lambda v: None if 1 <= v <= 100 else "must be 1 to 100",
+    },
+    max_ms=2000,
+    percentile=95,
 )
-def agent_response_time(turns: Sequence[TurnView], *, max_ms: int, percentile: int) -> DetectorResult:
+def agent_response_time(
+    turns: Sequence[TurnView], *, max_ms: int, percentile: int
+) -> DetectorResult:
     """Flag when the percentile of the agent's response times (user end -> agent start) exceeds max_ms."""
     latencies: list[tuple[int, int]] = []  # (latency ms, agent turn index)
     prev = None
@@ -234,11 +271,14 @@ def agent_response_time(turns: Sequence[TurnView], *, max_ms: int, percentile: i
     p = values[rank - 1]
     if p <= max_ms:
         return DetectorResult(
-            False, [], f"p{percentile} response time {_seconds(p)} over {len(values)} replies (limit {_seconds(max_ms)})."
+            False,
+            [],
+            f"p{percentile} response time {_seconds(p)} over {len(values)} replies (limit {_seconds(max_ms)}).",
         )
     slow = [i for v, i in latencies if v > max_ms]
     return DetectorResult(
-        True, slow,
+        True,
+        slow,
         f"p{percentile} response time {_seconds(p)} over {len(values)} replies exceeds {_seconds(max_ms)}; "
         f"{len(slow)} slow repl{'y' if len(slow) == 1 else 'ies'}.",
     )
@@ -254,7 +294,8 @@ def agent_response_time(turns: Sequence[TurnView], *, max_ms: int, percentile: i
         "min": lambda v: None if 0 <= v <= 1 else "must be between 0 and 1",
         "speaker": lambda v: None if v in ("any", AGENT, USER) else "must be any, agent or user",
     },
-    min=0.6, speaker="any",
+    min=0.6,
+    speaker="any",
 )
 def asr_confidence_floor(turns: Sequence[TurnView], *, min: float, speaker: str) -> DetectorResult:  # noqa: A002
     """Flag turns whose transcription confidence is below the floor."""
@@ -267,14 +308,20 @@ def asr_confidence_floor(turns: Sequence[TurnView], *, min: float, speaker: str)
             notes.append(f"turn {t.index} at {t.asr_confidence:.2f}")
     if not hits:
         return DetectorResult(False, [], f"No turn below ASR confidence {min:.2f}.")
-    return DetectorResult(True, hits, _cite("ASR confidence below floor: ", notes) + f" (floor {min:.2f}).")
+    return DetectorResult(
+        True, hits, _cite("ASR confidence below floor: ", notes) + f" (floor {min:.2f})."
+    )
 
 
 # ---- shape of the call ----------------------------------------------------------------------
 
 
-@register("dropped_call", types={"final_phase": str, "end_markers": list}, final_phase="", end_markers=[])
-def dropped_call(turns: Sequence[TurnView], *, final_phase: str, end_markers: list[str]) -> DetectorResult:
+@register(
+    "dropped_call", types={"final_phase": str, "end_markers": list}, final_phase="", end_markers=[]
+)
+def dropped_call(
+    turns: Sequence[TurnView], *, final_phase: str, end_markers: list[str]
+) -> DetectorResult:
     """Flag a call that ends on a user turn, or (with final_phase) ends before reaching that phase.
 
     A final user turn holding one of `end_markers` (a simulator's "###STOP###") is a deliberate end.
@@ -284,12 +331,18 @@ def dropped_call(turns: Sequence[TurnView], *, final_phase: str, end_markers: li
         return DetectorResult(False, [], "No spoken turns.")
     last = spoken[-1]
     if last.speaker == USER and any(m and m in last.text for m in end_markers):
-        return DetectorResult(False, [], f"The user ends the call deliberately (turn {last.index}).")
+        return DetectorResult(
+            False, [], f"The user ends the call deliberately (turn {last.index})."
+        )
     if last.speaker == USER:
-        return DetectorResult(True, [last.index], f"The call ends on a user turn (turn {last.index}).")
+        return DetectorResult(
+            True, [last.index], f"The call ends on a user turn (turn {last.index})."
+        )
     if final_phase and last.phase and last.phase != final_phase:
         return DetectorResult(
-            True, [last.index], f"The call ends in phase {last.phase!r} at turn {last.index}, not in {final_phase!r}."
+            True,
+            [last.index],
+            f"The call ends in phase {last.phase!r} at turn {last.index}, not in {final_phase!r}.",
         )
     return DetectorResult(False, [], "The call ends on an agent turn.")
 
@@ -338,8 +391,12 @@ def markdown_or_emoji(turns: Sequence[TurnView], *, markdown: bool, emoji: bool)
 _QUESTION = re.compile(r"[?？][?？!]*")
 
 
-@register("multiple_questions", types={"max_questions": int},
-          checks={"max_questions": lambda v: None if v >= 1 else "must be 1 or more"}, max_questions=1)
+@register(
+    "multiple_questions",
+    types={"max_questions": int},
+    checks={"max_questions": lambda v: None if v >= 1 else "must be 1 or more"},
+    max_questions=1,
+)
 def multiple_questions(turns: Sequence[TurnView], *, max_questions: int) -> DetectorResult:
     """Flag agent turns that ask more than max_questions questions (counted by question marks)."""
     hits, notes = [], []
@@ -351,7 +408,9 @@ def multiple_questions(turns: Sequence[TurnView], *, max_questions: int) -> Dete
             hits.append(t.index)
             notes.append(f"turn {t.index} asks {n}")
     if not hits:
-        return DetectorResult(False, [], f"No agent turn asks more than {max_questions} question(s).")
+        return DetectorResult(
+            False, [], f"No agent turn asks more than {max_questions} question(s)."
+        )
     return DetectorResult(True, hits, _cite("Several questions in one turn: ", notes) + ".")
 
 
@@ -362,16 +421,23 @@ _GREETING = re.compile(
 )
 
 
-@register("greeting_repeated", types={"max_greetings": int},
-          checks={"max_greetings": lambda v: None if v >= 1 else "must be 1 or more"}, max_greetings=1)
+@register(
+    "greeting_repeated",
+    types={"max_greetings": int},
+    checks={"max_greetings": lambda v: None if v >= 1 else "must be 1 or more"},
+    max_greetings=1,
+)
 def greeting_repeated(turns: Sequence[TurnView], *, max_greetings: int) -> DetectorResult:
     """Flag when more than max_greetings agent turns open with a greeting; cites the extra ones."""
-    greetings = [t.index for t in turns if t.speaker == AGENT and t.text and _GREETING.search(t.text)]
+    greetings = [
+        t.index for t in turns if t.speaker == AGENT and t.text and _GREETING.search(t.text)
+    ]
     if len(greetings) <= max_greetings:
         return DetectorResult(False, [], f"The agent greets {len(greetings)} time(s).")
     extra = greetings[max_greetings:]
     return DetectorResult(
-        True, extra,
+        True,
+        extra,
         f"The agent greets {len(greetings)} times (turns {', '.join(map(str, greetings[:6]))}"
         f"{'…' if len(greetings) > 6 else ''}); limit {max_greetings}.",
     )

@@ -1,4 +1,5 @@
 """GET filter forms of the browsing pages: they parse query strings into selector filters."""
+
 from django import forms
 
 from evals.selectors.browse import CallFilters, VerdictFilters

@@ -1,4 +1,5 @@
 """Render a gate run payload (see evals.selectors.gating.gate_run_payload) as text or JUnit XML."""
+
 from __future__ import annotations
 
 from xml.etree import ElementTree as ET
@@ -60,7 +61,10 @@ def as_table(payload: dict) -> str:
     base = payload.get("baseline") or "none"
     if payload.get("baseline_run"):
         base += f" (run #{payload['baseline_run']})"
-    rules = ", ".join(f"{r['rule']} v{r['version']}" for r in payload.get("rule_versions", [])) or "none"
+    rules = (
+        ", ".join(f"{r['rule']} v{r['version']}" for r in payload.get("rule_versions", []))
+        or "none"
+    )
     lines = [
         f"gate {payload['gate']} · candidate {payload['agent']} {payload['candidate']} · baseline {base}",
         f"golden set {gs.get('name')} v{gs.get('version')} sha256 {str(gs.get('checksum', ''))[:12]} · "
@@ -72,7 +76,9 @@ def as_table(payload: dict) -> str:
     lines += [f"note: {n}" for n in payload.get("notes", [])]
     if payload.get("error"):
         lines.append(f"error: {payload['error']}")
-    lines.append(f"result: {payload['status'].upper()} (gate run #{payload['id']}, {payload['url']})")
+    lines.append(
+        f"result: {payload['status'].upper()} (gate run #{payload['id']}, {payload['url']})"
+    )
     return "\n".join(lines)
 
 
@@ -81,24 +87,41 @@ def as_junit(payload: dict) -> str:
     metrics = payload.get("metrics", [])
     problems = payload.get("problems", [])
     failures = sum(1 for m in metrics if not m["passed"]) + len(problems)
-    suite = ET.Element("testsuite", {
-        "name": f"gate.{payload['gate']}", "tests": str(len(metrics) + len(problems) or 1),
-        "failures": str(failures), "errors": "1" if payload["status"] == "error" else "0",
-    })
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": f"gate.{payload['gate']}",
+            "tests": str(len(metrics) + len(problems) or 1),
+            "failures": str(failures),
+            "errors": "1" if payload["status"] == "error" else "0",
+        },
+    )
     props = ET.SubElement(suite, "properties")
     for k in ("candidate", "baseline", "judge"):
         ET.SubElement(props, "property", {"name": k, "value": str(payload.get(k) or "")})
-    ET.SubElement(props, "property", {"name": "golden_set_checksum",
-                                      "value": str((payload.get("golden_set") or {}).get("checksum", ""))})
+    ET.SubElement(
+        props,
+        "property",
+        {
+            "name": "golden_set_checksum",
+            "value": str((payload.get("golden_set") or {}).get("checksum", "")),
+        },
+    )
     for m in metrics:
-        case = ET.SubElement(suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": m["label"]})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": m["label"]}
+        )
         if not m["passed"]:
             fail = ET.SubElement(case, "failure", {"message": metric_line(m)})
             fail.text = evidence_text(m, limit=50)
     for p in problems:
-        case = ET.SubElement(suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": "golden set data"})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": "golden set data"}
+        )
         ET.SubElement(case, "failure", {"message": p})
     if payload["status"] == "error":
-        case = ET.SubElement(suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": "run"})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": "run"}
+        )
         ET.SubElement(case, "error", {"message": payload.get("error") or "could not run"})
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

@@ -20,6 +20,7 @@ of flagged checks, normal approximation for means, a distribution-free order-sta
 for percentiles, a Poisson approximation for event counts). Two runs' values "moved more than
 the noise" when their intervals do not overlap (`moved`).
 """
+
 from __future__ import annotations
 
 import math
@@ -38,7 +39,10 @@ SEVERITY_WEIGHT = {"minor": 1, "major": 3, "critical": 10}
 # Judge scores: lower is better for weighted violations, higher is better for the 0-100 score.
 WEIGHTED_VIOLATIONS = "weighted_violations"
 SCORE_0_100 = "score"
-SCORES = {WEIGHTED_VIOLATIONS: "mean severity-weighted violations per call", SCORE_0_100: "mean 0-100 score"}
+SCORES = {
+    WEIGHTED_VIOLATIONS: "mean severity-weighted violations per call",
+    SCORE_0_100: "mean 0-100 score",
+}
 
 TALK_OVER_MS = 500  # same default as the talk_over detector
 ASR_FLOOR = 0.6  # same default as the asr_confidence_floor detector
@@ -174,7 +178,11 @@ class GateDecision:
     metrics: list[MetricResult]
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "problems": list(self.problems), "metrics": [asdict(m) for m in self.metrics]}
+        return {
+            "passed": self.passed,
+            "problems": list(self.problems),
+            "metrics": [asdict(m) for m in self.metrics],
+        }
 
 
 # ---- small maths -----------------------------------------------------------------------------
@@ -272,12 +280,18 @@ def _response_times(call: CallFacts) -> list[tuple[float, int]]:
 
 
 def _talk_overs(call: CallFacts) -> list[tuple[float, int]]:
-    users = [t for t in call.turns if t.speaker == "user" and t.start_ms is not None and t.end_ms is not None]
+    users = [
+        t
+        for t in call.turns
+        if t.speaker == "user" and t.start_ms is not None and t.end_ms is not None
+    ]
     out = []
     for a in call.turns:
         if a.speaker != "agent" or a.start_ms is None or a.end_ms is None:
             continue
-        worst = max((min(a.end_ms, u.end_ms) - max(a.start_ms, u.start_ms) for u in users), default=0)
+        worst = max(
+            (min(a.end_ms, u.end_ms) - max(a.start_ms, u.start_ms) for u in users), default=0
+        )
         if worst > TALK_OVER_MS:
             out.append((float(worst), a.index))
     return out
@@ -288,8 +302,11 @@ def _timed(call: CallFacts) -> bool:
 
 
 def _low_asr(call: CallFacts) -> list[tuple[float, int]]:
-    return [(t.asr_confidence, t.index) for t in call.turns
-            if t.asr_confidence is not None and t.asr_confidence < ASR_FLOOR]
+    return [
+        (t.asr_confidence, t.index)
+        for t in call.turns
+        if t.asr_confidence is not None and t.asr_confidence < ASR_FLOOR
+    ]
 
 
 # name -> (description, per-call observations, how they aggregate, needs timings)
@@ -297,12 +314,19 @@ MEASURES = {
     "silence_p95_ms": ("p95 silence before an agent turn (ms)", _silences, "p95", True),
     "silence_max_ms": ("longest silence before an agent turn (ms)", _silences, "max", True),
     "response_time_p95_ms": ("p95 user-end to agent-start (ms)", _response_times, "p95", True),
-    "talk_over_count": (f"agent turns overlapping the user by more than {TALK_OVER_MS} ms", _talk_overs, "count", True),
+    "talk_over_count": (
+        f"agent turns overlapping the user by more than {TALK_OVER_MS} ms",
+        _talk_overs,
+        "count",
+        True,
+    ),
     "low_asr_turns": (f"turns under ASR confidence {ASR_FLOOR}", _low_asr, "count", False),
 }
 
 
-def _measure(spec: MetricSpec, calls: Sequence[CallFacts]) -> tuple[float | None, tuple | None, list, list[str], int]:
+def _measure(
+    spec: MetricSpec, calls: Sequence[CallFacts]
+) -> tuple[float | None, tuple | None, list, list[str], int]:
     """Return (value, interval, [(call, observation, turn)], problems, n) for a detector measure."""
     _, observe, agg, needs_timing = MEASURES[spec.measure]
     problems = []
@@ -324,7 +348,9 @@ def _measure(spec: MetricSpec, calls: Sequence[CallFacts]) -> tuple[float | None
 # ---- scopes and checks -----------------------------------------------------------------------
 
 
-def metric_rules(spec: MetricSpec, rules: Mapping[str, GatedRule]) -> tuple[list[GatedRule], list[str], str]:
+def metric_rules(
+    spec: MetricSpec, rules: Mapping[str, GatedRule]
+) -> tuple[list[GatedRule], list[str], str]:
     """Return (the gated rules a metric counts, problems that stop it, a note on rules left out).
 
     A rule the metric names must have a promoted version. A group (or "every safety rule", or
@@ -339,12 +365,24 @@ def metric_rules(spec: MetricSpec, rules: Mapping[str, GatedRule]) -> tuple[list
         if rule is None:
             return [], [f"rule {spec.rule}: unknown or retired"], ""
         if rule.version is None:
-            return [], [f"rule {spec.rule}: no promoted version (promote one, or take it out of the gate)"], ""
+            return (
+                [],
+                [
+                    f"rule {spec.rule}: no promoted version (promote one, or take it out of the gate)"
+                ],
+                "",
+            )
         return [rule], [], ""
     if spec.kind == SAFETY_CEILING:
-        members, empty = [r for r in rules.values() if r.safety], "no promoted safety rule to hold at zero"
+        members, empty = (
+            [r for r in rules.values() if r.safety],
+            "no promoted safety rule to hold at zero",
+        )
     elif spec.group:
-        members, empty = [r for r in rules.values() if r.group == spec.group], f"group {spec.group}: no promoted rule"
+        members, empty = (
+            [r for r in rules.values() if r.group == spec.group],
+            f"group {spec.group}: no promoted rule",
+        )
     elif spec.kind == VIOLATION_RATE:
         return [], ["a violation rate needs a rule or a group"], ""
     else:
@@ -356,7 +394,9 @@ def metric_rules(spec: MetricSpec, rules: Mapping[str, GatedRule]) -> tuple[list
     return scope, ([] if scope else [empty]), note
 
 
-def _checks(scope: list[GatedRule], calls: Sequence[CallFacts], who: str = "") -> tuple[list, list[str]]:
+def _checks(
+    scope: list[GatedRule], calls: Sequence[CallFacts], who: str = ""
+) -> tuple[list, list[str]]:
     """Return ([(call, rule, verdict)] usable checks, problems for missing or errored verdicts)."""
     checks, missing = [], []
     for c in calls:
@@ -375,7 +415,7 @@ def _flag_evidence(checks) -> list[Evidence]:
     out = []
     for c, r, v in checks:
         if v.flagged:
-            for t in (v.turns or (None,)):
+            for t in v.turns or (None,):
                 out.append(Evidence(call=c.call, turn=t, rule=r.label, verdict=v.ref))
     return out
 
@@ -413,22 +453,43 @@ def _value(spec, scope, calls, who=""):
         if n == 0:
             return None, None, 0, checks, problems + ["no verdicts to count"], {}
         return flagged / n, wilson(flagged, n), n, checks, problems, {}
-    complete = [c for c in calls if all(r.rule in c.verdicts and not c.verdicts[r.rule].error for r in scope)]
-    scores = {c.scenario: _call_score(spec.measure or WEIGHTED_VIOLATIONS, c, scope) for c in complete}
+    complete = [
+        c
+        for c in calls
+        if all(r.rule in c.verdicts and not c.verdicts[r.rule].error for r in scope)
+    ]
+    scores = {
+        c.scenario: _call_score(spec.measure or WEIGHTED_VIOLATIONS, c, scope) for c in complete
+    }
     if not scores:
-        return None, None, 0, checks, problems + [f"{who}no call with every verdict to score"], scores
+        return (
+            None,
+            None,
+            0,
+            checks,
+            problems + [f"{who}no call with every verdict to score"],
+            scores,
+        )
     vals = list(scores.values())
     return sum(vals) / len(vals), mean_interval(vals), len(vals), checks, problems, scores
 
 
 def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) -> MetricResult:
-    res = MetricResult(label=spec.label, kind=spec.kind, passed=False, threshold=spec.threshold,
-                       tolerance=spec.tolerance, spec=asdict(spec))
+    res = MetricResult(
+        label=spec.label,
+        kind=spec.kind,
+        passed=False,
+        threshold=spec.threshold,
+        tolerance=spec.tolerance,
+        spec=asdict(spec),
+    )
     if spec.kind not in KINDS:
         res.problems.append(f"unknown metric kind {spec.kind!r}")
         return res
     if spec.kind == DETECTOR_METRIC and spec.measure not in MEASURES:
-        res.problems.append(f"unknown detector measure {spec.measure!r} (known: {', '.join(MEASURES)})")
+        res.problems.append(
+            f"unknown detector measure {spec.measure!r} (known: {', '.join(MEASURES)})"
+        )
         return res
     if spec.kind == JUDGE_SCORE_REGRESSION and (spec.measure or WEIGHTED_VIOLATIONS) not in SCORES:
         res.problems.append(f"unknown judge score {spec.measure!r} (known: {', '.join(SCORES)})")
@@ -452,12 +513,20 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
 
     base_scores: dict = {}
     if baseline_calls is not None:
-        bvalue, binterval, _, _, bproblems, base_scores = _value(spec, scope, baseline_calls, who="baseline ")
+        bvalue, binterval, _, _, bproblems, base_scores = _value(
+            spec, scope, baseline_calls, who="baseline "
+        )
         res.baseline, res.baseline_interval = bvalue, binterval
         if spec.kind == JUDGE_SCORE_REGRESSION:
             present = {c.scenario for c in baseline_calls}
-            res.problems += _listed([f"baseline has no call for scenario {s} (replay the baseline on it, "
-                                     "or name another baseline)" for s in scenarios if s not in present])
+            res.problems += _listed(
+                [
+                    f"baseline has no call for scenario {s} (replay the baseline on it, "
+                    "or name another baseline)"
+                    for s in scenarios
+                    if s not in present
+                ]
+            )
             res.problems += bproblems
 
     if value is None:
@@ -474,13 +543,19 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
     elif spec.kind == DETECTOR_METRIC:
         res.passed = spec.threshold is not None and value <= spec.threshold
         if not res.passed:
-            res.evidence = [Evidence(call=c, turn=t, note=f"{v:g}") for c, v, t in used
-                            if spec.threshold is None or v > spec.threshold
-                            or MEASURES[spec.measure][2] == "count"]
+            res.evidence = [
+                Evidence(call=c, turn=t, note=f"{v:g}")
+                for c, v, t in used
+                if spec.threshold is None
+                or v > spec.threshold
+                or MEASURES[spec.measure][2] == "count"
+            ]
     else:
         if baseline_calls is None:
             res.passed = spec.tolerance is not None
-            res.note = "; ".join(filter(None, [res.note, "no baseline yet: nothing to regress against"]))
+            res.note = "; ".join(
+                filter(None, [res.note, "no baseline yet: nothing to regress against"])
+            )
         elif res.baseline is None:
             res.passed = False
         else:
@@ -488,13 +563,16 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
             worse_by = (res.baseline - value) if higher_is_better else (value - res.baseline)
             res.passed = spec.tolerance is not None and worse_by <= spec.tolerance + 1e-9
             if not res.passed:
-                res.evidence = _regression_evidence(candidate_calls, baseline_calls, scope, scores,
-                                                    base_scores, higher_is_better)
+                res.evidence = _regression_evidence(
+                    candidate_calls, baseline_calls, scope, scores, base_scores, higher_is_better
+                )
     res.passed = res.passed and not res.problems
     return res
 
 
-def _regression_evidence(candidate_calls, baseline_calls, scope, scores, base_scores, higher_is_better):
+def _regression_evidence(
+    candidate_calls, baseline_calls, scope, scores, base_scores, higher_is_better
+):
     """The calls that got worse than the baseline's call of the same scenario, and the new flags."""
     base_by_scenario = {c.scenario: c for c in baseline_calls}
     out = []
@@ -507,9 +585,16 @@ def _regression_evidence(candidate_calls, baseline_calls, scope, scores, base_sc
             for r in scope:
                 v = c.verdicts[r.rule]
                 if v.flagged and not b.verdicts[r.rule].flagged:
-                    for t in (v.turns or (None,)):
-                        out.append(Evidence(call=c.call, turn=t, rule=r.label, verdict=v.ref,
-                                            note=f"worse than baseline {b.call} by {abs(delta):g}"))
+                    for t in v.turns or (None,):
+                        out.append(
+                            Evidence(
+                                call=c.call,
+                                turn=t,
+                                rule=r.label,
+                                verdict=v.ref,
+                                note=f"worse than baseline {b.call} by {abs(delta):g}",
+                            )
+                        )
     return out
 
 
@@ -534,8 +619,11 @@ def golden_problems(golden: GoldenFacts, candidate: Mapping[str, CallFacts]) -> 
                 f"scenario {m.scenario}: pinned call {m.pinned_call} changed (checksum "
                 f"{m.pinned_checksum[:12]} pinned, {(m.current_checksum or '')[:12]} now)"
             )
-    missing = [f"scenario {m.scenario}: no call from the candidate" for m in golden.members
-               if m.scenario not in candidate]
+    missing = [
+        f"scenario {m.scenario}: no call from the candidate"
+        for m in golden.members
+        if m.scenario not in candidate
+    ]
     return problems + _listed(missing)
 
 
@@ -558,7 +646,11 @@ def gate_decide(
     scenarios = [m.scenario for m in golden.members]
     candidate_calls = [candidate[s] for s in scenarios if s in candidate]
     baseline_calls = None if baseline is None else [baseline[s] for s in scenarios if s in baseline]
-    results = [_evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) for spec in metrics]
-    decision = GateDecision(passed=not problems and all(r.passed for r in results), problems=problems,
-                            metrics=results)
+    results = [
+        _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios)
+        for spec in metrics
+    ]
+    decision = GateDecision(
+        passed=not problems and all(r.passed for r in results), problems=problems, metrics=results
+    )
     return decision

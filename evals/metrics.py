@@ -3,6 +3,7 @@
 No Django imports: everything here takes plain numbers and returns plain numbers. A figure
 whose denominator is zero is undefined and comes back as None, never 0.
 """
+
 from __future__ import annotations
 
 import math
@@ -91,7 +92,9 @@ def kish_effective_n(sum_w: float, sum_w2: float) -> float:
     return sum_w * sum_w / sum_w2
 
 
-def weighted_estimate(w_success: float, w_fail: float, w2_success: float, w2_fail: float) -> Estimate:
+def weighted_estimate(
+    w_success: float, w_fail: float, w2_success: float, w2_fail: float
+) -> Estimate:
     """Return a weighted proportion with a Wilson interval on its Kish effective sample size.
 
     w_* are the sums of weights of the successes and failures, w2_* the sums of squared weights.
@@ -102,7 +105,9 @@ def weighted_estimate(w_success: float, w_fail: float, w2_success: float, w2_fai
     return Estimate(p, wilson_from_proportion(p, n_eff), n_eff)
 
 
-def weighted_f1(wtp: float, wfp: float, wfn: float, w2tp: float, w2fp: float, w2fn: float) -> Estimate:
+def weighted_f1(
+    wtp: float, wfp: float, wfn: float, w2tp: float, w2fp: float, w2fn: float
+) -> Estimate:
     """Return weighted F1 with the Jaccard-mapped Wilson interval on the effective sample size."""
     j = weighted_estimate(wtp, wfp + wfn, w2tp, w2fp + w2fn)
     if j.value is None:

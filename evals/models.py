@@ -1,4 +1,5 @@
 """Judged material: agents, transcripts, rules and their versions, judges and verdicts."""
+
 from django.db import models
 from django.db.models import Q
 
@@ -32,7 +33,9 @@ class AgentVersion(models.Model):
 
     class Meta:
         ordering = ["agent__name", "version"]
-        constraints = [models.UniqueConstraint(fields=["agent", "version"], name="agent_version_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "version"], name="agent_version_unique")
+        ]
 
     def __str__(self):
         return f"{self.agent.name} {self.version}"
@@ -42,7 +45,9 @@ class Transcript(models.Model):
     """One conversation. `external_id` is the id callers use; `checksum` pins its canonical turns."""
 
     external_id = models.CharField(max_length=200, unique=True)
-    agent_version = models.ForeignKey(AgentVersion, on_delete=models.PROTECT, related_name="transcripts")
+    agent_version = models.ForeignKey(
+        AgentVersion, on_delete=models.PROTECT, related_name="transcripts"
+    )
     checksum = models.CharField(max_length=64, db_index=True)
     audio_url = models.CharField(max_length=2000, blank=True)
     language = models.CharField(max_length=20, blank=True)
@@ -66,7 +71,9 @@ class Turn(models.Model):
         SYSTEM = "system", "system"
 
     # turn_index_unique (transcript, index) serves lookups by transcript: no second index to maintain.
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="turns", db_index=False)
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="turns", db_index=False
+    )
     index = models.PositiveIntegerField()
     speaker = models.CharField(max_length=10, choices=Speaker.choices)
     text = models.TextField(blank=True)
@@ -82,7 +89,8 @@ class Turn(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["transcript", "index"], name="turn_index_unique"),
             models.CheckConstraint(
-                condition=Q(asr_confidence__isnull=True) | Q(asr_confidence__gte=0, asr_confidence__lte=1),
+                condition=Q(asr_confidence__isnull=True)
+                | Q(asr_confidence__gte=0, asr_confidence__lte=1),
                 name="turn_asr_confidence_range",
             ),
         ]
@@ -127,7 +135,9 @@ class RuleVersion(models.Model):
     number = models.PositiveIntegerField()
     text = models.TextField()
     detector = models.JSONField(null=True, blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.CANDIDATE, db_index=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.CANDIDATE, db_index=True
+    )
     source = models.CharField(max_length=200, blank=True, help_text="Where this version came from.")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -174,7 +184,9 @@ class JudgeRun(models.Model):
         STOPPED = "stopped", "stopped (cost cap)"
         FAILED = "failed", "failed"
 
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="runs")
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="runs"
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     params = models.JSONField(default=dict, blank=True)
     started_by = models.CharField(max_length=150, blank=True)
@@ -203,11 +215,20 @@ class Verdict(models.Model):
 
     # No single-column indexes on these two: verdict_key_unique (transcript, ...) and verdict_rv_judge
     # (rule_version, ...) start with them, and every index fewer speeds up bulk imports.
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False)
-    rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="verdicts", db_index=False)
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False
+    )
+    rule_version = models.ForeignKey(
+        RuleVersion, on_delete=models.PROTECT, related_name="verdicts", db_index=False
+    )
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
     judge_run = models.ForeignKey(
-        JudgeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="verdicts", db_index=False
+        JudgeRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="verdicts",
+        db_index=False,
     )  # indexed by verdict_judge_run only where set: imported verdicts have none
     flagged = models.BooleanField()
     turn = models.PositiveIntegerField(null=True, blank=True)
@@ -215,23 +236,31 @@ class Verdict(models.Model):
     severity = models.CharField(max_length=10, choices=Severity.choices, blank=True)
     rationale = models.TextField(blank=True)
     confidence = models.PositiveSmallIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True, help_text="Non-empty when the check failed; excluded from every figure.")
+    error = models.TextField(
+        blank=True, help_text="Non-empty when the check failed; excluded from every figure."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["transcript", "rule_version"]
         constraints = [
-            models.UniqueConstraint(fields=["transcript", "rule_version", "judge"], name="verdict_key_unique"),
-            models.CheckConstraint(
-                condition=Q(confidence__isnull=True) | Q(confidence__lte=100), name="verdict_confidence_range"
+            models.UniqueConstraint(
+                fields=["transcript", "rule_version", "judge"], name="verdict_key_unique"
             ),
             models.CheckConstraint(
-                condition=Q(flagged=True) | Q(turn__isnull=True), name="verdict_unflagged_cites_no_turn"
+                condition=Q(confidence__isnull=True) | Q(confidence__lte=100),
+                name="verdict_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(flagged=True) | Q(turn__isnull=True),
+                name="verdict_unflagged_cites_no_turn",
             ),
         ]
         indexes = [
             models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge"),
-            models.Index(fields=["judge_run"], name="verdict_judge_run", condition=Q(judge_run__isnull=False)),
+            models.Index(
+                fields=["judge_run"], name="verdict_judge_run", condition=Q(judge_run__isnull=False)
+            ),
         ]
 
     def __str__(self):
@@ -270,7 +299,11 @@ class GoldenSetMember(models.Model):
     position = models.PositiveIntegerField()
     scenario = models.CharField(max_length=200)
     transcript = models.ForeignKey(
-        Transcript, on_delete=models.SET_NULL, null=True, blank=True, related_name="golden_memberships"
+        Transcript,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="golden_memberships",
     )
     transcript_external_id = models.CharField(max_length=200, blank=True)
     transcript_checksum = models.CharField(max_length=64, blank=True)
@@ -278,7 +311,9 @@ class GoldenSetMember(models.Model):
     class Meta:
         ordering = ["golden_set", "position"]
         constraints = [
-            models.UniqueConstraint(fields=["golden_set", "scenario"], name="golden_member_scenario_unique"),
+            models.UniqueConstraint(
+                fields=["golden_set", "scenario"], name="golden_member_scenario_unique"
+            ),
         ]
 
     def __str__(self):
@@ -291,7 +326,9 @@ class Gate(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     golden_set = models.ForeignKey(GoldenSet, on_delete=models.PROTECT, related_name="gates")
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="gates")
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="gates"
+    )
     created_by = models.CharField(max_length=150, blank=True)
     updated_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -316,9 +353,13 @@ class GateMetric(models.Model):
     gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="metrics")
     position = models.PositiveIntegerField(default=0)
     kind = models.CharField(max_length=30, choices=Kind.choices)
-    rule = models.ForeignKey(Rule, on_delete=models.PROTECT, null=True, blank=True, related_name="gate_metrics")
+    rule = models.ForeignKey(
+        Rule, on_delete=models.PROTECT, null=True, blank=True, related_name="gate_metrics"
+    )
     group = models.CharField(max_length=100, blank=True)
-    measure = models.CharField(max_length=50, blank=True, help_text="Detector measure or judge score name.")
+    measure = models.CharField(
+        max_length=50, blank=True, help_text="Detector measure or judge score name."
+    )
     threshold = models.FloatField(null=True, blank=True)
     tolerance = models.FloatField(null=True, blank=True)
 
@@ -340,22 +381,34 @@ class GateRun(models.Model):
     gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="runs")
     candidate = models.ForeignKey(AgentVersion, on_delete=models.PROTECT, related_name="gate_runs")
     baseline = models.ForeignKey(
-        AgentVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="baseline_gate_runs"
+        AgentVersion,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="baseline_gate_runs",
     )
     status = models.CharField(max_length=10, choices=Status.choices, db_index=True)
-    golden_set = models.ForeignKey(GoldenSet, on_delete=models.PROTECT, null=True, related_name="gate_runs")
+    golden_set = models.ForeignKey(
+        GoldenSet, on_delete=models.PROTECT, null=True, related_name="gate_runs"
+    )
     golden_set_checksum = models.CharField(max_length=64, blank=True)
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="gate_runs")
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="gate_runs"
+    )
     rule_versions = models.ManyToManyField(RuleVersion, blank=True, related_name="gate_runs")
     results = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
-    judged = models.PositiveIntegerField(default=0, help_text="Verdicts the judge runner added for this run.")
+    judged = models.PositiveIntegerField(
+        default=0, help_text="Verdicts the judge runner added for this run."
+    )
     started_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at", "-pk"]
-        indexes = [models.Index(fields=["gate", "status", "created_at"], name="gate_run_gate_status")]
+        indexes = [
+            models.Index(fields=["gate", "status", "created_at"], name="gate_run_gate_status")
+        ]
 
     def __str__(self):
         return f"gate run {self.pk} {self.gate} {self.candidate}"
@@ -382,12 +435,16 @@ class JudgeRunItem(models.Model):
         EMPTY = "empty", "no agent turns in scope"
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="judge_run_items")
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="judge_run_items"
+    )
     kind = models.CharField(max_length=10, choices=Kind.choices)
     group = models.CharField(max_length=100, blank=True)
     phase = models.CharField(max_length=50, blank=True)
     rule_version_ids = models.JSONField(default=list)
-    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.PENDING, db_index=True)
+    outcome = models.CharField(
+        max_length=10, choices=Outcome.choices, default=Outcome.PENDING, db_index=True
+    )
     error = models.TextField(blank=True)
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)

@@ -11,7 +11,9 @@ urlpatterns = [
     path("judge-runs/", views_judging.judge_run_list, name="judge-run-list"),
     path("judge-runs/new/", views_judging.judge_run_start, name="judge-run-start"),
     path("judge-runs/<int:pk>/", views_judging.judge_run_detail, name="judge-run-detail"),
-    path("judge-runs/<int:pk>/resume/", views_judging.judge_run_resume_view, name="judge-run-resume"),
+    path(
+        "judge-runs/<int:pk>/resume/", views_judging.judge_run_resume_view, name="judge-run-resume"
+    ),
     path("gates/", views_gates.gate_index, name="gate-index"),
     path("gates/runs/<int:pk>/", views_gates.gate_run_detail, name="gate-run-detail"),
     path("gates/<slug:name>/", views_gates.gate_detail, name="gate-detail"),
@@ -19,8 +21,18 @@ urlpatterns = [
     path("gates/<slug:name>/run/", views_gates.gate_run_start, name="gate-run-start"),
     path("gates/<slug:name>/settings/", views_gates.gate_settings, name="gate-settings"),
     path("gates/<slug:name>/metrics/add/", views_gates.gate_metric_add, name="gate-metric-add"),
-    path("gates/<slug:name>/metrics/<int:pk>/", views_gates.gate_metric_edit, name="gate-metric-edit"),
-    path("gates/<slug:name>/metrics/<int:pk>/remove/", views_gates.gate_metric_remove, name="gate-metric-remove"),
+    path(
+        "gates/<slug:name>/metrics/<int:pk>/", views_gates.gate_metric_edit, name="gate-metric-edit"
+    ),
+    path(
+        "gates/<slug:name>/metrics/<int:pk>/remove/",
+        views_gates.gate_metric_remove,
+        name="gate-metric-remove",
+    ),
     path("golden-sets/<slug:name>/", views_gates.golden_set_detail, name="golden-set-detail"),
-    path("golden-sets/<slug:name>/v<int:version>/", views_gates.golden_set_detail, name="golden-set-version"),
+    path(
+        "golden-sets/<slug:name>/v<int:version>/",
+        views_gates.golden_set_detail,
+        name="golden-set-version",
+    ),
 ]

@@ -1,4 +1,5 @@
 """Browsing pages: calls, the call page, rules, a rule's versions, verdicts."""
+
 from django.http import Http404
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
@@ -48,7 +49,11 @@ def transcript_detail(request, external_id):
 def rule_list(request):
     q = request.GET.get("q", "").strip()[:200]
     group = request.GET.get("group", "").strip()[:100]
-    return render(request, "evals/rule_list.html", {"groups": browse.rule_list_grouped(q=q, group=group), "q": q, "group": group})
+    return render(
+        request,
+        "evals/rule_list.html",
+        {"groups": browse.rule_list_grouped(q=q, group=group), "q": q, "group": group},
+    )
 
 
 @require("view_console")

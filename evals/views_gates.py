@@ -1,4 +1,5 @@
 """Pages for golden sets, gates, gate runs and their history. Thin: services decide, selectors read."""
+
 import re
 
 from django import forms
@@ -16,9 +17,15 @@ from evals.services import gating
 
 
 class RunGateForm(forms.Form):
-    candidate = forms.ModelChoiceField(queryset=AgentVersion.objects.none(), label="Candidate version")
-    baseline = forms.ModelChoiceField(queryset=AgentVersion.objects.none(), required=False,
-                                      label="Baseline", empty_label="last passing version")
+    candidate = forms.ModelChoiceField(
+        queryset=AgentVersion.objects.none(), label="Candidate version"
+    )
+    baseline = forms.ModelChoiceField(
+        queryset=AgentVersion.objects.none(),
+        required=False,
+        label="Baseline",
+        empty_label="last passing version",
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -29,11 +36,17 @@ class RunGateForm(forms.Form):
 
 class MetricAddForm(forms.Form):
     kind = forms.ChoiceField(choices=GateMetric.Kind.choices)
-    rule = forms.ModelChoiceField(queryset=Rule.objects.filter(status=Rule.Status.ACTIVE), required=False,
-                                  to_field_name="rule_id", empty_label="—")
+    rule = forms.ModelChoiceField(
+        queryset=Rule.objects.filter(status=Rule.Status.ACTIVE),
+        required=False,
+        to_field_name="rule_id",
+        empty_label="—",
+    )
     group = forms.CharField(required=False, max_length=100)
-    measure = forms.ChoiceField(required=False, choices=[("", "—")] + [(k, k) for k in gates.MEASURES]
-                                + [(k, k) for k in gates.SCORES])
+    measure = forms.ChoiceField(
+        required=False,
+        choices=[("", "—")] + [(k, k) for k in gates.MEASURES] + [(k, k) for k in gates.SCORES],
+    )
     limit = forms.FloatField(required=False, label="Max or tolerance", min_value=0)
 
     def metric_data(self) -> dict:
@@ -62,17 +75,32 @@ def _metric_rows(gate: Gate) -> list[dict]:
     rows = []
     for m in gate.metrics.all():
         spec = gating.metric_specs_one(m)
-        rows.append({"m": m, "label": spec.label, "editable": m.kind != GateMetric.Kind.SAFETY_CEILING,
-                     "field": "tolerance" if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION else "threshold",
-                     "limit": fmt(m.tolerance if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION else m.threshold)})
+        rows.append(
+            {
+                "m": m,
+                "label": spec.label,
+                "editable": m.kind != GateMetric.Kind.SAFETY_CEILING,
+                "field": "tolerance"
+                if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION
+                else "threshold",
+                "limit": fmt(
+                    m.tolerance if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION else m.threshold
+                ),
+            }
+        )
     return rows
 
 
 @require("run_gate")
 def gate_index(request):
-    return render(request, "evals/gates/index.html", {
-        "rows": sel.gates_with_last_run(), "golden_sets": sel.golden_sets_latest(),
-    })
+    return render(
+        request,
+        "evals/gates/index.html",
+        {
+            "rows": sel.gates_with_last_run(),
+            "golden_sets": sel.golden_sets_latest(),
+        },
+    )
 
 
 @require("run_gate")
@@ -80,16 +108,26 @@ def gate_detail(request, name):
     gate = sel.gate_with_metrics(name)
     if gate is None:
         raise Http404("No gate with that name.")
-    return render(request, "evals/gates/gate.html", {
-        "gate": gate, "metric_rows": _metric_rows(gate), "runs": sel.gate_runs_recent(gate),
-        "run_form": RunGateForm(), "add_form": MetricAddForm(), **sel.gate_page_choices(gate),
-    })
+    return render(
+        request,
+        "evals/gates/gate.html",
+        {
+            "gate": gate,
+            "metric_rows": _metric_rows(gate),
+            "runs": sel.gate_runs_recent(gate),
+            "run_form": RunGateForm(),
+            "add_form": MetricAddForm(),
+            **sel.gate_page_choices(gate),
+        },
+    )
 
 
 @require("manage_gates")
 @require_POST
 def gate_metric_edit(request, name, pk):
-    metric = get_object_or_404(GateMetric.objects.select_related("gate", "rule"), pk=pk, gate__name=name)
+    metric = get_object_or_404(
+        GateMetric.objects.select_related("gate", "rule"), pk=pk, gate__name=name
+    )
     raw = request.POST.get("limit", "").strip()
     error = ""
     try:
@@ -98,15 +136,25 @@ def gate_metric_edit(request, name, pk):
         error = f"{raw!r} is not a number"
     else:
         try:
-            gating.gate_metric_update(metric=metric, threshold=value, tolerance=value, by=_who(request))
+            gating.gate_metric_update(
+                metric=metric, threshold=value, tolerance=value, by=_who(request)
+            )
         except gating.GateConfigInvalid as e:
             error = str(e).split(": ", 1)[-1]
     metric.refresh_from_db()
     if request.htmx:
         row = next(r for r in _metric_rows(metric.gate) if r["m"].pk == metric.pk)
-        return render(request, "evals/gates/gate.html#metric-row", {
-            "row": row, "gate": metric.gate, "error": error, "saved": not error, "perms_edit": True,
-        })  # 200 even on a bad value: htmx swaps only 2xx, and the row shows the error
+        return render(
+            request,
+            "evals/gates/gate.html#metric-row",
+            {
+                "row": row,
+                "gate": metric.gate,
+                "error": error,
+                "saved": not error,
+                "perms_edit": True,
+            },
+        )  # 200 even on a bad value: htmx swaps only 2xx, and the row shows the error
     if error:
         messages.error(request, f"Metric not saved: {error}")
     else:
@@ -132,8 +180,10 @@ def gate_metric_add(request, name):
     gate = get_object_or_404(Gate, name=name)
     form = MetricAddForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "Metric not added: " + "; ".join(
-            f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+        messages.error(
+            request,
+            "Metric not added: " + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()),
+        )
         return redirect("gate-detail", name=name)
     try:
         gating.gate_metric_add(gate=gate, data=form.metric_data(), by=_who(request))
@@ -148,8 +198,12 @@ def gate_metric_add(request, name):
 def gate_settings(request, name):
     gate = get_object_or_404(Gate, name=name)
     try:
-        gating.gate_settings_update(gate=gate, golden_set_id=request.POST.get("golden_set") or None,
-                                    judge_id=request.POST.get("judge") or None, by=_who(request))
+        gating.gate_settings_update(
+            gate=gate,
+            golden_set_id=request.POST.get("golden_set") or None,
+            judge_id=request.POST.get("judge") or None,
+            by=_who(request),
+        )
         messages.success(request, "Gate settings saved.")
     except gating.GateConfigInvalid as e:
         messages.error(request, f"Settings not saved: {e}")
@@ -197,22 +251,39 @@ def _metric_view(m: dict, run: GateRun, verdicts: dict) -> dict:
         rule, _, version = label.rpartition(" v")
         rules.append({"label": label, "rule": rule, "version": version})
     problems = [{"text": p, "call": _problem_call(p)} for p in m.get("problems", [])]
-    return {**m, "evidence_rows": evidence, "rule_links": rules, "problem_rows": problems, "value_text": fmt(m.get("value")),
-            "baseline_text": fmt(m.get("baseline")), "limit_text": threshold_text(m),
-            "evidence_summary": evidence_text(m)}
+    return {
+        **m,
+        "evidence_rows": evidence,
+        "rule_links": rules,
+        "problem_rows": problems,
+        "value_text": fmt(m.get("value")),
+        "baseline_text": fmt(m.get("baseline")),
+        "limit_text": threshold_text(m),
+        "evidence_summary": evidence_text(m),
+    }
 
 
 @require("run_gate")
 def gate_run_detail(request, pk):
-    run = get_object_or_404(GateRun.objects.select_related("gate", "candidate__agent", "baseline", "golden_set",
-                                                           "judge"), pk=pk)
+    run = get_object_or_404(
+        GateRun.objects.select_related(
+            "gate", "candidate__agent", "baseline", "golden_set", "judge"
+        ),
+        pk=pk,
+    )
     payload = sel.gate_run_payload(run)
     verdicts = sel.gate_run_verdicts(run)
     metrics = [_metric_view(m, run, verdicts) for m in payload["metrics"]]
-    return render(request, "evals/gates/run.html", {
-        "run": run, "p": payload, "metrics": metrics,
-        "failed": [m for m in metrics if not m["passed"]],
-    })
+    return render(
+        request,
+        "evals/gates/run.html",
+        {
+            "run": run,
+            "p": payload,
+            "metrics": metrics,
+            "failed": [m for m in metrics if not m["passed"]],
+        },
+    )
 
 
 @require("run_gate")
@@ -229,14 +300,24 @@ def golden_set_detail(request, name, version=None):
     versions = sel.golden_set_versions(name)
     if not versions:
         raise Http404("No golden set with that name.")
-    gs = versions[0] if version is None else next((v for v in versions if v.version == version), None)
+    gs = (
+        versions[0]
+        if version is None
+        else next((v for v in versions if v.version == version), None)
+    )
     if gs is None:
         raise Http404("No such version of the golden set.")
     members = list(gs.members.select_related("transcript"))
     current = gating.golden_checksum(gating.golden_set_member_specs(gs))
     calls = sel.golden_set_calls(gs)
-    return render(request, "evals/gates/golden_set.html", {
-        "gs": gs, "versions": versions, "intact": current == gs.checksum,
-        "members": [{"m": m, "calls": calls.get(m.scenario, [])} for m in members],
-        "current_checksum": current,
-    })
+    return render(
+        request,
+        "evals/gates/golden_set.html",
+        {
+            "gs": gs,
+            "versions": versions,
+            "intact": current == gs.checksum,
+            "members": [{"m": m, "calls": calls.get(m.scenario, [])} for m in members],
+            "current_checksum": current,
+        },
+    )

@@ -1,4 +1,5 @@
 """Judge-run pages: the list with the "Run judge" form, and a run page that polls while the run works."""
+
 import re
 
 from django import forms
@@ -18,10 +19,18 @@ _SPLIT = re.compile(r"[\s,]+")
 
 class RunJudgeForm(forms.Form):
     agent_version = forms.ChoiceField(required=False, label="Agent version")
-    rules = forms.CharField(required=False, max_length=2000, label="Rules",
-                            help_text="Rule ids, patterns (asking.*) or groups; empty: every active rule.")
-    transcripts = forms.CharField(required=False, max_length=20000, label="Calls",
-                                  help_text="Call ids; empty: every call (of the version chosen).")
+    rules = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Rules",
+        help_text="Rule ids, patterns (asking.*) or groups; empty: every active rule.",
+    )
+    transcripts = forms.CharField(
+        required=False,
+        max_length=20000,
+        label="Calls",
+        help_text="Call ids; empty: every call (of the version chosen).",
+    )
     detectors_only = forms.BooleanField(required=False, label="Detector rules only (free)")
 
     def __init__(self, *args, **kwargs):
@@ -62,15 +71,21 @@ def judge_run_start(request):
         d = form.cleaned_data
         try:
             result = judge_run_create(
-                transcript_ids=d["transcripts"] or None, rule_ids=d["rules"] or None,
-                agent_version=d["agent_version"] or None, detectors_only=d["detectors_only"],
-                started_by=request.user.get_username(), background=True, dry_run=estimate,
+                transcript_ids=d["transcripts"] or None,
+                rule_ids=d["rules"] or None,
+                agent_version=d["agent_version"] or None,
+                detectors_only=d["detectors_only"],
+                started_by=request.user.get_username(),
+                background=True,
+                dry_run=estimate,
             )
         except JudgeRunInvalid as exc:
             form.add_error(None, str(exc))
         else:
             if isinstance(result, JudgeRunPlan):
-                template = "evals/judge_runs.html#run-form" if request.htmx else "evals/judge_runs.html"
+                template = (
+                    "evals/judge_runs.html#run-form" if request.htmx else "evals/judge_runs.html"
+                )
                 return render(request, template, _list_context(request, form, result))
             return redirect("judge-run-detail", pk=result.pk)
     template = "evals/judge_runs.html#run-form" if request.htmx else "evals/judge_runs.html"
@@ -92,7 +107,11 @@ def judge_run_detail(request, pk: int):
     }
     if request.htmx:
         html = render_to_string("evals/judge_run.html#run-progress", context, request=request)
-        return HttpResponseStopPolling(html) if finished else render(request, "evals/judge_run.html#run-progress", context)
+        return (
+            HttpResponseStopPolling(html)
+            if finished
+            else render(request, "evals/judge_run.html#run-progress", context)
+        )
     return render(request, "evals/judge_run.html", context)
 
 

@@ -26,7 +26,14 @@ class SampleItemAdmin(admin.ModelAdmin):
 
 @admin.register(models.Assignment)
 class AssignmentAdmin(admin.ModelAdmin):
-    list_display = ["item", "reviewer", "claimed_at", "lease_expires_at", "finished_at", "released_at"]
+    list_display = [
+        "item",
+        "reviewer",
+        "claimed_at",
+        "lease_expires_at",
+        "finished_at",
+        "released_at",
+    ]
     raw_id_fields = ["item"]
 
 

@@ -1,4 +1,5 @@
 """Server-drawn SVG geometry for the calibration trend chart (no chart library, no JavaScript)."""
+
 from dataclasses import dataclass, field
 
 WIDTH, HEIGHT = 720, 240
@@ -27,7 +28,10 @@ def trend_chart(trend, floors: dict[str, float]) -> dict:
     """Return the geometry of a precision/recall-by-week chart from calibration_trend() output."""
     n = len(trend)
     series = []
-    for name, attr, css in (("precision", "precision", "s-precision"), ("recall", "recall", "s-recall")):
+    for name, attr, css in (
+        ("precision", "precision", "s-precision"),
+        ("recall", "recall", "s-recall"),
+    ):
         s = Series(name, css)
         upper, lower, line = [], [], []
         for i, (week, figs) in enumerate(trend):
@@ -38,17 +42,33 @@ def trend_chart(trend, floors: dict[str, float]) -> dict:
             line.append(f"{x},{round(_y(est.value), 1)}")
             upper.append(f"{x},{round(_y(est.ci[1]), 1)}")
             lower.append(f"{x},{round(_y(est.ci[0]), 1)}")
-            s.points.append((x, round(_y(est.value), 1),
-                             f"{name} week of {week:%d %b %Y}: {est.value:.2f} [{est.ci[0]:.2f}, {est.ci[1]:.2f}], n={int(est.n)}"))
+            s.points.append(
+                (
+                    x,
+                    round(_y(est.value), 1),
+                    f"{name} week of {week:%d %b %Y}: {est.value:.2f} [{est.ci[0]:.2f}, {est.ci[1]:.2f}], n={int(est.n)}",
+                )
+            )
         s.line = " ".join(line)
         s.band = " ".join(upper + lower[::-1])
         series.append(s)
     step = max(1, n // 8)
-    xlabels = [(round(_x(i, n), 1), f"{week:%d %b}") for i, (week, _) in enumerate(trend) if i % step == 0]
+    xlabels = [
+        (round(_x(i, n), 1), f"{week:%d %b}") for i, (week, _) in enumerate(trend) if i % step == 0
+    ]
     yticks = [(round(_y(v), 1), f"{v:.2f}") for v in (0, 0.25, 0.5, 0.75, 1.0)]
     floor_lines = [(name, round(_y(v), 1), f"{name} floor {v:.2f}") for name, v in floors.items()]
     return {
-        "width": WIDTH, "height": HEIGHT, "left": LEFT, "right": WIDTH - RIGHT, "top": TOP,
-        "bottom": HEIGHT - BOTTOM, "label_y": HEIGHT - BOTTOM + 18,
-        "series": series, "xlabels": xlabels, "yticks": yticks, "floors": floor_lines, "weeks": n,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "right": WIDTH - RIGHT,
+        "top": TOP,
+        "bottom": HEIGHT - BOTTOM,
+        "label_y": HEIGHT - BOTTOM + 18,
+        "series": series,
+        "xlabels": xlabels,
+        "yticks": yticks,
+        "floors": floor_lines,
+        "weeks": n,
     }

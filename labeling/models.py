@@ -1,4 +1,5 @@
 """Where people meet verdicts: samples, claims, marks, issue rows, promotion decisions."""
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -11,7 +12,9 @@ class DailySample(models.Model):
 
     day = models.DateField(unique=True)
     size = models.PositiveIntegerField()
-    params = models.JSONField(default=dict, blank=True, help_text="Seed, window and counts of the draw.")
+    params = models.JSONField(
+        default=dict, blank=True, help_text="Seed, window and counts of the draw."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -30,11 +33,15 @@ class SampleItem(models.Model):
         MANUAL = "manual", "queued by hand"
 
     sample = models.ForeignKey(DailySample, on_delete=models.CASCADE, related_name="items")
-    transcript = models.ForeignKey(Transcript, on_delete=models.CASCADE, related_name="sample_items")
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="sample_items"
+    )
     reason = models.CharField(max_length=12, choices=Reason.choices)
     inclusion_probability = models.FloatField()
     reviews_needed = models.PositiveSmallIntegerField(default=1)
-    added_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -45,7 +52,9 @@ class SampleItem(models.Model):
                 condition=Q(inclusion_probability__gt=0, inclusion_probability__lte=1),
                 name="sample_item_probability_range",
             ),
-            models.CheckConstraint(condition=Q(reviews_needed__gte=1), name="sample_item_reviews_needed_positive"),
+            models.CheckConstraint(
+                condition=Q(reviews_needed__gte=1), name="sample_item_reviews_needed_positive"
+            ),
         ]
 
     def __str__(self):
@@ -56,7 +65,9 @@ class Assignment(models.Model):
     """A reviewer's hold on a sample item: claimed under a lease, then finished or given back."""
 
     item = models.ForeignKey(SampleItem, on_delete=models.CASCADE, related_name="assignments")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
     claimed_at = models.DateTimeField()
     lease_expires_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -64,7 +75,11 @@ class Assignment(models.Model):
 
     class Meta:
         ordering = ["-claimed_at"]
-        constraints = [models.UniqueConstraint(fields=["item", "reviewer"], name="assignment_once_per_reviewer")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "reviewer"], name="assignment_once_per_reviewer"
+            )
+        ]
 
     def __str__(self):
         return f"{self.reviewer_id} holds {self.item_id}"
@@ -74,16 +89,22 @@ class Mark(models.Model):
     """A reviewer's judgement of one verdict: right or wrong. One per reviewer and verdict."""
 
     verdict = models.ForeignKey(Verdict, on_delete=models.CASCADE, related_name="marks")
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="marks")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="marks"
+    )
     correct = models.BooleanField()
     note = models.CharField(max_length=500, blank=True)
-    assignment = models.ForeignKey(Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="marks")
+    assignment = models.ForeignKey(
+        Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="marks"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-updated_at"]
-        constraints = [models.UniqueConstraint(fields=["verdict", "reviewer"], name="mark_once_per_reviewer")]
+        constraints = [
+            models.UniqueConstraint(fields=["verdict", "reviewer"], name="mark_once_per_reviewer")
+        ]
 
     def __str__(self):
         return f"{'right' if self.correct else 'wrong'} on {self.verdict_id}"
@@ -107,23 +128,36 @@ class VerdictTally(models.Model):
     sums these rows (one index-only scan) instead of grouping a million marks.
     """
 
-    verdict = models.OneToOneField(Verdict, on_delete=models.CASCADE, primary_key=True, related_name="tally")
-    rule_version_id = models.BigIntegerField(help_text="Copied from the verdict, for index-only grouping.")
+    verdict = models.OneToOneField(
+        Verdict, on_delete=models.CASCADE, primary_key=True, related_name="tally"
+    )
+    rule_version_id = models.BigIntegerField(
+        help_text="Copied from the verdict, for index-only grouping."
+    )
     judge_id = models.BigIntegerField(help_text="Copied from the verdict, for index-only grouping.")
     n_marks = models.IntegerField()
     n_right = models.IntegerField()
-    truth = models.SmallIntegerField(null=True, help_text="1 right, 0 wrong (settlement, else majority); null: tied.")
-    cell = models.SmallIntegerField(help_text="0 fn, 1 tn, 2 fp, 3 tp, 4 waiting (tied), 5 errored.")
-    pair = models.SmallIntegerField(help_text="First and last mark: 0 none, 1 wrong-wrong, 2 wrong-right, "
-                                              "3 right-wrong, 4 right-right.")
+    truth = models.SmallIntegerField(
+        null=True, help_text="1 right, 0 wrong (settlement, else majority); null: tied."
+    )
+    cell = models.SmallIntegerField(
+        help_text="0 fn, 1 tn, 2 fp, 3 tp, 4 waiting (tied), 5 errored."
+    )
+    pair = models.SmallIntegerField(
+        help_text="First and last mark: 0 none, 1 wrong-wrong, 2 wrong-right, "
+        "3 right-wrong, 4 right-right."
+    )
     outside = models.SmallIntegerField(help_text="1 when no mark came through a sample item.")
-    weight = models.FloatField(help_text="1 / the largest inclusion probability of its marks' sample items.")
+    weight = models.FloatField(
+        help_text="1 / the largest inclusion probability of its marks' sample items."
+    )
 
     class Meta:
         db_table = "labeling_verdict_tally"
         indexes = [
             models.Index(
-                fields=["rule_version_id", "judge_id", "cell", "pair", "outside", "weight"], name="verdict_tally_group"
+                fields=["rule_version_id", "judge_id", "cell", "pair", "outside", "weight"],
+                name="verdict_tally_group",
             )
         ]
 
@@ -152,18 +186,34 @@ class IssueRow(models.Model):
     what = models.TextField()
     severity = models.CharField(max_length=10, choices=Severity.choices)
     audio_only = models.BooleanField(default=False)
-    reporter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reported_rows")
-    status = models.CharField(max_length=12, choices=Status.choices, default=Status.NEW, db_index=True)
-    outcome = models.CharField(max_length=12, choices=Outcome.choices, blank=True, default="", db_index=True)
-    assignee = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="assigned_rows"
+    reporter = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reported_rows"
     )
-    duplicate_of = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="duplicates")
-    rule = models.ForeignKey(Rule, on_delete=models.SET_NULL, null=True, blank=True, related_name="issue_rows")
+    status = models.CharField(
+        max_length=12, choices=Status.choices, default=Status.NEW, db_index=True
+    )
+    outcome = models.CharField(
+        max_length=12, choices=Outcome.choices, blank=True, default="", db_index=True
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="assigned_rows",
+    )
+    duplicate_of = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="duplicates"
+    )
+    rule = models.ForeignKey(
+        Rule, on_delete=models.SET_NULL, null=True, blank=True, related_name="issue_rows"
+    )
     rule_version = models.ForeignKey(
         RuleVersion, on_delete=models.SET_NULL, null=True, blank=True, related_name="issue_rows"
     )
-    signal_request = models.TextField(blank=True, help_text="A detector asked for that does not exist yet.")
+    signal_request = models.TextField(
+        blank=True, help_text="A detector asked for that does not exist yet."
+    )
     reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -202,14 +252,20 @@ class PromotionDecision(models.Model):
         PROMOTE = "promote", "promote"
         DEMOTE = "demote", "demote"
 
-    rule_version = models.ForeignKey(RuleVersion, on_delete=models.PROTECT, related_name="decisions")
+    rule_version = models.ForeignKey(
+        RuleVersion, on_delete=models.PROTECT, related_name="decisions"
+    )
     judge = models.ForeignKey(Judge, on_delete=models.PROTECT, null=True, blank=True)
     action = models.CharField(max_length=10, choices=Action.choices)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     reason = models.TextField(blank=True)
     figures = models.JSONField(default=dict, blank=True)
     replaced = models.ForeignKey(
-        RuleVersion, on_delete=models.PROTECT, null=True, blank=True, related_name="replaced_by_decisions"
+        RuleVersion,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="replaced_by_decisions",
     )
     at = models.DateTimeField(auto_now_add=True)
 

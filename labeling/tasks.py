@@ -1,4 +1,5 @@
 """Celery tasks of the labeling app: thin, idempotent wrappers over services."""
+
 from datetime import date
 
 from celery import shared_task

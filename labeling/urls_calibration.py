@@ -6,7 +6,9 @@ urlpatterns = [
     path("", v.calibration, name="calibration"),
     path("export.<str:fmt>", v.calibration_export, name="calibration-export"),
     path("rule-versions/<int:pk>/", v.calibration_detail, name="calibration-detail"),
-    path("rule-versions/<int:pk>/verdicts/<str:cell>/", v.calibration_cell, name="calibration-cell"),
+    path(
+        "rule-versions/<int:pk>/verdicts/<str:cell>/", v.calibration_cell, name="calibration-cell"
+    ),
     path("rule-versions/<int:pk>/promote/", v.calibration_promote, name="calibration-promote"),
     path("rule-versions/<int:pk>/demote/", v.calibration_demote, name="calibration-demote"),
     path("decisions/", v.calibration_decisions, name="calibration-decisions"),

@@ -1,4 +1,5 @@
 """Calibration pages for leads: the table, one rule version, the verdicts behind a cell, decisions, ties."""
+
 import csv
 import io
 
@@ -34,8 +35,16 @@ SORTS = {
     "eligible": lambda r: r.eligible,
 }
 COLUMNS = [
-    ("rule", "Rule"), ("group", "Group"), ("judge", "Judge"), ("status", "Status"), ("marked", "Marked"),
-    ("precision", "Precision"), ("recall", "Recall"), ("f1", "F1"), ("kappa", "κ"), ("waiting", "Ties"),
+    ("rule", "Rule"),
+    ("group", "Group"),
+    ("judge", "Judge"),
+    ("status", "Status"),
+    ("marked", "Marked"),
+    ("precision", "Precision"),
+    ("recall", "Recall"),
+    ("f1", "F1"),
+    ("kappa", "κ"),
+    ("waiting", "Ties"),
     ("eligible", "Eligible"),
 ]
 
@@ -43,7 +52,9 @@ COLUMNS = [
 def _sorted(rows, sort: str, desc: bool):
     key = SORTS.get(sort, SORTS["rule"])
     known = [r for r in rows if key(r) is not None]
-    unknown = [r for r in rows if key(r) is None]  # unknown figures go last, whichever the direction
+    unknown = [
+        r for r in rows if key(r) is None
+    ]  # unknown figures go last, whichever the direction
     return sorted(known, key=key, reverse=desc) + unknown
 
 
@@ -76,8 +87,13 @@ def calibration(request):
         return "asc" if key in text_columns else "desc"
 
     columns = [
-        {"key": key, "label": label, "active": sort == key, "dir": next_dir(key),
-         "arrow": ("▼" if desc else "▲") if sort == key else ""}
+        {
+            "key": key,
+            "label": label,
+            "active": sort == key,
+            "dir": next_dir(key),
+            "arrow": ("▼" if desc else "▲") if sort == key else "",
+        }
         for key, label in COLUMNS
     ]
     context = {
@@ -119,9 +135,30 @@ def _markdown(rows) -> str:
 
 
 CSV_FIELDS = [
-    "rule", "version", "judge", "status", "marked", "tp", "fp", "fn", "tn", "precision", "precision_low",
-    "precision_high", "recall", "recall_low", "recall_high", "f1", "weighted_precision", "weighted_recall",
-    "effective_n", "kappa", "waiting", "errored", "eligible", "why_not",
+    "rule",
+    "version",
+    "judge",
+    "status",
+    "marked",
+    "tp",
+    "fp",
+    "fn",
+    "tn",
+    "precision",
+    "precision_low",
+    "precision_high",
+    "recall",
+    "recall_low",
+    "recall_high",
+    "f1",
+    "weighted_precision",
+    "weighted_recall",
+    "effective_n",
+    "kappa",
+    "waiting",
+    "errored",
+    "eligible",
+    "why_not",
 ]
 
 
@@ -132,12 +169,34 @@ def _csv(rows) -> str:
     for r in rows:
         d = r.as_dict()
         pci, rci = d["precision_ci"] or [None, None], d["recall_ci"] or [None, None]
-        writer.writerow([
-            d["rule"], d["version"], d["judge"] or "", d["status"], d["marked"], d["tp"], d["fp"], d["fn"], d["tn"],
-            d["precision"], pci[0], pci[1], d["recall"], rci[0], rci[1], d["f1"], d["weighted"]["precision"],
-            d["weighted"]["recall"], d["weighted"]["effective_n"], d["kappa"], d["waiting"], d["errored"],
-            "yes" if d["eligible"] else "no", "; ".join(d["why_not"]),
-        ])
+        writer.writerow(
+            [
+                d["rule"],
+                d["version"],
+                d["judge"] or "",
+                d["status"],
+                d["marked"],
+                d["tp"],
+                d["fp"],
+                d["fn"],
+                d["tn"],
+                d["precision"],
+                pci[0],
+                pci[1],
+                d["recall"],
+                rci[0],
+                rci[1],
+                d["f1"],
+                d["weighted"]["precision"],
+                d["weighted"]["recall"],
+                d["weighted"]["effective_n"],
+                d["kappa"],
+                d["waiting"],
+                d["errored"],
+                "yes" if d["eligible"] else "no",
+                "; ".join(d["why_not"]),
+            ]
+        )
     return out.getvalue().replace("None", "")
 
 
@@ -201,7 +260,9 @@ def calibration_detail(request, pk: int):
             ("Specificity", figs.specificity, figs.w_specificity),
         ],
         "chart": chart,
-        "decisions": PromotionDecision.objects.filter(rule_version=rv).select_related("actor", "judge", "replaced")[:20],
+        "decisions": PromotionDecision.objects.filter(rule_version=rv).select_related(
+            "actor", "judge", "replaced"
+        )[:20],
         "other_versions": rv.rule.versions.exclude(pk=rv.pk).order_by("-number"),
         "judge_query": f"?judge={row.judge.pk}" if row.judge else "",
     }
@@ -215,13 +276,25 @@ def calibration_cell(request, pk: int, cell: str):
     if cell not in cal.CELL_LABELS:
         raise Http404("Unknown cell.")
     row, _ = _judge(request, rv)
-    verdicts = cal.calibration_cell_verdicts(rule_version=rv, judge=row.judge if row else None, cell=cell) if row else []
+    verdicts = (
+        cal.calibration_cell_verdicts(rule_version=rv, judge=row.judge if row else None, cell=cell)
+        if row
+        else []
+    )
     page = Paginator(verdicts, 50).get_page(request.GET.get("page"))
-    return render(request, "labeling/calibration_cell.html", {
-        "rv": rv, "row": row, "cell": cell, "cell_label": cal.CELL_LABELS[cell], "page": page,
-        "cells": [(c, label) for c, label in cal.CELL_LABELS.items()],
-        "judge_query": f"judge={row.judge.pk}" if row else "",
-    })
+    return render(
+        request,
+        "labeling/calibration_cell.html",
+        {
+            "rv": rv,
+            "row": row,
+            "cell": cell,
+            "cell_label": cal.CELL_LABELS[cell],
+            "page": page,
+            "cells": [(c, label) for c, label in cal.CELL_LABELS.items()],
+            "judge_query": f"judge={row.judge.pk}" if row else "",
+        },
+    )
 
 
 def _decide(request, pk: int, service, verb: str):
@@ -230,7 +303,9 @@ def _decide(request, pk: int, service, verb: str):
     if (request.POST.get("judge") or "").isdigit():
         judge = get_object_or_404(Judge, pk=int(request.POST["judge"]))
     try:
-        decision = service(rule_version=rv, actor=request.user, reason=request.POST.get("reason", ""), judge=judge)
+        decision = service(
+            rule_version=rv, actor=request.user, reason=request.POST.get("reason", ""), judge=judge
+        )
     except ValidationError as e:
         messages.error(request, " ".join(e.messages))
     else:
@@ -255,7 +330,9 @@ def calibration_demote(request, pk: int):
 @require("view_calibration")
 @require_GET
 def calibration_decisions(request):
-    qs = PromotionDecision.objects.select_related("rule_version__rule", "judge", "actor", "replaced")
+    qs = PromotionDecision.objects.select_related(
+        "rule_version__rule", "judge", "actor", "replaced"
+    )
     page = Paginator(qs.order_by("-at", "-pk"), 50).get_page(request.GET.get("page"))
     return render(request, "labeling/calibration_decisions.html", {"page": page})
 
@@ -266,9 +343,15 @@ def calibration_disagreements(request):
     only_ties = request.GET.get("ties") == "1"
     rows = cal.disagreements(only_ties=only_ties)
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
-    return render(request, "labeling/calibration_disagreements.html", {
-        "page": page, "only_ties": only_ties, "next_url": request.get_full_path(),
-    })
+    return render(
+        request,
+        "labeling/calibration_disagreements.html",
+        {
+            "page": page,
+            "only_ties": only_ties,
+            "next_url": request.get_full_path(),
+        },
+    )
 
 
 @require("promote")
@@ -279,7 +362,12 @@ def calibration_settle(request, pk: int):
     if value not in ("right", "wrong"):
         return HttpResponseBadRequest("correct: expected 'right' or 'wrong'.")
     try:
-        verdict_settle(verdict=verdict, actor=request.user, correct=value == "right", reason=request.POST.get("reason", ""))
+        verdict_settle(
+            verdict=verdict,
+            actor=request.user,
+            correct=value == "right",
+            reason=request.POST.get("reason", ""),
+        )
     except ValidationError as e:
         if request.htmx:
             return HttpResponseBadRequest(" ".join(e.messages))
@@ -288,9 +376,16 @@ def calibration_settle(request, pk: int):
         if request.htmx:
             # Swap the settled row in place; it stays in the list (its marks still split).
             row = cal.disagreements().filter(pk=verdict.pk).first()
-            return render(request, "labeling/calibration_disagreements.html#disagreement-row", {
-                "v": row, "next_url": reverse("calibration-disagreements"),
-            })
+            return render(
+                request,
+                "labeling/calibration_disagreements.html#disagreement-row",
+                {
+                    "v": row,
+                    "next_url": reverse("calibration-disagreements"),
+                },
+            )
         messages.success(request, f"Verdict {verdict.pk} settled: the judge was {value}.")
     nxt = request.POST.get("next") or ""
-    return redirect(nxt if nxt.startswith("/calibration/") else reverse("calibration-disagreements"))
+    return redirect(
+        nxt if nxt.startswith("/calibration/") else reverse("calibration-disagreements")
+    )

@@ -1,4 +1,5 @@
 """The issue sheet and its triage pages: thin views over labeling.selectors.issue_rows and services.triage."""
+
 from django.contrib import messages
 from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect, render
@@ -35,24 +36,33 @@ def issue_sheet(request):
     try:
         filters = sel.issue_sheet_filters_parse(request.GET)
         page = sel.issue_sheet_page(
-            filters=filters, after=request.GET.get("after", ""), before=request.GET.get("before", "")
+            filters=filters,
+            after=request.GET.get("after", ""),
+            before=request.GET.get("before", ""),
         )
     except sel.IssueRowFilterError as exc:
         error = exc
         filters = sel.SheetFilters()
         page = sel.issue_sheet_page(filters=filters)
     context = {
-        "filters": filters, "page": page, "error": error, "base_query": _base_query(request),
-        "sort_columns": {"number": "-number" if filters.sort == "number" else "number",
-                         "severity": "-severity" if filters.sort == "severity" else "severity",
-                         "status": "-status" if filters.sort == "status" else "status"},
+        "filters": filters,
+        "page": page,
+        "error": error,
+        "base_query": _base_query(request),
+        "sort_columns": {
+            "number": "-number" if filters.sort == "number" else "number",
+            "severity": "-severity" if filters.sort == "severity" else "severity",
+            "status": "-status" if filters.sort == "status" else "status",
+        },
     }
     if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
         # htmx swaps only 2xx answers: the fragment carries the error message itself.
         response = render(request, "labeling/issue_sheet.html#sheet-table", context)
     else:
         context["options"] = sel.issue_sheet_options()
-        response = render(request, "labeling/issue_sheet.html", context, status=400 if error else 200)
+        response = render(
+            request, "labeling/issue_sheet.html", context, status=400 if error else 200
+        )
     patch_vary_headers(response, ["HX-Request"])
     return response
 
@@ -77,7 +87,16 @@ def csv_response(filters, *, base_url: str) -> StreamingHttpResponse:
     return response
 
 
-def _bars(days, series: dict, keys: list[str], *, share: bool, height: int = 110, bar: int = 14, gap: int = 5):
+def _bars(
+    days,
+    series: dict,
+    keys: list[str],
+    *,
+    share: bool,
+    height: int = 110,
+    bar: int = 14,
+    gap: int = 5,
+):
     """Return stacked bars (x, segments with y and height) for a small server-side SVG."""
     totals = [sum(series.get(d, {}).get(k, 0) for k in keys) for d in days]
     top = max(totals or [0]) or 1
@@ -91,11 +110,25 @@ def _bars(days, series: dict, keys: list[str], *, share: bool, height: int = 110
             h = round((n / total if share else n / top) * height, 1)
             y = round(y - h, 1)
             segments.append({"key": k, "n": n, "y": y, "h": h, "share": round(100 * n / total)})
-        out.append({"x": i * (bar + gap), "w": bar, "day": day, "total": total, "segments": segments})
+        out.append(
+            {"x": i * (bar + gap), "w": bar, "day": day, "total": total, "segments": segments}
+        )
     # A date under every seventh bar, counted back from today so the newest day is always labelled.
-    ticks = [{"x": b["x"] + bar / 2, "day": b["day"]} for i, b in enumerate(out) if (len(out) - 1 - i) % 7 == 0]
-    return {"bars": out, "ticks": ticks, "width": len(days) * (bar + gap) + 12, "height": height, "full": height + 16,
-            "label_y": height + 12, "top": top if not share else 100, "empty": not any(totals)}
+    ticks = [
+        {"x": b["x"] + bar / 2, "day": b["day"]}
+        for i, b in enumerate(out)
+        if (len(out) - 1 - i) % 7 == 0
+    ]
+    return {
+        "bars": out,
+        "ticks": ticks,
+        "width": len(days) * (bar + gap) + 12,
+        "height": height,
+        "full": height + 16,
+        "label_y": height + 12,
+        "top": top if not share else 100,
+        "empty": not any(totals),
+    }
 
 
 @require("triage")
@@ -107,17 +140,27 @@ def issue_trends(request):
         "trends": trends,
         "outcomes": trends.outcomes,
         "rows_chart": _bars(trends.days, trends.rows_by_outcome, outcome_keys, share=False),
-        "found_chart": _bars(trends.days, trends.found, ["new_failures", "judge_wrong"], share=True),
-        "reviewed_chart": _bars(trends.days, trends.reviewed, ["uniform", "judge_check"], share=True),
+        "found_chart": _bars(
+            trends.days, trends.found, ["new_failures", "judge_wrong"], share=True
+        ),
+        "reviewed_chart": _bars(
+            trends.days, trends.reviewed, ["uniform", "judge_check"], share=True
+        ),
     }
-    template = "labeling/issue_trends.html#trends-panel" if request.htmx else "labeling/issue_trends.html"
+    template = (
+        "labeling/issue_trends.html#trends-panel" if request.htmx else "labeling/issue_trends.html"
+    )
     response = render(request, template, context)
     patch_vary_headers(response, ["HX-Request"])
     return response
 
 
 def _detail_context(row: IssueRow, **extra) -> dict:
-    progress = sel.rule_version_progress([row.rule_version_id]).get(row.rule_version_id) if row.rule_version_id else None
+    progress = (
+        sel.rule_version_progress([row.rule_version_id]).get(row.rule_version_id)
+        if row.rule_version_id
+        else None
+    )
     return {
         "row": row,
         "call_url": sel.call_link(row),
@@ -156,7 +199,11 @@ def issue_row_assign(request, number: int):
         username = request.POST.get("assignee", "").strip()
         assignee = triage.assignee_resolve(username)
         triage.issue_row_assign(row=row, actor=request.user, assignee=assignee)
-        return f"Row {row.number} assigned to {username}." if username else f"Row {row.number} unassigned."
+        return (
+            f"Row {row.number} assigned to {username}."
+            if username
+            else f"Row {row.number} unassigned."
+        )
 
     return _action(request, number, do)
 
@@ -166,7 +213,9 @@ def issue_row_assign(request, number: int):
 def issue_row_status(request, number: int):
     def do(row):
         status = request.POST.get("status", "")
-        triage.issue_row_set_status(row=row, actor=request.user, status=status, reason=request.POST.get("reason", ""))
+        triage.issue_row_set_status(
+            row=row, actor=request.user, status=status, reason=request.POST.get("reason", "")
+        )
         return f"Row {row.number} is now {IssueRow.Status(status).label}."
 
     return _action(request, number, do)
@@ -178,9 +227,13 @@ def issue_row_duplicate(request, number: int):
     def do(row):
         raw = request.POST.get("duplicate_of", "").strip().lstrip("#")
         if not raw.isdigit():
-            raise triage.TriageError("duplicate_of", "give the number of the row this one duplicates")
+            raise triage.TriageError(
+                "duplicate_of", "give the number of the row this one duplicates"
+            )
         target = triage.duplicate_target_resolve(int(raw))
-        triage.issue_row_mark_duplicate(row=row, actor=request.user, of=target, reason=request.POST.get("reason", ""))
+        triage.issue_row_mark_duplicate(
+            row=row, actor=request.user, of=target, reason=request.POST.get("reason", "")
+        )
         return f"Row {row.number} closed as a duplicate of row {target.number}."
 
     return _action(request, number, do)
@@ -190,7 +243,9 @@ def issue_row_duplicate(request, number: int):
 @require_POST
 def issue_row_wont_fix(request, number: int):
     def do(row):
-        triage.issue_row_close_wont_fix(row=row, actor=request.user, reason=request.POST.get("reason", ""))
+        triage.issue_row_close_wont_fix(
+            row=row, actor=request.user, reason=request.POST.get("reason", "")
+        )
         return f"Row {row.number} closed as won't fix."
 
     return _action(request, number, do)
@@ -212,27 +267,56 @@ def issue_row_write_rule(request, number: int):
     prefill = sel.issue_row_rule_prefill(row)
     values, error = prefill, None
     if request.method == "POST":
-        values = {**prefill, **{k: request.POST.get(k, "") for k in ("rule_id", "group", "text", "severity", "phase")}}
+        values = {
+            **prefill,
+            **{
+                k: request.POST.get(k, "")
+                for k in ("rule_id", "group", "text", "severity", "phase")
+            },
+        }
         try:
             version = triage.issue_row_write_rule(
-                row=row, actor=request.user, rule_id=values["rule_id"], group=values["group"], text=values["text"],
-                severity=values["severity"], phase=values["phase"], safety=request.POST.get("safety") == "on",
+                row=row,
+                actor=request.user,
+                rule_id=values["rule_id"],
+                group=values["group"],
+                text=values["text"],
+                severity=values["severity"],
+                phase=values["phase"],
+                safety=request.POST.get("safety") == "on",
             )
         except triage.TriageError as exc:
             error = exc
         else:
-            messages.success(request, f"Draft rule {version.rule.rule_id} v1 written from row {row.number}.")
+            messages.success(
+                request, f"Draft rule {version.rule.rule_id} v1 written from row {row.number}."
+            )
             return redirect("issue-row-detail", number=number)
-    context = {"row": row, "values": values, "error": error, "severities": Severity.choices,
-               "call_url": sel.call_link(row)}
+    context = {
+        "row": row,
+        "values": values,
+        "error": error,
+        "severities": Severity.choices,
+        "call_url": sel.call_link(row),
+    }
     return render(request, "labeling/issue_write_rule.html", context, status=400 if error else 200)
 
 
 def _detector_choices() -> list[dict]:
     return [
-        {"name": d.name, "doc": d.doc.splitlines()[0] if d.doc else "",
-         "params": [{"name": p, "default": d.params[p], "type": d.types.get(p, str).__name__,
-                     "default_text": _param_text(d.params[p])} for p in d.params]}
+        {
+            "name": d.name,
+            "doc": d.doc.splitlines()[0] if d.doc else "",
+            "params": [
+                {
+                    "name": p,
+                    "default": d.params[p],
+                    "type": d.types.get(p, str).__name__,
+                    "default_text": _param_text(d.params[p]),
+                }
+                for p in d.params
+            ],
+        }
         for d in sorted(DETECTORS.values(), key=lambda d: d.name)
     ]
 
@@ -249,13 +333,25 @@ def _param_text(value) -> str:
 def issue_row_add_signal(request, number: int):
     row = _row_or_404(number)
     prefill = sel.issue_row_signal_prefill(row)
-    values = {"rule_id": prefill["rule_id"], "group": prefill["group"], "severity": prefill["severity"],
-              "text": "", "detector": request.GET.get("detector", ""), "request": "", "mode": "create"}
+    values = {
+        "rule_id": prefill["rule_id"],
+        "group": prefill["group"],
+        "severity": prefill["severity"],
+        "text": "",
+        "detector": request.GET.get("detector", ""),
+        "request": "",
+        "mode": "create",
+    }
     error = None
     if request.method == "POST":
         mode = request.POST.get("mode", "")
-        values.update({k: request.POST.get(k, "") for k in ("rule_id", "group", "severity", "text", "detector",
-                                                              "request", "rule")}, mode=mode)
+        values.update(
+            {
+                k: request.POST.get(k, "")
+                for k in ("rule_id", "group", "severity", "text", "detector", "request", "rule")
+            },
+            mode=mode,
+        )
         try:
             if mode == "link":
                 rule = Rule.objects.filter(rule_id=values["rule"], detector__isnull=False).first()
@@ -266,12 +362,21 @@ def issue_row_add_signal(request, number: int):
             elif mode == "create":
                 spec = triage.detector_spec_from_form(values["detector"], request.POST)
                 version = triage.issue_row_create_signal(
-                    row=row, actor=request.user, rule_id=values["rule_id"], group=values["group"],
-                    text=values["text"], severity=values["severity"], detector=spec,
+                    row=row,
+                    actor=request.user,
+                    rule_id=values["rule_id"],
+                    group=values["group"],
+                    text=values["text"],
+                    severity=values["severity"],
+                    detector=spec,
                 )
-                message = f"Detector rule {version.rule.rule_id} created and linked to row {row.number}."
+                message = (
+                    f"Detector rule {version.rule.rule_id} created and linked to row {row.number}."
+                )
             elif mode == "request":
-                triage.issue_row_request_signal(row=row, actor=request.user, request=values["request"])
+                triage.issue_row_request_signal(
+                    row=row, actor=request.user, request=values["request"]
+                )
                 message = f"Detector request recorded on row {row.number}."
             else:
                 raise triage.TriageError("mode", "choose link, create or request")
@@ -285,8 +390,15 @@ def issue_row_add_signal(request, number: int):
     for d in detectors:
         for p in d["params"]:
             p["value"] = posted.get(f"param_{d['name']}_{p['name']}", p["default_text"])
-    context = {"row": row, "values": values, "error": error, "severities": Severity.choices,
-               "detector_rules": prefill["detector_rules"], "detectors": detectors, "call_url": sel.call_link(row)}
+    context = {
+        "row": row,
+        "values": values,
+        "error": error,
+        "severities": Severity.choices,
+        "detector_rules": prefill["detector_rules"],
+        "detectors": detectors,
+        "call_url": sel.call_link(row),
+    }
     return render(request, "labeling/issue_add_signal.html", context, status=400 if error else 200)
 
 
@@ -295,11 +407,18 @@ def issue_row_fix_rule(request, number: int):
     row = _row_or_404(number)
     choices = sel.issue_row_fix_choices(row)
     source = request.POST if request.method == "POST" else request.GET
-    rule_id = source.get("rule") or (row.rule.rule_id if row.rule else "") or (
-        choices["likely"][0].rule_id if choices["likely"] else "")
+    rule_id = (
+        source.get("rule")
+        or (row.rule.rule_id if row.rule else "")
+        or (choices["likely"][0].rule_id if choices["likely"] else "")
+    )
     rule = Rule.objects.filter(rule_id=rule_id).first() if rule_id else None
     current = sel.rule_current_version(rule) if rule else None
-    text = request.POST.get("text", "") if request.method == "POST" else (current.text if current else "")
+    text = (
+        request.POST.get("text", "")
+        if request.method == "POST"
+        else (current.text if current else "")
+    )
     error = None
     if request.method == "POST":
         try:
@@ -310,12 +429,23 @@ def issue_row_fix_rule(request, number: int):
             error = exc
         else:
             messages.success(
-                request, f"{rule.rule_id} v{version.number} saved as a candidate; it replaces v{current.number} "
-                "in the gate only once calibrated and promoted." if current else f"{rule.rule_id} v1 saved.",
+                request,
+                f"{rule.rule_id} v{version.number} saved as a candidate; it replaces v{current.number} "
+                "in the gate only once calibrated and promoted."
+                if current
+                else f"{rule.rule_id} v1 saved.",
             )
             return redirect("issue-row-detail", number=number)
-    context = {"row": row, "rule": rule, "current": current, "text": text, "error": error, "choices": choices,
-               "call_url": sel.call_link(row), "judged": sel.issue_row_judged_at_turn(row)}
+    context = {
+        "row": row,
+        "rule": rule,
+        "current": current,
+        "text": text,
+        "error": error,
+        "choices": choices,
+        "call_url": sel.call_link(row),
+        "judged": sel.issue_row_judged_at_turn(row),
+    }
     if request.htmx and request.method == "GET" and request.htmx.target == "fix-editor":
         return render(request, "labeling/issue_fix_rule.html#fix-editor", context)
     return render(request, "labeling/issue_fix_rule.html", context, status=400 if error else 200)

@@ -1,4 +1,5 @@
 """The review page and its queue: thin views over labeling.services and labeling.selectors."""
+
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
@@ -43,7 +44,9 @@ def review_home(request):
     reasons = {}
     if sample is not None:
         for reason in sample.items.values_list("reason", flat=True):
-            reasons[SampleItem.Reason(reason).label] = reasons.get(SampleItem.Reason(reason).label, 0) + 1
+            reasons[SampleItem.Reason(reason).label] = (
+                reasons.get(SampleItem.Reason(reason).label, 0) + 1
+            )
     return render(
         request,
         "labeling/review_home.html",
@@ -87,7 +90,9 @@ def review_sample_queue(request):
         sample_item_queue_by_hand(transcript=transcript, added_by=request.user)
         messages.success(request, f"{external_id} is in today's queue.")
     target = request.POST.get("next", "")
-    if url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+    if url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         return redirect(target)
     return redirect("review")
 
@@ -113,7 +118,9 @@ def review_call(request, external_id):
     transcript = get_object_or_404(Transcript, external_id=external_id)
     context = _review_context(request, transcript)
     if context is None:
-        messages.info(request, f"{external_id} is not yours to review: press Start reviewing to get a call.")
+        messages.info(
+            request, f"{external_id} is not yours to review: press Start reviewing to get a call."
+        )
         return redirect("review")
     return render(request, PAGE, context)
 
@@ -124,7 +131,9 @@ def _call_and_verdict(request, external_id, verdict_id):
         pk=verdict_id,
         transcript__external_id=external_id,
     )
-    allowed = assignment_for_review(reviewer=request.user, transcript=verdict.transcript) is not None
+    allowed = (
+        assignment_for_review(reviewer=request.user, transcript=verdict.transcript) is not None
+    )
     return verdict.transcript, verdict, allowed
 
 
@@ -135,12 +144,16 @@ def _verdict_response(request, transcript, verdict, *, saved, error="", mark=_UN
     if not request.htmx:
         if error:
             messages.error(request, error)
-        return redirect(reverse("review-call", args=[transcript.external_id]) + f"#verdict-{verdict.pk}")
+        return redirect(
+            reverse("review-call", args=[transcript.external_id]) + f"#verdict-{verdict.pk}"
+        )
     if mark is _UNSET:
         mark = Mark.objects.filter(verdict=verdict, reviewer=request.user).first()
     verdict.my_mark = mark
     response = render(
-        request, f"{PAGE}#verdict", {"v": verdict, "call": transcript, "saved": saved, "error": error}
+        request,
+        f"{PAGE}#verdict",
+        {"v": verdict, "call": transcript, "saved": saved, "error": error},
     )
     return trigger_client_event(response, "marks-changed", {"verdict": verdict.pk})
 
@@ -214,14 +227,19 @@ def _assignment_end(request, external_id, service, level, text: str):
 @require_POST
 @require("review")
 def review_finish(request, external_id):
-    return _assignment_end(request, external_id, assignment_finish, messages.success, f"Finished {external_id}.")
+    return _assignment_end(
+        request, external_id, assignment_finish, messages.success, f"Finished {external_id}."
+    )
 
 
 @require_POST
 @require("review")
 def review_skip(request, external_id):
     return _assignment_end(
-        request, external_id, assignment_skip, messages.info,
+        request,
+        external_id,
+        assignment_skip,
+        messages.info,
         f"Skipped {external_id}; it goes back to the queue for someone else.",
     )
 

@@ -9,9 +9,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("postgres") and connection.vendor != "postgresql":
             if os.environ.get("CI"):
-                item.add_marker(pytest.mark.xfail(reason="CI must run this on PostgreSQL", strict=True, run=False))
+                item.add_marker(
+                    pytest.mark.xfail(
+                        reason="CI must run this on PostgreSQL", strict=True, run=False
+                    )
+                )
             else:
-                item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://..."))
+                item.add_marker(
+                    pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://...")
+                )
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,4 +1,5 @@
 """factory_boy factories for every model the tests build."""
+
 import hashlib
 
 import factory
@@ -23,7 +24,9 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def roles(self, create, extracted, **kwargs):
-        if extracted and not Group.objects.filter(name__in=extracted).count() == len(set(extracted)):
+        if extracted and not Group.objects.filter(name__in=extracted).count() == len(
+            set(extracted)
+        ):
             roles_sync()  # transactional tests flush the groups the migration made
         for role in extracted or ():
             self.groups.add(Group.objects.get(name=role))

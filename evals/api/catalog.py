@@ -34,7 +34,9 @@ class TurnSerializer(serializers.ModelSerializer):
 
 
 class TranscriptSerializer(serializers.ModelSerializer):
-    id = serializers.CharField(source="external_id", help_text="the id the transcript was imported with")
+    id = serializers.CharField(
+        source="external_id", help_text="the id the transcript was imported with"
+    )
     agent = serializers.CharField(source="agent_version.agent.name")
     agent_version = serializers.CharField(source="agent_version.version")
 
@@ -67,7 +69,9 @@ class RuleVersionSerializer(serializers.ModelSerializer):
 
 
 class RuleSerializer(serializers.ModelSerializer):
-    id = serializers.CharField(source="rule_id", help_text="the rule's stable id, e.g. opening.greet-by-name")
+    id = serializers.CharField(
+        source="rule_id", help_text="the rule's stable id, e.g. opening.greet-by-name"
+    )
     versions = RuleVersionSerializer(many=True, read_only=True)
 
     class Meta:
@@ -78,7 +82,9 @@ class RuleSerializer(serializers.ModelSerializer):
 class VerdictSerializer(serializers.ModelSerializer):
     transcript = serializers.CharField(source="transcript.external_id")
     rule = serializers.CharField(source="rule_version.rule.rule_id")
-    rule_version = serializers.IntegerField(source="rule_version.number", help_text="the version number")
+    rule_version = serializers.IntegerField(
+        source="rule_version.number", help_text="the version number"
+    )
     rule_version_id = serializers.IntegerField()
     judge = serializers.CharField(source="judge.name")
 
@@ -118,7 +124,9 @@ class TranscriptList(generics.ListAPIView):
     def get_queryset(self):
         p = self.request.query_params
         return transcripts_list(
-            agent=p.get("agent", ""), agent_version=p.get("agent_version", ""), scenario=p.get("scenario", "")
+            agent=p.get("agent", ""),
+            agent_version=p.get("agent_version", ""),
+            scenario=p.get("scenario", ""),
         )
 
 

@@ -1,4 +1,5 @@
 """Gate runs over HTTP, so CI systems can run a gate and read its result."""
+
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.generics import get_object_or_404
@@ -9,15 +10,24 @@ from console.permissions import api_permission
 from evals.models import GateRun
 from evals.selectors.gating import gate_run_payload
 from evals.services.gating import (
-    GateCannotRun, agent_version_resolve, gate_resolve, gate_run_evaluate, gate_run_record_error,
+    GateCannotRun,
+    agent_version_resolve,
+    gate_resolve,
+    gate_run_evaluate,
+    gate_run_record_error,
 )
 
 
 class GateRunRequest(serializers.Serializer):
     gate = serializers.CharField(max_length=100)
     candidate = serializers.CharField(max_length=200, help_text="VERSION or AGENT:VERSION")
-    baseline = serializers.CharField(max_length=200, required=False, allow_blank=True, allow_null=True,
-                                     help_text="default: the last version whose run of this gate passed")
+    baseline = serializers.CharField(
+        max_length=200,
+        required=False,
+        allow_blank=True,
+        allow_null=True,
+        help_text="default: the last version whose run of this gate passed",
+    )
     judge_missing = serializers.BooleanField(required=False, default=True)
 
 
@@ -48,13 +58,20 @@ class GateRunListCreate(APIView):
         return [api_permission(codename)()]
 
     @extend_schema(
-        parameters=[OpenApiParameter("gate", str), OpenApiParameter("candidate", str),
-                    OpenApiParameter("status", str, enum=["pass", "fail", "error"])],
+        parameters=[
+            OpenApiParameter("gate", str),
+            OpenApiParameter("candidate", str),
+            OpenApiParameter("status", str, enum=["pass", "fail", "error"]),
+        ],
         responses={200: GateRunResult(many=True)},
     )
     def get(self, request):
         qs = GateRun.objects.select_related("gate", "candidate__agent", "baseline", "golden_set")
-        for param, field in (("gate", "gate__name"), ("candidate", "candidate__version"), ("status", "status")):
+        for param, field in (
+            ("gate", "gate__name"),
+            ("candidate", "candidate__version"),
+            ("status", "status"),
+        ):
             if request.query_params.get(param):
                 qs = qs.filter(**{field: request.query_params[param]})
         return Response([gate_run_payload(r) for r in qs[:100]])
@@ -67,15 +84,26 @@ class GateRunListCreate(APIView):
         try:
             gate = gate_resolve(data["gate"])
             candidate = agent_version_resolve(data["candidate"])
-            baseline = agent_version_resolve(data["baseline"], what="baseline") if data.get("baseline") else None
+            baseline = (
+                agent_version_resolve(data["baseline"], what="baseline")
+                if data.get("baseline")
+                else None
+            )
             by = request.user.get_username()
             try:
-                run = gate_run_evaluate(gate=gate, candidate=candidate, baseline=baseline, by=by,
-                                        judge_missing_verdicts=data["judge_missing"])
+                run = gate_run_evaluate(
+                    gate=gate,
+                    candidate=candidate,
+                    baseline=baseline,
+                    by=by,
+                    judge_missing_verdicts=data["judge_missing"],
+                )
             except GateCannotRun:
                 raise
             except Exception as e:  # recorded so the history shows it; CI reads status "error"
-                run = gate_run_record_error(gate=gate, candidate=candidate, error=f"{type(e).__name__}: {e}", by=by)
+                run = gate_run_record_error(
+                    gate=gate, candidate=candidate, error=f"{type(e).__name__}: {e}", by=by
+                )
         except GateCannotRun as e:
             return Response({"detail": str(e)}, status=status.HTTP_400_BAD_REQUEST)
         return Response(gate_run_payload(run), status=status.HTTP_201_CREATED)
@@ -86,5 +114,7 @@ class GateRunDetail(APIView):
 
     @extend_schema(responses={200: GateRunResult})
     def get(self, request, pk: int):
-        run = get_object_or_404(GateRun.objects.select_related("gate", "candidate__agent", "baseline"), pk=pk)
+        run = get_object_or_404(
+            GateRun.objects.select_related("gate", "candidate__agent", "baseline"), pk=pk
+        )
         return Response(gate_run_payload(run))

@@ -53,7 +53,8 @@ def _failed(exc: ImportFailed) -> Response:
         {
             "detail": exc.first,
             "errors": [
-                {"line": e.where, "field": e.field, "reason": e.reason, "message": str(e)} for e in exc.errors
+                {"line": e.where, "field": e.field, "reason": e.reason, "message": str(e)}
+                for e in exc.errors
             ],
         },
         status=status.HTTP_400_BAD_REQUEST,
@@ -72,7 +73,9 @@ def _done(result) -> Response:
 
 
 RESPONSES = {
-    200: OpenApiResponse(ImportResultSerializer, description="nothing new: everything was already there"),
+    200: OpenApiResponse(
+        ImportResultSerializer, description="nothing new: everything was already there"
+    ),
     201: OpenApiResponse(ImportResultSerializer, description="imported"),
     400: OpenApiResponse(ImportErrorSerializer, description="bad input: nothing was imported"),
 }
@@ -133,9 +136,13 @@ class TranscriptsImport(ImportView):
             )
         ],
         parameters=[
-            OpenApiParameter("replace", bool, description="overwrite transcripts whose turns changed"),
+            OpenApiParameter(
+                "replace", bool, description="overwrite transcripts whose turns changed"
+            ),
             OpenApiParameter("agent", str, description="agent for lines that name none"),
-            OpenApiParameter("agent_version", str, description="agent version for lines that name none"),
+            OpenApiParameter(
+                "agent_version", str, description="agent version for lines that name none"
+            ),
         ],
         responses=RESPONSES,
     )

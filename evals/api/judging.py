@@ -1,4 +1,5 @@
 """Judge runs over HTTP: start one (or estimate it) and follow it."""
+
 from decimal import Decimal
 
 from django.urls import reverse
@@ -9,26 +10,47 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from console.permissions import api_permission
-from evals.selectors.judging import judge_run_errors, judge_run_get, judge_run_list, judge_run_summary
+from evals.selectors.judging import (
+    judge_run_errors,
+    judge_run_get,
+    judge_run_list,
+    judge_run_summary,
+)
 from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create
 
 
 class JudgeRunRequest(serializers.Serializer):
     agent_version = serializers.CharField(required=False, allow_blank=True, max_length=100)
-    transcripts = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
-                                        help_text="transcript ids; empty: every transcript")
-    rules = serializers.ListField(child=serializers.CharField(max_length=200), required=False,
-                                  help_text="rule ids, patterns (asking.*) or groups; empty: every active rule")
+    transcripts = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        help_text="transcript ids; empty: every transcript",
+    )
+    rules = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        help_text="rule ids, patterns (asking.*) or groups; empty: every active rule",
+    )
     detectors_only = serializers.BooleanField(required=False, default=False)
-    dry_run = serializers.BooleanField(required=False, default=False,
-                                       help_text="return the number of calls and the estimated cost; spend nothing")
-    cost_cap = serializers.DecimalField(required=False, max_digits=12, decimal_places=4, min_value=Decimal("0"),
-                                        help_text="USD; default JUDGE_COST_CAP_USD")
+    dry_run = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="return the number of calls and the estimated cost; spend nothing",
+    )
+    cost_cap = serializers.DecimalField(
+        required=False,
+        max_digits=12,
+        decimal_places=4,
+        min_value=Decimal("0"),
+        help_text="USD; default JUDGE_COST_CAP_USD",
+    )
 
 
 def _payload(run, request) -> dict:
     data = judge_run_summary(run)
-    data["errors_detail"] = [e.__dict__ for e in judge_run_errors(run, limit=100)] if run.finished_at else []
+    data["errors_detail"] = (
+        [e.__dict__ for e in judge_run_errors(run, limit=100)] if run.finished_at else []
+    )
     data["url"] = request.build_absolute_uri(reverse("judge-run-detail", args=[run.pk]))
     return data
 
@@ -43,16 +65,24 @@ class JudgeRunListCreate(APIView):
     def get(self, request):
         return Response([judge_run_summary(r) for r in judge_run_list()[:100]])
 
-    @extend_schema(operation_id="judge_runs_create", request=JudgeRunRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT})
+    @extend_schema(
+        operation_id="judge_runs_create",
+        request=JudgeRunRequest,
+        responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    )
     def post(self, request):
         body = JudgeRunRequest(data=request.data)
         body.is_valid(raise_exception=True)
         d = body.validated_data
         try:
             result = judge_run_create(
-                transcript_ids=d.get("transcripts") or None, rule_ids=d.get("rules") or None,
-                agent_version=d.get("agent_version") or None, detectors_only=d["detectors_only"],
-                dry_run=d["dry_run"], cost_cap=d.get("cost_cap"), started_by=request.user.get_username(),
+                transcript_ids=d.get("transcripts") or None,
+                rule_ids=d.get("rules") or None,
+                agent_version=d.get("agent_version") or None,
+                detectors_only=d["detectors_only"],
+                dry_run=d["dry_run"],
+                cost_cap=d.get("cost_cap"),
+                started_by=request.user.get_username(),
                 background=True,
             )
         except JudgeRunInvalid as exc:

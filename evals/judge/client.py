@@ -1,4 +1,5 @@
 """The chat-completions client: one judge call, its tokens and its cost."""
+
 import logging
 import threading
 from dataclasses import dataclass
@@ -7,7 +8,13 @@ from decimal import Decimal
 import openai
 from django.conf import settings
 
-from .prompt import AnswerInvalid, answer_validate, estimate_tokens, response_format, schema_instructions
+from .prompt import (
+    AnswerInvalid,
+    answer_validate,
+    estimate_tokens,
+    response_format,
+    schema_instructions,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +86,9 @@ def _client(cfg: JudgeSettings) -> openai.OpenAI:
         return client
 
 
-def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None) -> JudgeAnswer:
+def judge_call(
+    messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None
+) -> JudgeAnswer:
     """Send one judge request with the answer's schema as response_format; return the validated answer."""
     cfg = cfg or judge_settings()
     extra = {}
@@ -87,7 +96,10 @@ def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None 
         extra["response_format"] = response_format(schema)
     else:
         # The server will not enforce the schema: spell it out in the prompt (validated below either way).
-        messages = [*messages[:-1], {**messages[-1], "content": messages[-1]["content"] + schema_instructions(schema)}]
+        messages = [
+            *messages[:-1],
+            {**messages[-1], "content": messages[-1]["content"] + schema_instructions(schema)},
+        ]
         if cfg.response_format == "json_object":
             extra["response_format"] = {"type": "json_object"}
     try:
@@ -98,13 +110,17 @@ def judge_call(messages: list[dict], schema: dict, *, cfg: JudgeSettings | None 
             **extra,
         )
     except openai.APITimeoutError:
-        raise JudgeCallError(f"timed out after {cfg.timeout_s:g} s and {cfg.max_retries} retries") from None
+        raise JudgeCallError(
+            f"timed out after {cfg.timeout_s:g} s and {cfg.max_retries} retries"
+        ) from None
     except openai.APIStatusError as exc:
         raise JudgeCallError(
             f"server answered HTTP {exc.status_code} after {cfg.max_retries} retries"
         ) from None
     except openai.APIConnectionError:
-        raise JudgeCallError(f"could not connect to the judge server after {cfg.max_retries} retries") from None
+        raise JudgeCallError(
+            f"could not connect to the judge server after {cfg.max_retries} retries"
+        ) from None
     except openai.OpenAIError as exc:
         raise JudgeCallError(f"judge call failed: {type(exc).__name__}") from None
     usage = response.usage

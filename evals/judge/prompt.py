@@ -1,4 +1,5 @@
 """The judge prompt, the answer's JSON schema and its validation. Pure: no database, no network."""
+
 import hashlib
 import json
 import re
@@ -81,13 +82,18 @@ def render_turns(turns: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
-def build_messages(rules: Sequence[PromptRule], turns: Iterable[Any], *, phase: str = "") -> list[dict]:
+def build_messages(
+    rules: Sequence[PromptRule], turns: Iterable[Any], *, phase: str = ""
+) -> list[dict]:
     """Return the chat messages for one rule group over the turns it may see."""
     shown = scoped_turns(turns, phase)
-    rule_lines = "\n".join(f"- {r.rule_id} (default severity {r.severity}): {r.text.strip()}" for r in rules)
+    rule_lines = "\n".join(
+        f"- {r.rule_id} (default severity {r.severity}): {r.text.strip()}" for r in rules
+    )
     scope = (
         f"Only the turns of the '{phase}' phase are shown; the rules apply to that phase alone."
-        if phase else "The whole conversation is shown."
+        if phase
+        else "The whole conversation is shown."
     )
     agent = agent_turn_indices(shown)
     user = (
@@ -122,7 +128,10 @@ def answer_schema(rule_ids: Sequence[str], agent_turns: Sequence[int]) -> dict:
 
 def response_format(schema: dict) -> dict:
     """Return the `response_format` that OpenAI, vLLM and llama.cpp's server enforce."""
-    return {"type": "json_schema", "json_schema": {"name": "verdicts", "strict": True, "schema": schema}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": "verdicts", "strict": True, "schema": schema},
+    }
 
 
 SCHEMA_MARKER = "\n\nAnswer with one JSON object that matches this JSON schema:\n"
@@ -145,20 +154,27 @@ def answer_validate(content: str | None, schema: dict) -> dict[str, dict]:
     if not content or not content.strip():
         raise AnswerInvalid("empty answer")
     text = content.strip()
-    fenced = _JSON_BLOCK.search(text)  # servers that ignore response_format sometimes fence the JSON
+    fenced = _JSON_BLOCK.search(
+        text
+    )  # servers that ignore response_format sometimes fence the JSON
     if fenced:
         text = fenced.group(1)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise AnswerInvalid(f"answer is not JSON ({exc.msg} at character {exc.pos})") from None
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(data),
+        key=lambda e: list(e.absolute_path),
+    )
     if errors:
         err = errors[0]
         where = ".".join(str(p) for p in err.absolute_path) or "answer"
         # The validator's message can quote the model's text, which can quote the call: name the rule only.
-        raise AnswerInvalid(f"answer does not match the schema at {where}: fails {err.validator!r}"
-                            + (f" ({len(errors)} problems)" if len(errors) > 1 else ""))
+        raise AnswerInvalid(
+            f"answer does not match the schema at {where}: fails {err.validator!r}"
+            + (f" ({len(errors)} problems)" if len(errors) > 1 else "")
+        )
     out = {}
     for rid in schema["required"]:
         v = data[rid]
@@ -179,8 +195,14 @@ def _one_line(text: str) -> str:
     return line if len(line) <= RATIONALE_MAX else line[: RATIONALE_MAX - 1] + "…"
 
 
-def cache_key(*, checksum: str, rules: Sequence[PromptRule], phase: str, model: str,
-              prompt_version: str = PROMPT_VERSION) -> str:
+def cache_key(
+    *,
+    checksum: str,
+    rules: Sequence[PromptRule],
+    phase: str,
+    model: str,
+    prompt_version: str = PROMPT_VERSION,
+) -> str:
     """Return the sha256 naming one judge answer: same call, same key."""
     payload = json.dumps(
         {

@@ -5,202 +5,418 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Agent',
+            name="Agent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.SlugField(max_length=100, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.SlugField(max_length=100, unique=True)),
+                ("description", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Judge',
+            name="Judge",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('kind', models.CharField(choices=[('llm', 'LLM judge'), ('detector', 'detector'), ('classifier', 'classifier'), ('external', 'external')], default='external', max_length=12)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('prompt_version', models.CharField(blank=True, max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("llm", "LLM judge"),
+                            ("detector", "detector"),
+                            ("classifier", "classifier"),
+                            ("external", "external"),
+                        ],
+                        default="external",
+                        max_length=12,
+                    ),
+                ),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("prompt_version", models.CharField(blank=True, max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Rule',
+            name="Rule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('rule_id', models.CharField(max_length=200, unique=True)),
-                ('group', models.CharField(db_index=True, max_length=100)),
-                ('phase', models.CharField(blank=True, max_length=50)),
-                ('severity', models.CharField(choices=[('minor', 'minor'), ('major', 'major'), ('critical', 'critical')], default='major', max_length=10)),
-                ('safety', models.BooleanField(default=False)),
-                ('detector', models.JSONField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('active', 'active'), ('retired', 'retired')], default='active', max_length=10)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("rule_id", models.CharField(max_length=200, unique=True)),
+                ("group", models.CharField(db_index=True, max_length=100)),
+                ("phase", models.CharField(blank=True, max_length=50)),
+                (
+                    "severity",
+                    models.CharField(
+                        choices=[("minor", "minor"), ("major", "major"), ("critical", "critical")],
+                        default="major",
+                        max_length=10,
+                    ),
+                ),
+                ("safety", models.BooleanField(default=False)),
+                ("detector", models.JSONField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("active", "active"), ("retired", "retired")],
+                        default="active",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['group', 'rule_id'],
+                "ordering": ["group", "rule_id"],
             },
         ),
         migrations.CreateModel(
-            name='AgentVersion',
+            name="AgentVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.CharField(max_length=100)),
-                ('notes', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='evals.agent')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("version", models.CharField(max_length=100)),
+                ("notes", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="evals.agent",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['agent__name', 'version'],
+                "ordering": ["agent__name", "version"],
             },
         ),
         migrations.CreateModel(
-            name='JudgeRun',
+            name="JudgeRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('running', 'running'), ('done', 'done'), ('stopped', 'stopped (cost cap)'), ('failed', 'failed')], default='pending', max_length=10)),
-                ('params', models.JSONField(blank=True, default=dict)),
-                ('started_by', models.CharField(blank=True, max_length=150)),
-                ('tasks_total', models.PositiveIntegerField(default=0)),
-                ('tasks_done', models.PositiveIntegerField(default=0)),
-                ('calls_made', models.PositiveIntegerField(default=0)),
-                ('cache_hits', models.PositiveIntegerField(default=0)),
-                ('tokens_in', models.PositiveBigIntegerField(default=0)),
-                ('tokens_out', models.PositiveBigIntegerField(default=0)),
-                ('cost', models.DecimalField(decimal_places=6, default=0, max_digits=12)),
-                ('errors', models.PositiveIntegerField(default=0)),
-                ('stop_reason', models.CharField(blank=True, max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('judge', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='evals.judge')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("running", "running"),
+                            ("done", "done"),
+                            ("stopped", "stopped (cost cap)"),
+                            ("failed", "failed"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("params", models.JSONField(blank=True, default=dict)),
+                ("started_by", models.CharField(blank=True, max_length=150)),
+                ("tasks_total", models.PositiveIntegerField(default=0)),
+                ("tasks_done", models.PositiveIntegerField(default=0)),
+                ("calls_made", models.PositiveIntegerField(default=0)),
+                ("cache_hits", models.PositiveIntegerField(default=0)),
+                ("tokens_in", models.PositiveBigIntegerField(default=0)),
+                ("tokens_out", models.PositiveBigIntegerField(default=0)),
+                ("cost", models.DecimalField(decimal_places=6, default=0, max_digits=12)),
+                ("errors", models.PositiveIntegerField(default=0)),
+                ("stop_reason", models.CharField(blank=True, max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="runs",
+                        to="evals.judge",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='RuleVersion',
+            name="RuleVersion",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('text', models.TextField()),
-                ('detector', models.JSONField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('draft', 'draft'), ('candidate', 'candidate'), ('gated', 'gated'), ('retired', 'retired')], db_index=True, default='candidate', max_length=10)),
-                ('source', models.CharField(blank=True, help_text='Where this version came from.', max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('rule', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='versions', to='evals.rule')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField()),
+                ("text", models.TextField()),
+                ("detector", models.JSONField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("draft", "draft"),
+                            ("candidate", "candidate"),
+                            ("gated", "gated"),
+                            ("retired", "retired"),
+                        ],
+                        db_index=True,
+                        default="candidate",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "source",
+                    models.CharField(
+                        blank=True, help_text="Where this version came from.", max_length=200
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "rule",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="versions",
+                        to="evals.rule",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['rule__rule_id', 'number'],
+                "ordering": ["rule__rule_id", "number"],
             },
         ),
         migrations.CreateModel(
-            name='Transcript',
+            name="Transcript",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_id', models.CharField(max_length=200, unique=True)),
-                ('checksum', models.CharField(db_index=True, max_length=64)),
-                ('audio_url', models.CharField(blank=True, max_length=2000)),
-                ('language', models.CharField(blank=True, max_length=20)),
-                ('scenario', models.CharField(blank=True, db_index=True, max_length=200)),
-                ('started_at', models.DateTimeField(blank=True, db_index=True, null=True)),
-                ('imported_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('agent_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='transcripts', to='evals.agentversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("external_id", models.CharField(max_length=200, unique=True)),
+                ("checksum", models.CharField(db_index=True, max_length=64)),
+                ("audio_url", models.CharField(blank=True, max_length=2000)),
+                ("language", models.CharField(blank=True, max_length=20)),
+                ("scenario", models.CharField(blank=True, db_index=True, max_length=200)),
+                ("started_at", models.DateTimeField(blank=True, db_index=True, null=True)),
+                ("imported_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                (
+                    "agent_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="transcripts",
+                        to="evals.agentversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', 'external_id'],
+                "ordering": ["-started_at", "external_id"],
             },
         ),
         migrations.CreateModel(
-            name='Turn',
+            name="Turn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.PositiveIntegerField()),
-                ('speaker', models.CharField(choices=[('agent', 'agent'), ('user', 'user'), ('tool', 'tool'), ('system', 'system')], max_length=10)),
-                ('text', models.TextField(blank=True)),
-                ('start_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('end_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('asr_confidence', models.FloatField(blank=True, null=True)),
-                ('phase', models.CharField(blank=True, max_length=50)),
-                ('tool_calls', models.JSONField(blank=True, default=list)),
-                ('tool_call_id', models.CharField(blank=True, max_length=200)),
-                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='evals.transcript')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.PositiveIntegerField()),
+                (
+                    "speaker",
+                    models.CharField(
+                        choices=[
+                            ("agent", "agent"),
+                            ("user", "user"),
+                            ("tool", "tool"),
+                            ("system", "system"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("text", models.TextField(blank=True)),
+                ("start_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("end_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("asr_confidence", models.FloatField(blank=True, null=True)),
+                ("phase", models.CharField(blank=True, max_length=50)),
+                ("tool_calls", models.JSONField(blank=True, default=list)),
+                ("tool_call_id", models.CharField(blank=True, max_length=200)),
+                (
+                    "transcript",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turns",
+                        to="evals.transcript",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['transcript', 'index'],
+                "ordering": ["transcript", "index"],
             },
         ),
         migrations.CreateModel(
-            name='Verdict',
+            name="Verdict",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('flagged', models.BooleanField()),
-                ('turn', models.PositiveIntegerField(blank=True, null=True)),
-                ('turns', models.JSONField(blank=True, default=list)),
-                ('severity', models.CharField(blank=True, choices=[('minor', 'minor'), ('major', 'major'), ('critical', 'critical')], max_length=10)),
-                ('rationale', models.TextField(blank=True)),
-                ('confidence', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, help_text='Non-empty when the check failed; excluded from every figure.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('judge', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='verdicts', to='evals.judge')),
-                ('judge_run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='verdicts', to='evals.judgerun')),
-                ('rule_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='verdicts', to='evals.ruleversion')),
-                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='evals.transcript')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("flagged", models.BooleanField()),
+                ("turn", models.PositiveIntegerField(blank=True, null=True)),
+                ("turns", models.JSONField(blank=True, default=list)),
+                (
+                    "severity",
+                    models.CharField(
+                        blank=True,
+                        choices=[("minor", "minor"), ("major", "major"), ("critical", "critical")],
+                        max_length=10,
+                    ),
+                ),
+                ("rationale", models.TextField(blank=True)),
+                ("confidence", models.PositiveSmallIntegerField(blank=True, null=True)),
+                (
+                    "error",
+                    models.TextField(
+                        blank=True,
+                        help_text="Non-empty when the check failed; excluded from every figure.",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="verdicts",
+                        to="evals.judge",
+                    ),
+                ),
+                (
+                    "judge_run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="verdicts",
+                        to="evals.judgerun",
+                    ),
+                ),
+                (
+                    "rule_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="verdicts",
+                        to="evals.ruleversion",
+                    ),
+                ),
+                (
+                    "transcript",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="verdicts",
+                        to="evals.transcript",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['transcript', 'rule_version'],
+                "ordering": ["transcript", "rule_version"],
             },
         ),
         migrations.AddConstraint(
-            model_name='agentversion',
-            constraint=models.UniqueConstraint(fields=('agent', 'version'), name='agent_version_unique'),
+            model_name="agentversion",
+            constraint=models.UniqueConstraint(
+                fields=("agent", "version"), name="agent_version_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='ruleversion',
-            constraint=models.UniqueConstraint(fields=('rule', 'number'), name='rule_version_number_unique'),
+            model_name="ruleversion",
+            constraint=models.UniqueConstraint(
+                fields=("rule", "number"), name="rule_version_number_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='ruleversion',
-            constraint=models.CheckConstraint(condition=models.Q(('number__gte', 1)), name='rule_version_number_positive'),
+            model_name="ruleversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("number__gte", 1)), name="rule_version_number_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turn',
-            constraint=models.UniqueConstraint(fields=('transcript', 'index'), name='turn_index_unique'),
+            model_name="turn",
+            constraint=models.UniqueConstraint(
+                fields=("transcript", "index"), name="turn_index_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='turn',
-            constraint=models.CheckConstraint(condition=models.Q(('asr_confidence__isnull', True), models.Q(('asr_confidence__gte', 0), ('asr_confidence__lte', 1)), _connector='OR'), name='turn_asr_confidence_range'),
+            model_name="turn",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("asr_confidence__isnull", True),
+                    models.Q(("asr_confidence__gte", 0), ("asr_confidence__lte", 1)),
+                    _connector="OR",
+                ),
+                name="turn_asr_confidence_range",
+            ),
         ),
         migrations.AddIndex(
-            model_name='verdict',
-            index=models.Index(fields=['rule_version', 'judge'], name='verdict_rv_judge'),
+            model_name="verdict",
+            index=models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge"),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.UniqueConstraint(fields=('transcript', 'rule_version', 'judge'), name='verdict_key_unique'),
+            model_name="verdict",
+            constraint=models.UniqueConstraint(
+                fields=("transcript", "rule_version", "judge"), name="verdict_key_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.CheckConstraint(condition=models.Q(('confidence__isnull', True), ('confidence__lte', 100), _connector='OR'), name='verdict_confidence_range'),
+            model_name="verdict",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("confidence__isnull", True), ("confidence__lte", 100), _connector="OR"
+                ),
+                name="verdict_confidence_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='verdict',
-            constraint=models.CheckConstraint(condition=models.Q(('flagged', True), ('turn__isnull', True), _connector='OR'), name='verdict_unflagged_cites_no_turn'),
+            model_name="verdict",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("flagged", True), ("turn__isnull", True), _connector="OR"),
+                name="verdict_unflagged_cites_no_turn",
+            ),
         ),
     ]

@@ -5,47 +5,91 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evals', '0002_golden_sets_and_gates'),
+        ("evals", "0002_golden_sets_and_gates"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='JudgeCacheEntry',
+            name="JudgeCacheEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=64, unique=True)),
-                ('model', models.CharField(max_length=200)),
-                ('prompt_version', models.CharField(max_length=100)),
-                ('answer', models.JSONField()),
-                ('tokens_in', models.PositiveIntegerField(default=0)),
-                ('tokens_out', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.CharField(max_length=64, unique=True)),
+                ("model", models.CharField(max_length=200)),
+                ("prompt_version", models.CharField(max_length=100)),
+                ("answer", models.JSONField()),
+                ("tokens_in", models.PositiveIntegerField(default=0)),
+                ("tokens_out", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'verbose_name_plural': 'judge cache entries',
+                "verbose_name_plural": "judge cache entries",
             },
         ),
         migrations.CreateModel(
-            name='JudgeRunItem',
+            name="JudgeRunItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('llm', 'LLM call'), ('detectors', 'detectors')], max_length=10)),
-                ('group', models.CharField(blank=True, max_length=100)),
-                ('phase', models.CharField(blank=True, max_length=50)),
-                ('rule_version_ids', models.JSONField(default=list)),
-                ('outcome', models.CharField(choices=[('pending', 'pending'), ('called', 'called'), ('cached', 'cache hit'), ('detected', 'detectors ran'), ('error', 'error'), ('skipped', 'skipped (cost cap)'), ('empty', 'no agent turns in scope')], db_index=True, default='pending', max_length=10)),
-                ('error', models.TextField(blank=True)),
-                ('tokens_in', models.PositiveIntegerField(default=0)),
-                ('tokens_out', models.PositiveIntegerField(default=0)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='evals.judgerun')),
-                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='judge_run_items', to='evals.transcript')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("llm", "LLM call"), ("detectors", "detectors")], max_length=10
+                    ),
+                ),
+                ("group", models.CharField(blank=True, max_length=100)),
+                ("phase", models.CharField(blank=True, max_length=50)),
+                ("rule_version_ids", models.JSONField(default=list)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("called", "called"),
+                            ("cached", "cache hit"),
+                            ("detected", "detectors ran"),
+                            ("error", "error"),
+                            ("skipped", "skipped (cost cap)"),
+                            ("empty", "no agent turns in scope"),
+                        ],
+                        db_index=True,
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("error", models.TextField(blank=True)),
+                ("tokens_in", models.PositiveIntegerField(default=0)),
+                ("tokens_out", models.PositiveIntegerField(default=0)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="evals.judgerun",
+                    ),
+                ),
+                (
+                    "transcript",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="judge_run_items",
+                        to="evals.transcript",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['run', 'pk'],
-                'indexes': [models.Index(fields=['run', 'outcome'], name='judge_run_item_outcome')],
+                "ordering": ["run", "pk"],
+                "indexes": [models.Index(fields=["run", "outcome"], name="judge_run_item_outcome")],
             },
         ),
     ]

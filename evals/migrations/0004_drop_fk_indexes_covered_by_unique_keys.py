@@ -5,25 +5,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evals', '0003_judge_run_items_and_cache'),
+        ("evals", "0003_judge_run_items_and_cache"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='turn',
-            name='transcript',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='evals.transcript'),
+            model_name="turn",
+            name="transcript",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="turns",
+                to="evals.transcript",
+            ),
         ),
         migrations.AlterField(
-            model_name='verdict',
-            name='rule_version',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.PROTECT, related_name='verdicts', to='evals.ruleversion'),
+            model_name="verdict",
+            name="rule_version",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="verdicts",
+                to="evals.ruleversion",
+            ),
         ),
         migrations.AlterField(
-            model_name='verdict',
-            name='transcript',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='verdicts', to='evals.transcript'),
+            model_name="verdict",
+            name="transcript",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="verdicts",
+                to="evals.transcript",
+            ),
         ),
     ]

@@ -3,6 +3,7 @@
 SQLite cannot index `DESC NULLS LAST`, so the index exists on PostgreSQL only (where 100,000 calls
 live); SQLite sorts in memory, which is fine at its scale.
 """
+
 from django.db import migrations
 
 INDEX = "transcript_started_desc"
@@ -21,7 +22,6 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("evals", "0004_drop_fk_indexes_covered_by_unique_keys"),
     ]

@@ -5,19 +5,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evals', '0005_transcript_started_desc_index'),
+        ("evals", "0005_transcript_started_desc_index"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='verdict',
-            name='judge_run',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='verdicts', to='evals.judgerun'),
+            model_name="verdict",
+            name="judge_run",
+            field=models.ForeignKey(
+                blank=True,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="verdicts",
+                to="evals.judgerun",
+            ),
         ),
         migrations.AddIndex(
-            model_name='verdict',
-            index=models.Index(condition=models.Q(('judge_run__isnull', False)), fields=['judge_run'], name='verdict_judge_run'),
+            model_name="verdict",
+            index=models.Index(
+                condition=models.Q(("judge_run__isnull", False)),
+                fields=["judge_run"],
+                name="verdict_judge_run",
+            ),
         ),
     ]

@@ -3,6 +3,7 @@
 Lists page by offset with one extra row to know whether a next page exists, so a page never
 needs a COUNT over a join; per-row figures are aggregated for the page's rows only.
 """
+
 import hashlib
 import json
 from collections import defaultdict
@@ -60,7 +61,9 @@ def figures_cached(name: str, compute: Callable[[], Any]) -> Any:
     errored verdict re-judged in place leaves the fingerprint unchanged, so figures can be that
     many seconds old. 0 turns the cache off (the default under tests).
     """
-    ttl = getattr(settings, "DOCKET_FIGURES_CACHE_SECONDS", 0 if getattr(settings, "TESTING", False) else 60)
+    ttl = getattr(
+        settings, "DOCKET_FIGURES_CACHE_SECONDS", 0 if getattr(settings, "TESTING", False) else 60
+    )
     if not ttl:
         return compute()
     key = f"docket:figures:{name}:{data_version()}"
@@ -120,8 +123,14 @@ def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
         qs = qs.filter(started_at__lt=day_start(filters.started_to + timedelta(days=1)))
     if filters.flagged_rule:
         # Resolving the versions first lets PostgreSQL probe the verdict key index per call.
-        version_ids = list(RuleVersion.objects.filter(rule__rule_id=filters.flagged_rule).values_list("pk", flat=True))
-        flagged = Verdict.objects.filter(OK, transcript=OuterRef("pk"), flagged=True, rule_version_id__in=version_ids)
+        version_ids = list(
+            RuleVersion.objects.filter(rule__rule_id=filters.flagged_rule).values_list(
+                "pk", flat=True
+            )
+        )
+        flagged = Verdict.objects.filter(
+            OK, transcript=OuterRef("pk"), flagged=True, rule_version_id__in=version_ids
+        )
         qs = qs.filter(Exists(flagged)) if version_ids else qs.none()
     return qs.order_by(F("started_at").desc(nulls_last=True), "-id")
 
@@ -187,18 +196,27 @@ def transcript_list_page(filters: CallFilters, *, page: int, per_page: int = PER
 
 def transcript_filter_choices() -> dict[str, list]:
     """Return the options for the calls list's filters: agent versions, scenarios, languages, rules."""
+
     def distinct_values():
         return {
             "scenarios": list(
-                Transcript.objects.exclude(scenario="").order_by("scenario").values_list("scenario", flat=True).distinct()[:500]
+                Transcript.objects.exclude(scenario="")
+                .order_by("scenario")
+                .values_list("scenario", flat=True)
+                .distinct()[:500]
             ),
             "languages": list(
-                Transcript.objects.exclude(language="").order_by("language").values_list("language", flat=True).distinct()[:100]
+                Transcript.objects.exclude(language="")
+                .order_by("language")
+                .values_list("language", flat=True)
+                .distinct()[:100]
             ),
         }
 
     return {
-        "agent_versions": list(AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")),
+        "agent_versions": list(
+            AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")
+        ),
         **figures_cached("call-filter-values", distinct_values),
         "rules": list(Rule.objects.order_by("rule_id").values_list("rule_id", flat=True)),
     }
@@ -290,13 +308,29 @@ def transcript_detail(external_id: str) -> CallPage | None:
     turns = list(
         Turn.objects.filter(transcript=t)
         .order_by("index")
-        .only("id", "transcript_id", "index", "speaker", "text", "start_ms", "end_ms", "asr_confidence",
-              "phase", "tool_calls", "tool_call_id")
+        .only(
+            "id",
+            "transcript_id",
+            "index",
+            "speaker",
+            "text",
+            "start_ms",
+            "end_ms",
+            "asr_confidence",
+            "phase",
+            "tool_calls",
+            "tool_call_id",
+        )
     )
     verdicts = list(
         Verdict.objects.filter(transcript=t)
         .select_related("rule_version__rule", "judge")
-        .order_by("-flagged", "rule_version__rule__group", "rule_version__rule__rule_id", "rule_version__number")
+        .order_by(
+            "-flagged",
+            "rule_version__rule__group",
+            "rule_version__rule__rule_id",
+            "rule_version__number",
+        )
     )
     views: list[TurnView] = []
     by_index: dict[int, TurnView] = {}
@@ -378,7 +412,9 @@ class RuleRow:
 
     @property
     def detector_name(self) -> str:
-        spec = (self.latest.detector if self.latest and self.latest.detector else None) or self.rule.detector
+        spec = (
+            self.latest.detector if self.latest and self.latest.detector else None
+        ) or self.rule.detector
         return (spec or {}).get("name", "") if isinstance(spec, dict) else ""
 
 
@@ -386,7 +422,11 @@ def _verdict_counts_by_version(qs: QuerySet[Verdict]) -> dict[int, dict]:
     return {
         r["rule_version_id"]: r
         for r in qs.values("rule_version_id")
-        .annotate(n=Count("id"), flagged=Count("id", filter=Q(OK, flagged=True)), errored=Count("id", filter=~OK))
+        .annotate(
+            n=Count("id"),
+            flagged=Count("id", filter=Q(OK, flagged=True)),
+            errored=Count("id", filter=~OK),
+        )
         .order_by()
     }
 
@@ -400,18 +440,27 @@ def rule_list_grouped(*, q: str = "", group: str = "") -> list[tuple[str, list[R
         rules = rules.filter(group=group)
     rules = list(rules)
     versions = defaultdict(list)
-    for v in RuleVersion.objects.filter(rule__in=[r.pk for r in rules]).order_by("rule_id", "number"):
+    for v in RuleVersion.objects.filter(rule__in=[r.pk for r in rules]).order_by(
+        "rule_id", "number"
+    ):
         versions[v.rule_id].append(v)
     if q or group:
         ids = [v.pk for vs in versions.values() for v in vs]
         counts = _verdict_counts_by_version(Verdict.objects.filter(rule_version_id__in=ids))
     else:
-        counts = figures_cached("verdicts-by-version", lambda: _verdict_counts_by_version(Verdict.objects.all()))
+        counts = figures_cached(
+            "verdicts-by-version", lambda: _verdict_counts_by_version(Verdict.objects.all())
+        )
     grouped: dict[str, list[RuleRow]] = {}
     for r in rules:
         vs = versions.get(r.pk, [])
         gated = [v.number for v in vs if v.status == RuleVersion.Status.GATED]
-        row = RuleRow(rule=r, latest=vs[-1] if vs else None, versions=len(vs), gated_number=gated[-1] if gated else None)
+        row = RuleRow(
+            rule=r,
+            latest=vs[-1] if vs else None,
+            versions=len(vs),
+            gated_number=gated[-1] if gated else None,
+        )
         for v in vs:
             c = counts.get(v.pk)
             if c:
@@ -438,6 +487,7 @@ def rule_detail(rule_id: str) -> tuple[Rule, list[VersionView]] | None:
     if rule is None:
         return None
     versions = list(rule.versions.order_by("-number"))
+
     def version_counts():
         return {
             r["rule_version_id"]: r

@@ -5,7 +5,9 @@ from django.db.models import Prefetch, QuerySet
 from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict
 
 
-def transcripts_list(*, agent: str = "", agent_version: str = "", scenario: str = "") -> QuerySet[Transcript]:
+def transcripts_list(
+    *, agent: str = "", agent_version: str = "", scenario: str = ""
+) -> QuerySet[Transcript]:
     """Return transcripts (newest first) with their agent version, optionally filtered."""
     qs = Transcript.objects.select_related("agent_version__agent").order_by("-imported_at", "-pk")
     if agent:

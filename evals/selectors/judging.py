@@ -1,4 +1,5 @@
 """Reads for judge runs: lists, progress and the summary shown when a run ends."""
+
 from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
@@ -76,13 +77,21 @@ def judge_run_verdict_counts(run: JudgeRun) -> dict[str, int]:
 def judge_run_errors(run: JudgeRun, limit: int = 200) -> list[ItemError]:
     """Return the failed items of a run with the rule ids they covered."""
     items = list(
-        run.items.filter(outcome=JudgeRunItem.Outcome.ERROR).select_related("transcript").order_by("pk")[:limit]
+        run.items.filter(outcome=JudgeRunItem.Outcome.ERROR)
+        .select_related("transcript")
+        .order_by("pk")[:limit]
     )
     rv_ids = {pk for i in items for pk in i.rule_version_ids}
     names = dict(RuleVersion.objects.filter(pk__in=rv_ids).values_list("pk", "rule__rule_id"))
     return [
-        ItemError(i.pk, i.transcript.external_id, i.group or "detectors", i.phase,
-                  [names.get(pk, "?") for pk in i.rule_version_ids], i.error)
+        ItemError(
+            i.pk,
+            i.transcript.external_id,
+            i.group or "detectors",
+            i.phase,
+            [names.get(pk, "?") for pk in i.rule_version_ids],
+            i.error,
+        )
         for i in items
     ]
 
@@ -103,7 +112,10 @@ def judge_run_error_groups(run: JudgeRun, *, calls_shown: int = 8) -> list[Error
     for e in judge_run_errors(run, limit=5000):
         key = (e.group, e.phase, tuple(e.rules), e.error)
         groups.setdefault(key, []).append(e.transcript)
-    out = [ErrorGroup(g, ph, list(rules), err, len(ts), ts[:calls_shown]) for (g, ph, rules, err), ts in groups.items()]
+    out = [
+        ErrorGroup(g, ph, list(rules), err, len(ts), ts[:calls_shown])
+        for (g, ph, rules, err), ts in groups.items()
+    ]
     return sorted(out, key=lambda x: (-x.count, x.group, x.error))
 
 

@@ -4,6 +4,7 @@ A gate run gathers facts (the candidate's and the baseline's golden-set calls, t
 versions, the gate judge's verdicts, turn timings), asks the judge runner for verdicts that are
 missing, lets `gates.gate_decide` decide, and records exactly what it used.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,18 @@ from django.db.models import Max
 
 from evals import gates
 from evals.models import (
-    AgentVersion, Gate, GateMetric, GateRun, GoldenSet, GoldenSetMember, Judge, Rule, RuleVersion,
-    Transcript, Turn, Verdict,
+    AgentVersion,
+    Gate,
+    GateMetric,
+    GateRun,
+    GoldenSet,
+    GoldenSetMember,
+    Judge,
+    Rule,
+    RuleVersion,
+    Transcript,
+    Turn,
+    Verdict,
 )
 
 logger = logging.getLogger(__name__)
@@ -49,13 +60,17 @@ def golden_checksum(members: Iterable[MemberSpec]) -> str:
         ({"scenario": m.scenario, "call": m.call, "checksum": m.checksum} for m in members),
         key=lambda d: d["scenario"],
     )
-    return hashlib.sha256(json.dumps(canon, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(canon, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def golden_set_member_specs(golden_set: GoldenSet) -> list[MemberSpec]:
     """The members as stored now (what the frozen checksum is checked against)."""
-    return [MemberSpec(m.scenario, m.transcript_external_id, m.transcript_checksum)
-            for m in golden_set.members.all()]
+    return [
+        MemberSpec(m.scenario, m.transcript_external_id, m.transcript_checksum)
+        for m in golden_set.members.all()
+    ]
 
 
 def _member_specs(members: Sequence[Any], where: str = "members") -> list[MemberSpec]:
@@ -68,10 +83,14 @@ def _member_specs(members: Sequence[Any], where: str = "members") -> list[Member
         if isinstance(raw, str):
             raw = {"scenario": raw}
         if not isinstance(raw, Mapping):
-            raise GateConfigInvalid(f"{here}: must be a scenario name or a mapping with scenario and call")
+            raise GateConfigInvalid(
+                f"{here}: must be a scenario name or a mapping with scenario and call"
+            )
         unknown = set(raw) - {"scenario", "call"}
         if unknown:
-            raise GateConfigInvalid(f"{here}.{sorted(unknown)[0]}: unknown field (use scenario, call)")
+            raise GateConfigInvalid(
+                f"{here}.{sorted(unknown)[0]}: unknown field (use scenario, call)"
+            )
         call = str(raw.get("call") or "").strip()
         scenario = str(raw.get("scenario") or "").strip()
         checksum = ""
@@ -92,27 +111,53 @@ def _member_specs(members: Sequence[Any], where: str = "members") -> list[Member
     return out
 
 
-def _golden_set_write(*, name: str, version: int, specs: list[MemberSpec], description: str, by: str) -> GoldenSet:
-    gs = GoldenSet.objects.create(name=name, version=version, description=description,
-                                  checksum=golden_checksum(specs), created_by=by)
-    calls = {t.external_id: t for t in Transcript.objects.filter(external_id__in=[s.call for s in specs if s.call])}
-    GoldenSetMember.objects.bulk_create([
-        GoldenSetMember(golden_set=gs, position=i, scenario=s.scenario, transcript=calls.get(s.call),
-                        transcript_external_id=s.call, transcript_checksum=s.checksum)
-        for i, s in enumerate(specs)
-    ])
-    logger.info("golden_set_created", extra={"golden_set": gs.pk, "version": version, "members": len(specs)})
+def _golden_set_write(
+    *, name: str, version: int, specs: list[MemberSpec], description: str, by: str
+) -> GoldenSet:
+    gs = GoldenSet.objects.create(
+        name=name,
+        version=version,
+        description=description,
+        checksum=golden_checksum(specs),
+        created_by=by,
+    )
+    calls = {
+        t.external_id: t
+        for t in Transcript.objects.filter(external_id__in=[s.call for s in specs if s.call])
+    }
+    GoldenSetMember.objects.bulk_create(
+        [
+            GoldenSetMember(
+                golden_set=gs,
+                position=i,
+                scenario=s.scenario,
+                transcript=calls.get(s.call),
+                transcript_external_id=s.call,
+                transcript_checksum=s.checksum,
+            )
+            for i, s in enumerate(specs)
+        ]
+    )
+    logger.info(
+        "golden_set_created", extra={"golden_set": gs.pk, "version": version, "members": len(specs)}
+    )
     return gs
 
 
 @transaction.atomic
-def golden_set_create(*, name: str, members: Sequence[Any], description: str = "", by: str = "") -> GoldenSet:
+def golden_set_create(
+    *, name: str, members: Sequence[Any], description: str = "", by: str = ""
+) -> GoldenSet:
     """Create and freeze version 1 of a golden set. Members: scenario names or {scenario, call}."""
     if not name or not isinstance(name, str):
         raise GateConfigInvalid("name: missing")
     if GoldenSet.objects.filter(name=name).exists():
-        raise GateConfigInvalid(f"name: golden set {name!r} exists; revise it to make a new version")
-    return _golden_set_write(name=name, version=1, specs=_member_specs(members), description=description, by=by)
+        raise GateConfigInvalid(
+            f"name: golden set {name!r} exists; revise it to make a new version"
+        )
+    return _golden_set_write(
+        name=name, version=1, specs=_member_specs(members), description=description, by=by
+    )
 
 
 @transaction.atomic
@@ -129,11 +174,17 @@ def golden_set_revise(
     if intact and latest.checksum == golden_checksum(specs):
         return latest
     new = _golden_set_write(
-        name=golden_set.name, version=latest.version + 1, specs=specs,
-        description=latest.description if description is None else description, by=by,
+        name=golden_set.name,
+        version=latest.version + 1,
+        specs=specs,
+        description=latest.description if description is None else description,
+        by=by,
     )
     moved = Gate.objects.filter(golden_set__name=golden_set.name).update(golden_set=new)
-    logger.info("golden_set_revised", extra={"golden_set": new.pk, "version": new.version, "gates_moved": moved})
+    logger.info(
+        "golden_set_revised",
+        extra={"golden_set": new.pk, "version": new.version, "gates_moved": moved},
+    )
     return new
 
 
@@ -161,12 +212,23 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
         raise GateConfigInvalid(f"{where}: must be a mapping with a kind")
     kind = raw.get("kind")
     if kind not in GateMetric.Kind.values:
-        raise GateConfigInvalid(f"{where}.kind: {kind!r} is not one of {', '.join(GateMetric.Kind.values)}")
+        raise GateConfigInvalid(
+            f"{where}.kind: {kind!r} is not one of {', '.join(GateMetric.Kind.values)}"
+        )
     allowed = METRIC_FIELDS[kind]
     for key in raw:
         if key != "kind" and key not in allowed:
-            raise GateConfigInvalid(f"{where}.{key}: not a field of {kind} (fields: {', '.join(sorted(allowed))})")
-    out: dict[str, Any] = {"kind": kind, "rule": None, "group": "", "measure": "", "threshold": None, "tolerance": None}
+            raise GateConfigInvalid(
+                f"{where}.{key}: not a field of {kind} (fields: {', '.join(sorted(allowed))})"
+            )
+    out: dict[str, Any] = {
+        "kind": kind,
+        "rule": None,
+        "group": "",
+        "measure": "",
+        "threshold": None,
+        "tolerance": None,
+    }
     if raw.get("rule"):
         rule = Rule.objects.filter(rule_id=raw["rule"]).first()
         if rule is None:
@@ -180,7 +242,9 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
         if not (out["rule"] or out["group"]):
             raise GateConfigInvalid(f"{where}: a violation rate needs a rule or a group")
         if "max" not in raw:
-            raise GateConfigInvalid(f"{where}.max: missing (the highest violation rate that passes, 0 to 1)")
+            raise GateConfigInvalid(
+                f"{where}.max: missing (the highest violation rate that passes, 0 to 1)"
+            )
         out["threshold"] = _number(raw["max"], f"{where}.max")
         if out["threshold"] > 1:
             raise GateConfigInvalid(f"{where}.max: a rate is at most 1")
@@ -196,10 +260,14 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
     elif kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION:
         score = raw.get("score", gates.WEIGHTED_VIOLATIONS)
         if score not in gates.SCORES:
-            raise GateConfigInvalid(f"{where}.score: {score!r} is not one of {', '.join(gates.SCORES)}")
+            raise GateConfigInvalid(
+                f"{where}.score: {score!r} is not one of {', '.join(gates.SCORES)}"
+            )
         out["measure"] = score
         if "tolerance" not in raw:
-            raise GateConfigInvalid(f"{where}.tolerance: missing (how much worse than the baseline passes)")
+            raise GateConfigInvalid(
+                f"{where}.tolerance: missing (how much worse than the baseline passes)"
+            )
         out["tolerance"] = _number(raw["tolerance"], f"{where}.tolerance")
     return out
 
@@ -232,8 +300,13 @@ def _judge_clean(name: Any, where: str) -> Judge | None:
 
 @transaction.atomic
 def gate_save(
-    *, name: str, golden_set: GoldenSet, metrics: Sequence[Mapping], judge: Judge | None = None,
-    description: str = "", by: str = "",
+    *,
+    name: str,
+    golden_set: GoldenSet,
+    metrics: Sequence[Mapping],
+    judge: Judge | None = None,
+    description: str = "",
+    by: str = "",
 ) -> tuple[Gate, bool]:
     """Create a gate or replace its definition; return (gate, changed). Unchanged is a no-op."""
     cleaned = [metric_clean(m, f"metrics[{i}]") for i, m in enumerate(metrics)]
@@ -242,20 +315,34 @@ def gate_save(
     gate = Gate.objects.filter(name=name).first()
     if gate is not None:
         same = (
-            gate.golden_set_id == golden_set.pk and gate.judge_id == (judge.pk if judge else None)
+            gate.golden_set_id == golden_set.pk
+            and gate.judge_id == (judge.pk if judge else None)
             and gate.description == description
             and [metric_as_yaml(m) for m in gate.metrics.select_related("rule")]
             == [metric_as_yaml(GateMetric(**c)) for c in cleaned]
         )
         if same:
             return gate, False
-        gate.golden_set, gate.judge, gate.description, gate.updated_by = golden_set, judge, description, by
+        gate.golden_set, gate.judge, gate.description, gate.updated_by = (
+            golden_set,
+            judge,
+            description,
+            by,
+        )
         gate.save()
         gate.metrics.all().delete()
     else:
-        gate = Gate.objects.create(name=name, golden_set=golden_set, judge=judge, description=description,
-                                   created_by=by, updated_by=by)
-    GateMetric.objects.bulk_create([GateMetric(gate=gate, position=i, **c) for i, c in enumerate(cleaned)])
+        gate = Gate.objects.create(
+            name=name,
+            golden_set=golden_set,
+            judge=judge,
+            description=description,
+            created_by=by,
+            updated_by=by,
+        )
+    GateMetric.objects.bulk_create(
+        [GateMetric(gate=gate, position=i, **c) for i, c in enumerate(cleaned)]
+    )
     logger.info("gate_saved", extra={"gate": gate.pk, "metrics": len(cleaned)})
     return gate, True
 
@@ -271,7 +358,9 @@ def gate_metric_add(*, gate: Gate, data: Mapping, by: str = "") -> GateMetric:
 
 
 @transaction.atomic
-def gate_metric_update(*, metric: GateMetric, threshold: Any = None, tolerance: Any = None, by: str = "") -> GateMetric:
+def gate_metric_update(
+    *, metric: GateMetric, threshold: Any = None, tolerance: Any = None, by: str = ""
+) -> GateMetric:
     """Change a metric's threshold (violation rate, detector) or tolerance (judge score)."""
     raw = metric_as_yaml(metric)
     if metric.kind in (GateMetric.Kind.VIOLATION_RATE, GateMetric.Kind.DETECTOR_METRIC):
@@ -297,7 +386,11 @@ def gate_metric_delete(*, metric: GateMetric, by: str = "") -> None:
 @transaction.atomic
 def gate_settings_update(*, gate: Gate, golden_set_id: Any, judge_id: Any, by: str = "") -> Gate:
     """Point a gate at another version of its golden set and/or another judge (None: the one judge)."""
-    gs = GoldenSet.objects.filter(pk=golden_set_id, name=gate.golden_set.name).first() if golden_set_id else None
+    gs = (
+        GoldenSet.objects.filter(pk=golden_set_id, name=gate.golden_set.name).first()
+        if golden_set_id
+        else None
+    )
     if gs is None:
         raise GateConfigInvalid(f"golden_set: pick a version of {gate.golden_set.name}")
     judge = None
@@ -351,8 +444,10 @@ def gates_import(*, data: Any, by: str = "") -> dict:
     unknown = set(data) - {"golden_sets", "gates"}
     if unknown:
         raise GateConfigInvalid(f"{sorted(unknown)[0]}: unknown section (use golden_sets, gates)")
-    counts = {"golden_sets": {"created": 0, "revised": 0, "unchanged": 0},
-              "gates": {"created": 0, "updated": 0, "unchanged": 0}}
+    counts = {
+        "golden_sets": {"created": 0, "revised": 0, "unchanged": 0},
+        "gates": {"created": 0, "updated": 0, "unchanged": 0},
+    }
     made: dict[str, GoldenSet] = {}
     for i, raw in enumerate(data.get("golden_sets") or []):
         where = f"golden_sets[{i}]"
@@ -366,10 +461,14 @@ def gates_import(*, data: Any, by: str = "") -> dict:
         name, desc = raw["name"], raw.get("description", "")
         latest = GoldenSet.objects.filter(name=name).order_by("-version").first()
         if latest is None:
-            made[name] = golden_set_create(name=name, members=raw["members"], description=desc, by=by)
+            made[name] = golden_set_create(
+                name=name, members=raw["members"], description=desc, by=by
+            )
             counts["golden_sets"]["created"] += 1
         else:
-            new = golden_set_revise(golden_set=latest, members=raw["members"], description=desc, by=by)
+            new = golden_set_revise(
+                golden_set=latest, members=raw["members"], description=desc, by=by
+            )
             counts["golden_sets"]["unchanged" if new.pk == latest.pk else "revised"] += 1
             made[name] = new
     for i, raw in enumerate(data.get("gates") or []):
@@ -379,8 +478,14 @@ def gates_import(*, data: Any, by: str = "") -> dict:
         judge = _judge_clean(raw.get("judge"), f"{where}.judge")
         existed = Gate.objects.filter(name=raw["name"]).exists()
         try:
-            _, changed = gate_save(name=raw["name"], golden_set=gs, judge=judge, metrics=raw.get("metrics") or [],
-                                   description=raw.get("description", ""), by=by)
+            _, changed = gate_save(
+                name=raw["name"],
+                golden_set=gs,
+                judge=judge,
+                metrics=raw.get("metrics") or [],
+                description=raw.get("description", ""),
+                by=by,
+            )
         except GateConfigInvalid as e:
             raise GateConfigInvalid(f"{where}.{e}") from None
         counts["gates"]["unchanged" if not changed else ("updated" if existed else "created")] += 1
@@ -398,11 +503,20 @@ def gates_export(*, names: Sequence[str] | None = None) -> dict:
     for gs in sorted(sets.values(), key=lambda s: s.name):
         members = []
         for m in gs.members.all():
-            members.append({"scenario": m.scenario, "call": m.transcript_external_id} if m.transcript_external_id
-                           else m.scenario)
-        doc["golden_sets"].append({"name": gs.name, "version": gs.version, "checksum": gs.checksum,
-                                   **({"description": gs.description} if gs.description else {}),
-                                   "members": members})
+            members.append(
+                {"scenario": m.scenario, "call": m.transcript_external_id}
+                if m.transcript_external_id
+                else m.scenario
+            )
+        doc["golden_sets"].append(
+            {
+                "name": gs.name,
+                "version": gs.version,
+                "checksum": gs.checksum,
+                **({"description": gs.description} if gs.description else {}),
+                "members": members,
+            }
+        )
     for g in gate_list:
         entry = {"name": g.name}
         if g.description:
@@ -428,7 +542,9 @@ def agent_version_resolve(text: str, *, what: str = "candidate") -> AgentVersion
     if not found:
         raise GateCannotRun(f"{what}: no agent version {text!r}")
     if len(found) > 1:
-        raise GateCannotRun(f"{what}: {text!r} names versions of several agents; write AGENT:VERSION")
+        raise GateCannotRun(
+            f"{what}: {text!r} names versions of several agents; write AGENT:VERSION"
+        )
     return found[0]
 
 
@@ -442,8 +558,13 @@ def gate_resolve(name: str) -> Gate:
 def gate_default_baseline(*, gate: Gate, candidate: AgentVersion) -> GateRun | None:
     """The latest passing run of this gate on another version of the same agent (never a failed one)."""
     return (
-        GateRun.objects.filter(gate=gate, status=GateRun.Status.PASS, candidate__agent_id=candidate.agent_id)
-        .exclude(candidate=candidate).select_related("candidate").order_by("-created_at", "-pk").first()
+        GateRun.objects.filter(
+            gate=gate, status=GateRun.Status.PASS, candidate__agent_id=candidate.agent_id
+        )
+        .exclude(candidate=candidate)
+        .select_related("candidate")
+        .order_by("-created_at", "-pk")
+        .first()
     )
 
 
@@ -451,14 +572,20 @@ def promoted_rules() -> tuple[dict[str, gates.GatedRule], dict[str, RuleVersion]
     """Every active rule with its promoted (latest gated) version, or version None."""
     out, versions = {}, {}
     gated = {}
-    promoted = RuleVersion.objects.filter(status=RuleVersion.Status.GATED, rule__status=Rule.Status.ACTIVE)
+    promoted = RuleVersion.objects.filter(
+        status=RuleVersion.Status.GATED, rule__status=Rule.Status.ACTIVE
+    )
     for rv in promoted.select_related("rule").order_by("rule_id", "number"):
         gated[rv.rule_id] = rv
     for rule in Rule.objects.filter(status=Rule.Status.ACTIVE):
         rv = gated.get(rule.pk)
         out[rule.rule_id] = gates.GatedRule(
-            rule=rule.rule_id, group=rule.group, version=rv.number if rv else None, safety=rule.safety,
-            severity=rule.severity, rule_version_id=rv.pk if rv else None,
+            rule=rule.rule_id,
+            group=rule.group,
+            version=rv.number if rv else None,
+            safety=rule.safety,
+            severity=rule.severity,
+            rule_version_id=rv.pk if rv else None,
         )
         if rv:
             versions[rule.rule_id] = rv
@@ -466,8 +593,14 @@ def promoted_rules() -> tuple[dict[str, gates.GatedRule], dict[str, RuleVersion]
 
 
 def metric_specs_one(m: GateMetric) -> gates.MetricSpec:
-    return gates.MetricSpec(kind=m.kind, rule=m.rule.rule_id if m.rule_id else "", group=m.group,
-                            measure=m.measure, threshold=m.threshold, tolerance=m.tolerance)
+    return gates.MetricSpec(
+        kind=m.kind,
+        rule=m.rule.rule_id if m.rule_id else "",
+        group=m.group,
+        measure=m.measure,
+        threshold=m.threshold,
+        tolerance=m.tolerance,
+    )
 
 
 def metric_specs(gate: Gate) -> list[gates.MetricSpec]:
@@ -478,8 +611,9 @@ def _golden_calls(golden_set: GoldenSet, version: AgentVersion) -> dict[str, Tra
     """scenario -> the version's call of that scenario (the latest imported when replayed twice)."""
     scenarios = list(golden_set.members.values_list("scenario", flat=True))
     out: dict[str, Transcript] = {}
-    for t in (Transcript.objects.filter(agent_version=version, scenario__in=scenarios)
-              .order_by("scenario", "-imported_at", "-pk")):
+    for t in Transcript.objects.filter(agent_version=version, scenario__in=scenarios).order_by(
+        "scenario", "-imported_at", "-pk"
+    ):
         out.setdefault(t.scenario, t)
     return out
 
@@ -488,12 +622,23 @@ def _is_detector(rv: RuleVersion) -> bool:
     return bool(rv.detector or rv.rule.detector)
 
 
-VERDICT_FIELDS = ("pk", "transcript_id", "rule_version_id", "judge_id", "judge__kind", "flagged", "turn", "turns",
-                  "severity", "error")
+VERDICT_FIELDS = (
+    "pk",
+    "transcript_id",
+    "rule_version_id",
+    "judge_id",
+    "judge__kind",
+    "flagged",
+    "turn",
+    "turns",
+    "severity",
+    "error",
+)
 
 
-def _pick_verdicts(transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], judge: Judge | None
-                   ) -> dict[tuple[int, int], tuple]:
+def _pick_verdicts(
+    transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], judge: Judge | None
+) -> dict[tuple[int, int], tuple]:
     """(transcript, rule version) -> the verdict row the gate counts: the gate judge's, or a detector's.
 
     Rows (VERDICT_FIELDS), not model instances: a large golden set has tens of thousands of them.
@@ -501,7 +646,9 @@ def _pick_verdicts(transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], ju
     rv_list = list(rvs)
     detector_rvs = {rv.pk for rv in rv_list if _is_detector(rv)}
     chosen: dict[tuple[int, int], tuple] = {}
-    rows = Verdict.objects.filter(transcript__in=list(transcript_ids), rule_version__in=[rv.pk for rv in rv_list])
+    rows = Verdict.objects.filter(
+        transcript__in=list(transcript_ids), rule_version__in=[rv.pk for rv in rv_list]
+    )
     for row in rows.values_list(*VERDICT_FIELDS).iterator(chunk_size=5000):
         key = (row[1], row[2])
         if judge is not None and row[3] == judge.pk:
@@ -511,28 +658,41 @@ def _pick_verdicts(transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], ju
     return chosen
 
 
-def _gate_judge(gate: Gate, calls: Iterable[Transcript], rvs: Iterable[RuleVersion]) -> Judge | None:
+def _gate_judge(
+    gate: Gate, calls: Iterable[Transcript], rvs: Iterable[RuleVersion]
+) -> Judge | None:
     """The gate's judge; when it names none, the one LLM judge with verdicts on these calls."""
     if gate.judge_id:
         return gate.judge
     llm_rvs = [rv.pk for rv in rvs if not _is_detector(rv)]
     ids = list(
-        Judge.objects.filter(verdicts__transcript__in=[t.pk for t in calls], verdicts__rule_version__in=llm_rvs)
-        .exclude(kind=Judge.Kind.DETECTOR).distinct().values_list("pk", flat=True)[:2]
+        Judge.objects.filter(
+            verdicts__transcript__in=[t.pk for t in calls], verdicts__rule_version__in=llm_rvs
+        )
+        .exclude(kind=Judge.Kind.DETECTOR)
+        .distinct()
+        .values_list("pk", flat=True)[:2]
     )
     if len(ids) > 1:
-        raise GateCannotRun(f"gate {gate.name}: several judges have verdicts on its calls; set the gate's judge")
+        raise GateCannotRun(
+            f"gate {gate.name}: several judges have verdicts on its calls; set the gate's judge"
+        )
     return Judge.objects.get(pk=ids[0]) if ids else None
 
 
-def _call_facts(calls: Mapping[str, Transcript], rvs: Mapping[str, RuleVersion],
-                verdicts: Mapping[tuple[int, int], tuple]) -> dict[str, gates.CallFacts]:
+def _call_facts(
+    calls: Mapping[str, Transcript],
+    rvs: Mapping[str, RuleVersion],
+    verdicts: Mapping[tuple[int, int], tuple],
+) -> dict[str, gates.CallFacts]:
     """scenario -> CallFacts from the picked verdict rows and the calls' turn timings."""
     ids = [t.pk for t in calls.values()]
     timings: dict[int, list[gates.TurnTiming]] = {}
-    for tid, index, speaker, start, end, conf in Turn.objects.filter(transcript__in=ids).values_list(
-        "transcript_id", "index", "speaker", "start_ms", "end_ms", "asr_confidence"
-    ).iterator(chunk_size=20000):
+    for tid, index, speaker, start, end, conf in (
+        Turn.objects.filter(transcript__in=ids)
+        .values_list("transcript_id", "index", "speaker", "start_ms", "end_ms", "asr_confidence")
+        .iterator(chunk_size=20000)
+    ):
         timings.setdefault(tid, []).append(gates.TurnTiming(index, speaker, start, end, conf))
     out = {}
     for scenario, t in calls.items():
@@ -542,22 +702,33 @@ def _call_facts(calls: Mapping[str, Transcript], rvs: Mapping[str, RuleVersion],
             if row is not None:
                 pk, _, _, _, _, flagged, turn, turns, severity, error = row
                 facts[rule_id] = gates.VerdictFact(
-                    flagged=flagged, turns=tuple(turns or ([turn] if turn is not None else [])),
-                    severity=severity, error=error, ref=pk,
+                    flagged=flagged,
+                    turns=tuple(turns or ([turn] if turn is not None else [])),
+                    severity=severity,
+                    error=error,
+                    ref=pk,
                 )
-        out[scenario] = gates.CallFacts(call=t.external_id, scenario=scenario, verdicts=facts,
-                                        turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)))
+        out[scenario] = gates.CallFacts(
+            call=t.external_id,
+            scenario=scenario,
+            verdicts=facts,
+            turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)),
+        )
     return out
 
 
-def _missing_pairs(calls: Iterable[Transcript], rvs: Iterable[RuleVersion], judge: Judge | None) -> list[tuple]:
+def _missing_pairs(
+    calls: Iterable[Transcript], rvs: Iterable[RuleVersion], judge: Judge | None
+) -> list[tuple]:
     rv_list = list(rvs)
     call_list = list(calls)
     have = set(_pick_verdicts([t.pk for t in call_list], rv_list, judge))
     return [(t, rv) for t in call_list for rv in rv_list if (t.pk, rv.pk) not in have]
 
 
-def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, RuleVersion]], by: str = "") -> int:
+def judge_missing(
+    *, judge: Judge | None, pairs: Sequence[tuple[Transcript, RuleVersion]], by: str = ""
+) -> int:
     """Ask the judge runner (and its cache) for the verdicts a gate run lacks; return how many it added.
 
     The runner judges the current version of a rule with the configured LLM judge, and detector
@@ -570,9 +741,12 @@ def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, Rule
     from evals.services import judging  # imports the LLM client: only when something is missing
 
     runner_judge = judging.llm_judge_name(judging.judge_settings().model)
-    latest = dict(RuleVersion.objects.values("rule_id").annotate(n=Max("number")).values_list("rule_id", "n"))
+    latest = dict(
+        RuleVersion.objects.values("rule_id").annotate(n=Max("number")).values_list("rule_id", "n")
+    )
     usable = [
-        (t, rv) for t, rv in pairs
+        (t, rv)
+        for t, rv in pairs
         if latest.get(rv.rule_id) == rv.number
         and (_is_detector(rv) or (judge is not None and judge.name == runner_judge))
     ]
@@ -583,7 +757,9 @@ def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, Rule
     rule_ids = sorted({rv.rule.rule_id for _, rv in usable})
     try:
         run = judging.judge_run_create(
-            transcript_ids=transcript_ids, rule_ids=rule_ids, started_by=by or "gate",
+            transcript_ids=transcript_ids,
+            rule_ids=rule_ids,
+            started_by=by or "gate",
             detectors_only=all(_is_detector(rv) for _, rv in usable),
         )
     except judging.JudgeRunInvalid as e:
@@ -598,8 +774,14 @@ def judge_missing(*, judge: Judge | None, pairs: Sequence[tuple[Transcript, Rule
             judging.judge_run_enqueue(run_id=run.pk)
     else:
         _judge_run_wait(run.pk)
-    after = len(_missing_pairs({t.pk: t for t, _ in pairs}.values(), {rv.pk: rv for _, rv in pairs}.values(), judge))
-    logger.info("gate_judged", extra={"judge_run": run.pk, "missing_before": before, "missing_after": after})
+    after = len(
+        _missing_pairs(
+            {t.pk: t for t, _ in pairs}.values(), {rv.pk: rv for _, rv in pairs}.values(), judge
+        )
+    )
+    logger.info(
+        "gate_judged", extra={"judge_run": run.pk, "missing_before": before, "missing_after": after}
+    )
     return max(0, before - after)
 
 
@@ -629,7 +811,11 @@ def _gate_scope(specs, rules) -> tuple[set[str], list[str]]:
 
 
 def gate_run_evaluate(
-    *, gate: Gate, candidate: AgentVersion, baseline: AgentVersion | None = None, by: str = "",
+    *,
+    gate: Gate,
+    candidate: AgentVersion,
+    baseline: AgentVersion | None = None,
+    by: str = "",
     judge_missing_verdicts: bool = True,
 ) -> GateRun:
     """Judge what is missing, decide the gate on the candidate's golden-set calls, record the run.
@@ -651,72 +837,114 @@ def gate_run_evaluate(
     elif baseline.pk == candidate.pk:
         raise GateCannotRun("baseline: the same version as the candidate")
     else:
-        baseline_run = GateRun.objects.filter(gate=gate, candidate=baseline).order_by("-created_at", "-pk").first()
+        baseline_run = (
+            GateRun.objects.filter(gate=gate, candidate=baseline)
+            .order_by("-created_at", "-pk")
+            .first()
+        )
 
     cand_calls = _golden_calls(golden_set, candidate)
     base_calls = _golden_calls(golden_set, baseline) if baseline else {}
-    judge = _gate_judge(gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values())
+    judge = _gate_judge(
+        gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values()
+    )
 
     all_calls = list(cand_calls.values()) + list(base_calls.values())
     picked = _pick_verdicts([t.pk for t in all_calls], scope_rvs.values(), judge)
     judged = 0
     if judge_missing_verdicts:
-        pairs = [(t, rv) for t in all_calls for rv in scope_rvs.values() if (t.pk, rv.pk) not in picked]
+        pairs = [
+            (t, rv) for t in all_calls for rv in scope_rvs.values() if (t.pk, rv.pk) not in picked
+        ]
         judged = judge_missing(judge=judge, pairs=pairs, by=by)
         if judged:
             picked = _pick_verdicts([t.pk for t in all_calls], scope_rvs.values(), judge)
 
     members = list(golden_set.members.select_related("transcript"))
     golden = gates.GoldenFacts(
-        name=str(golden_set), checksum=golden_set.checksum,
+        name=str(golden_set),
+        checksum=golden_set.checksum,
         current_checksum=golden_checksum(golden_set_member_specs(golden_set)),
         members=tuple(
             gates.MemberFact(
-                scenario=m.scenario, pinned_call=m.transcript_external_id, pinned_checksum=m.transcript_checksum,
+                scenario=m.scenario,
+                pinned_call=m.transcript_external_id,
+                pinned_checksum=m.transcript_checksum,
                 current_checksum=_current_checksum(m),
             )
             for m in members
         ),
     )
     decision = gates.gate_decide(
-        golden=golden, rules=rules, metrics=specs, candidate=_call_facts(cand_calls, scope_rvs, picked),
+        golden=golden,
+        rules=rules,
+        metrics=specs,
+        candidate=_call_facts(cand_calls, scope_rvs, picked),
         baseline=_call_facts(base_calls, scope_rvs, picked) if baseline else None,
     )
     if baseline_run is not None:
         notes += _comparability_notes(baseline_run, golden_set, scope_rvs, judge)
     results = decision.to_dict()
-    results.update({
-        "notes": notes,
-        "golden_set": {"name": golden_set.name, "version": golden_set.version, "checksum": golden_set.checksum},
-        "judge": judge.name if judge else None,
-        "rule_versions": [{"rule": rid, "version": rv.number, "id": rv.pk} for rid, rv in sorted(scope_rvs.items())],
-        "calls": {s: t.external_id for s, t in sorted(cand_calls.items())},
-        "baseline_calls": {s: t.external_id for s, t in sorted(base_calls.items())},
-        "baseline_run": baseline_run.pk if baseline_run else None,
-    })
+    results.update(
+        {
+            "notes": notes,
+            "golden_set": {
+                "name": golden_set.name,
+                "version": golden_set.version,
+                "checksum": golden_set.checksum,
+            },
+            "judge": judge.name if judge else None,
+            "rule_versions": [
+                {"rule": rid, "version": rv.number, "id": rv.pk}
+                for rid, rv in sorted(scope_rvs.items())
+            ],
+            "calls": {s: t.external_id for s, t in sorted(cand_calls.items())},
+            "baseline_calls": {s: t.external_id for s, t in sorted(base_calls.items())},
+            "baseline_run": baseline_run.pk if baseline_run else None,
+        }
+    )
     with transaction.atomic():
         run = GateRun.objects.create(
-            gate=gate, candidate=candidate, baseline=baseline,
+            gate=gate,
+            candidate=candidate,
+            baseline=baseline,
             status=GateRun.Status.PASS if decision.passed else GateRun.Status.FAIL,
-            golden_set=golden_set, golden_set_checksum=golden_set.checksum, judge=judge, results=results,
-            judged=judged, started_by=by,
+            golden_set=golden_set,
+            golden_set_checksum=golden_set.checksum,
+            judge=judge,
+            results=results,
+            judged=judged,
+            started_by=by,
         )
         run.rule_versions.set(list(scope_rvs.values()))
-    logger.info("gate_run_evaluated", extra={
-        "gate": gate.pk, "gate_run": run.pk, "candidate": candidate.pk, "baseline": baseline.pk if baseline else None,
-        "status": run.status, "metrics": len(specs), "judged": judged,
-    })
+    logger.info(
+        "gate_run_evaluated",
+        extra={
+            "gate": gate.pk,
+            "gate_run": run.pk,
+            "candidate": candidate.pk,
+            "baseline": baseline.pk if baseline else None,
+            "status": run.status,
+            "metrics": len(specs),
+            "judged": judged,
+        },
+    )
     return run
 
 
 def _current_checksum(member: GoldenSetMember) -> str | None:
     if not member.transcript_external_id:
         return None
-    t = member.transcript or Transcript.objects.filter(external_id=member.transcript_external_id).first()
+    t = (
+        member.transcript
+        or Transcript.objects.filter(external_id=member.transcript_external_id).first()
+    )
     return t.checksum if t else None
 
 
-def _comparability_notes(baseline_run: GateRun, golden_set: GoldenSet, scope_rvs, judge) -> list[str]:
+def _comparability_notes(
+    baseline_run: GateRun, golden_set: GoldenSet, scope_rvs, judge
+) -> list[str]:
     """Say what differs from the baseline's own run: the baseline is re-scored, never compared across."""
     notes = []
     if baseline_run.golden_set_checksum != golden_set.checksum:
@@ -725,22 +953,41 @@ def _comparability_notes(baseline_run: GateRun, golden_set: GoldenSet, scope_rvs
             f"({baseline_run.golden_set_checksum[:12]} → {golden_set.checksum[:12]}); the baseline is re-scored "
             "on the current set"
         )
-    before = {rv.rule.rule_id: rv.number for rv in baseline_run.rule_versions.select_related("rule")}
+    before = {
+        rv.rule.rule_id: rv.number for rv in baseline_run.rule_versions.select_related("rule")
+    }
     now = {rid: rv.number for rid, rv in scope_rvs.items()}
-    bumped = [f"{rid} v{before[rid]} → v{n}" for rid, n in sorted(now.items()) if rid in before and before[rid] != n]
+    bumped = [
+        f"{rid} v{before[rid]} → v{n}"
+        for rid, n in sorted(now.items())
+        if rid in before and before[rid] != n
+    ]
     added = [f"{rid} v{n}" for rid, n in sorted(now.items()) if rid not in before]
     if bumped:
-        notes.append(f"rule versions changed since baseline run #{baseline_run.pk}: {', '.join(bumped)}; "
-                     "the baseline is re-scored with the current versions")
+        notes.append(
+            f"rule versions changed since baseline run #{baseline_run.pk}: {', '.join(bumped)}; "
+            "the baseline is re-scored with the current versions"
+        )
     if added:
         notes.append(f"rules added since baseline run #{baseline_run.pk}: {', '.join(added)}")
     if baseline_run.judge_id != (judge.pk if judge else None):
-        notes.append(f"judge changed since baseline run #{baseline_run.pk}; the baseline is re-scored with this judge")
+        notes.append(
+            f"judge changed since baseline run #{baseline_run.pk}; the baseline is re-scored with this judge"
+        )
     return notes
 
 
-def gate_run_record_error(*, gate: Gate, candidate: AgentVersion, error: str, by: str = "") -> GateRun:
+def gate_run_record_error(
+    *, gate: Gate, candidate: AgentVersion, error: str, by: str = ""
+) -> GateRun:
     """Record a run that could not be decided (status error), so the history shows it."""
-    return GateRun.objects.create(gate=gate, candidate=candidate, status=GateRun.Status.ERROR,
-                                  golden_set=gate.golden_set, golden_set_checksum=gate.golden_set.checksum,
-                                  error=error[:2000], started_by=by, results={})
+    return GateRun.objects.create(
+        gate=gate,
+        candidate=candidate,
+        status=GateRun.Status.ERROR,
+        golden_set=gate.golden_set,
+        golden_set_checksum=gate.golden_set.checksum,
+        error=error[:2000],
+        started_by=by,
+        results={},
+    )

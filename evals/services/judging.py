@@ -14,6 +14,7 @@ verdict (as importing the same key is a no-op, and marks stay attached to what t
 only an errored verdict is replaced. Answers are cached on (transcript checksum, the group's rule
 versions, model, prompt version), so a rerun makes calls only for groups that changed.
 """
+
 import fnmatch
 import logging
 import threading
@@ -30,7 +31,16 @@ from evals.detectors import detector_run, turn_views
 from evals.judge import prompt as jp
 from evals.judge.client import JudgeCallError, judge_call, judge_cost, judge_settings
 from evals.models import (
-    AgentVersion, Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Rule, RuleVersion, Transcript, Turn, Verdict,
+    AgentVersion,
+    Judge,
+    JudgeCacheEntry,
+    JudgeRun,
+    JudgeRunItem,
+    Rule,
+    RuleVersion,
+    Transcript,
+    Turn,
+    Verdict,
 )
 
 logger = logging.getLogger(__name__)
@@ -77,11 +87,18 @@ class JudgeRunPlan:
 
     def as_dict(self) -> dict:
         return {
-            "model": self.model, "prompt_version": self.prompt_version, "transcripts": self.transcripts,
-            "rule_versions": self.rule_versions, "llm_items": self.llm_items,
-            "detector_items": self.detector_items, "cache_hits": self.cache_hits, "calls": self.calls,
-            "est_tokens_in": self.est_tokens_in, "est_tokens_out": self.est_tokens_out,
-            "est_cost": str(self.est_cost), "cost_cap": str(self.cost_cap),
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "transcripts": self.transcripts,
+            "rule_versions": self.rule_versions,
+            "llm_items": self.llm_items,
+            "detector_items": self.detector_items,
+            "cache_hits": self.cache_hits,
+            "calls": self.calls,
+            "est_tokens_in": self.est_tokens_in,
+            "est_tokens_out": self.est_tokens_out,
+            "est_cost": str(self.est_cost),
+            "cost_cap": str(self.cost_cap),
         }
 
 
@@ -90,8 +107,13 @@ def _detector_spec(rv: RuleVersion) -> dict | None:
 
 
 def _prompt_rule(rv: RuleVersion) -> jp.PromptRule:
-    return jp.PromptRule(rule_id=rv.rule.rule_id, version=rv.number, text=rv.text,
-                         severity=rv.rule.severity, phase=rv.rule.phase)
+    return jp.PromptRule(
+        rule_id=rv.rule.rule_id,
+        version=rv.number,
+        text=rv.text,
+        severity=rv.rule.severity,
+        phase=rv.rule.phase,
+    )
 
 
 def llm_judge_name(model: str, prompt_version: str = jp.PROMPT_VERSION) -> str:
@@ -130,8 +152,11 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
         chosen = []
         for pattern in rule_ids:
             # A pattern matches rule ids (`asking.*`, `opening.greet-by-name`) or a group (`signals.*`).
-            matched = [r for r in rules if fnmatch.fnmatchcase(r.rule_id, pattern)
-                       or pattern in (r.group, f"{r.group}.*")]
+            matched = [
+                r
+                for r in rules
+                if fnmatch.fnmatchcase(r.rule_id, pattern) or pattern in (r.group, f"{r.group}.*")
+            ]
             if not matched:
                 raise JudgeRunInvalid(f"rule: no active rule matches {pattern!r}")
             chosen += [r for r in matched if r not in chosen]
@@ -146,17 +171,33 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
     return versions
 
 
-def judge_run_plan(*, transcript_ids=None, rule_ids=None, agent_version=None,
-                   detectors_only: bool = False, cost_cap: Decimal | None = None) -> JudgeRunPlan:
+def judge_run_plan(
+    *,
+    transcript_ids=None,
+    rule_ids=None,
+    agent_version=None,
+    detectors_only: bool = False,
+    cost_cap: Decimal | None = None,
+) -> JudgeRunPlan:
     """Return the plan of a judge run: items, calls after cache hits, estimated tokens and cost."""
     transcripts = _transcripts(transcript_ids, agent_version)
     versions = _rule_versions(rule_ids, detectors_only=detectors_only)
-    return _plan_pairs([(t, versions) for t in transcripts], model=judge_settings().model, cost_cap=cost_cap,
-                       rule_versions=len(versions))
+    return _plan_pairs(
+        [(t, versions) for t in transcripts],
+        model=judge_settings().model,
+        cost_cap=cost_cap,
+        rule_versions=len(versions),
+    )
 
 
-def _plan_pairs(work: list[tuple[Transcript, list[RuleVersion]]], *, model: str, cost_cap: Decimal | None,
-                rule_versions: int, prompt_version: str = jp.PROMPT_VERSION) -> JudgeRunPlan:
+def _plan_pairs(
+    work: list[tuple[Transcript, list[RuleVersion]]],
+    *,
+    model: str,
+    cost_cap: Decimal | None,
+    rule_versions: int,
+    prompt_version: str = jp.PROMPT_VERSION,
+) -> JudgeRunPlan:
     """Plan items for each transcript and the rule versions it is to be judged on."""
     cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
     plan = JudgeRunPlan(model=model, prompt_version=prompt_version, cost_cap=cap)
@@ -167,20 +208,36 @@ def _plan_pairs(work: list[tuple[Transcript, list[RuleVersion]]], *, model: str,
             if not _detector_spec(rv):
                 groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
         for (group, phase), rvs in sorted(groups.items()):
-            plan.items.append(PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs)))
+            plan.items.append(
+                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs))
+            )
         detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
         if detector_rvs:
-            plan.items.append(PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", detector_rvs))
+            plan.items.append(
+                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", detector_rvs)
+            )
     llm = [i for i in plan.items if i.kind == JudgeRunItem.Kind.LLM]
     plan.llm_items, plan.detector_items = len(llm), len(plan.items) - len(llm)
     if not llm:
         return plan
-    keys = {id(i): jp.cache_key(checksum=i.checksum, rules=i.prompt_rules, phase=i.phase, model=model,
-                                prompt_version=prompt_version) for i in llm}
+    keys = {
+        id(i): jp.cache_key(
+            checksum=i.checksum,
+            rules=i.prompt_rules,
+            phase=i.phase,
+            model=model,
+            prompt_version=prompt_version,
+        )
+        for i in llm
+    }
     cached = set()
     values = list(keys.values())
     for start in range(0, len(values), 1000):
-        cached |= set(JudgeCacheEntry.objects.filter(key__in=values[start:start + 1000]).values_list("key", flat=True))
+        cached |= set(
+            JudgeCacheEntry.objects.filter(key__in=values[start : start + 1000]).values_list(
+                "key", flat=True
+            )
+        )
     to_call = [i for i in llm if keys[id(i)] not in cached]
     plan.cache_hits, plan.calls = len(llm) - len(to_call), len(to_call)
     _estimate(plan, to_call)
@@ -194,14 +251,16 @@ def _estimate(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
     clipped = Case(
         When(speaker="tool", then=Least(Length("text"), Value(jp.TOOL_TEXT_MAX))),
         When(speaker="system", then=Least(Length("text"), Value(jp.SYSTEM_TEXT_MAX))),
-        default=Length("text"), output_field=IntegerField(),
+        default=Length("text"),
+        output_field=IntegerField(),
     )
     sizes: dict[tuple[int, str], list[int]] = {}
     transcript_ids = sorted({i.transcript_id for i in items})
     for start in range(0, len(transcript_ids), 500):
         rows = (
-            Turn.objects.filter(transcript_id__in=transcript_ids[start:start + 500])
-            .values("transcript_id", "phase").annotate(chars=Sum(clipped), n=Count("id"))
+            Turn.objects.filter(transcript_id__in=transcript_ids[start : start + 500])
+            .values("transcript_id", "phase")
+            .annotate(chars=Sum(clipped), n=Count("id"))
         )
         for row in rows:
             # A phase's turns count for that phase's rules and for the whole-call rules ("").
@@ -213,22 +272,37 @@ def _estimate(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
     for item in items:
         chars, n = sizes.get((item.transcript_id, item.phase), [0, 0])
         rules_chars = sum(len(r.rule_id) + len(r.text) + 40 for r in item.prompt_rules)
-        plan.est_tokens_in += jp.estimate_tokens(fixed + rules_chars + chars + n * PER_TURN_OVERHEAD_CHARS)
+        plan.est_tokens_in += jp.estimate_tokens(
+            fixed + rules_chars + chars + n * PER_TURN_OVERHEAD_CHARS
+        )
         plan.est_tokens_out += OUT_TOKENS_PER_RULE * len(item.rule_versions) + 10
     plan.est_cost = judge_cost(plan.model, plan.est_tokens_in, plan.est_tokens_out)
 
 
 @transaction.atomic
-def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, started_by: str = "",
-                     dry_run: bool = False, detectors_only: bool = False,
-                     cost_cap: Decimal | None = None, background: bool = False) -> "JudgeRun | JudgeRunPlan":
+def judge_run_create(
+    *,
+    transcript_ids=None,
+    rule_ids=None,
+    agent_version=None,
+    started_by: str = "",
+    dry_run: bool = False,
+    detectors_only: bool = False,
+    cost_cap: Decimal | None = None,
+    background: bool = False,
+) -> "JudgeRun | JudgeRunPlan":
     """Plan a judge run and queue its tasks after commit; a dry run returns the plan and spends nothing.
 
     Without a broker the tasks run eagerly: in the caller's thread, or with `background=True`
     (pages and the API) in a thread of their own so the request returns and the run page can poll.
     """
-    plan = judge_run_plan(transcript_ids=transcript_ids, rule_ids=rule_ids, agent_version=agent_version,
-                          detectors_only=detectors_only, cost_cap=cost_cap)
+    plan = judge_run_plan(
+        transcript_ids=transcript_ids,
+        rule_ids=rule_ids,
+        agent_version=agent_version,
+        detectors_only=detectors_only,
+        cost_cap=cost_cap,
+    )
     if dry_run:
         return plan
     if plan.calls and not (settings.JUDGE_BASE_URL or settings.JUDGE_API_KEY):
@@ -238,10 +312,16 @@ def judge_run_create(*, transcript_ids=None, rule_ids=None, agent_version=None, 
             f"no LLM judge is configured, and this run needs {plan.calls} judge calls: set JUDGE_BASE_URL "
             "(and JUDGE_API_KEY, JUDGE_MODEL) to an OpenAI-compatible server, or run the detector rules only"
         )
-    run = _run_record(plan, started_by=started_by, params={
-        "transcripts": list(transcript_ids or []), "rules": list(rule_ids or []),
-        "agent_version": agent_version or "", "detectors_only": detectors_only,
-    })
+    run = _run_record(
+        plan,
+        started_by=started_by,
+        params={
+            "transcripts": list(transcript_ids or []),
+            "rules": list(rule_ids or []),
+            "agent_version": agent_version or "",
+            "detectors_only": detectors_only,
+        },
+    )
     if background and settings.CELERY_TASK_ALWAYS_EAGER:
         transaction.on_commit(lambda: _eager_in_thread(run.pk))
     else:
@@ -255,36 +335,59 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
     if plan.llm_items:
         judge, _ = Judge.objects.get_or_create(
             name=llm_judge_name(plan.model, plan.prompt_version),
-            defaults={"kind": Judge.Kind.LLM, "model": plan.model, "prompt_version": plan.prompt_version},
+            defaults={
+                "kind": Judge.Kind.LLM,
+                "model": plan.model,
+                "prompt_version": plan.prompt_version,
+            },
         )
     now = timezone.now()
     run = JudgeRun.objects.create(
         judge=judge,
         status=JudgeRun.Status.RUNNING if plan.items else JudgeRun.Status.DONE,
         started_by=started_by,
-        params={**params, "cost_cap": str(plan.cost_cap), "model": plan.model,
-                "prompt_version": plan.prompt_version, "planned": plan.as_dict()},
+        params={
+            **params,
+            "cost_cap": str(plan.cost_cap),
+            "model": plan.model,
+            "prompt_version": plan.prompt_version,
+            "planned": plan.as_dict(),
+        },
         tasks_total=len(plan.items),
         started_at=now,
         finished_at=None if plan.items else now,
     )
     JudgeRunItem.objects.bulk_create(
         [
-            JudgeRunItem(run=run, transcript_id=i.transcript_id, kind=i.kind, group=i.group, phase=i.phase,
-                         rule_version_ids=[rv.pk for rv in i.rule_versions])
+            JudgeRunItem(
+                run=run,
+                transcript_id=i.transcript_id,
+                kind=i.kind,
+                group=i.group,
+                phase=i.phase,
+                rule_version_ids=[rv.pk for rv in i.rule_versions],
+            )
             for i in plan.items
         ],
         batch_size=1000,
     )
-    logger.info("judge_run.created", extra={
-        "run": run.pk, "items": len(plan.items), "calls": plan.calls, "cache_hits": plan.cache_hits,
-        "transcripts": plan.transcripts, "rule_versions": plan.rule_versions,
-    })
+    logger.info(
+        "judge_run.created",
+        extra={
+            "run": run.pk,
+            "items": len(plan.items),
+            "calls": plan.calls,
+            "cache_hits": plan.cache_hits,
+            "transcripts": plan.transcripts,
+            "rule_versions": plan.rule_versions,
+        },
+    )
     return run
 
 
-def judge_missing_verdicts(*, judge: Judge | None, pairs: list[tuple[Transcript, RuleVersion]],
-                           started_by: str = "") -> int:
+def judge_missing_verdicts(
+    *, judge: Judge | None, pairs: list[tuple[Transcript, RuleVersion]], started_by: str = ""
+) -> int:
     """Judge (transcript, rule version) pairs now, in this process, for a gate run; return verdicts added.
 
     Detector rules always run. LLM rules run with `judge`'s model when it is an LLM judge of the
@@ -307,8 +410,12 @@ def judge_missing_verdicts(*, judge: Judge | None, pairs: list[tuple[Transcript,
     if not by_transcript:
         return 0
     work = list(by_transcript.values())
-    plan = _plan_pairs(work, model=model or judge_settings().model, cost_cap=None,
-                       rule_versions=len({rv.pk for _, rvs in work for rv in rvs}))
+    plan = _plan_pairs(
+        work,
+        model=model or judge_settings().model,
+        cost_cap=None,
+        rule_versions=len({rv.pk for _, rvs in work for rv in rvs}),
+    )
     with transaction.atomic():
         run = _run_record(plan, started_by=started_by or "gate", params={"gate": True})
     for item_id in run.items.order_by("pk").values_list("pk", flat=True):
@@ -321,7 +428,9 @@ def judge_run_resume(*, run_id: int, background: bool = False) -> int:
 
     Safe while they still run: an item is claimed once, a second execution changes nothing.
     """
-    pending = JudgeRunItem.objects.filter(run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING).count()
+    pending = JudgeRunItem.objects.filter(
+        run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING
+    ).count()
     if pending:
         logger.info("judge_run.resumed", extra={"run": run_id, "items": pending})
         if background and settings.CELERY_TASK_ALWAYS_EAGER:
@@ -338,7 +447,8 @@ def _eager_in_thread(run_id: int) -> threading.Thread:
         except Exception:
             logger.exception("judge_run.eager_failed", extra={"run": run_id})
             JudgeRun.objects.filter(pk=run_id, finished_at__isnull=True).update(
-                status=JudgeRun.Status.FAILED, finished_at=timezone.now(),
+                status=JudgeRun.Status.FAILED,
+                finished_at=timezone.now(),
                 stop_reason="The in-process run failed; see the server log.",
             )
         finally:
@@ -353,8 +463,11 @@ def judge_run_enqueue(*, run_id: int) -> int:
     """Queue one task per pending item of the run; return how many were queued."""
     from evals.tasks import judge_run_item_task
 
-    ids = list(JudgeRunItem.objects.filter(run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING)
-               .order_by("pk").values_list("pk", flat=True))
+    ids = list(
+        JudgeRunItem.objects.filter(run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     for item_id in ids:
         judge_run_item_task.delay(item_id)
     return len(ids)
@@ -381,8 +494,10 @@ def judge_run_item_execute(*, item_id: int) -> str:
     item = JudgeRunItem.objects.select_related("run", "transcript").filter(pk=item_id).first()
     if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
         return "gone" if item is None else "already-done"
-    rvs = sorted(RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule"),
-                 key=lambda rv: rv.rule.rule_id)
+    rvs = sorted(
+        RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule"),
+        key=lambda rv: rv.rule.rule_id,
+    )
     turns = list(item.transcript.turns.order_by("index"))
     if item.kind == JudgeRunItem.Kind.DETECTORS:
         result = _run_detectors(rvs, turns)
@@ -403,12 +518,19 @@ def _run_detectors(rvs: list[RuleVersion], turns) -> _Outcome:
             verdicts[rv.pk] = {"error": f"detector spec invalid: {exc}"}
             continue
         verdicts[rv.pk] = {
-            "flagged": r.flagged, "turns": r.turns, "severity": rv.rule.severity if r.flagged else "",
-            "rationale": r.rationale, "confidence": None,
+            "flagged": r.flagged,
+            "turns": r.turns,
+            "severity": rv.rule.severity if r.flagged else "",
+            "rationale": r.rationale,
+            "confidence": None,
         }
     errors = sum(1 for v in verdicts.values() if "error" in v)
-    return _Outcome(JudgeRunItem.Outcome.ERROR if errors else JudgeRunItem.Outcome.DETECTED, verdicts, judges,
-                    error=f"{errors} detector rule(s) failed" if errors else "")
+    return _Outcome(
+        JudgeRunItem.Outcome.ERROR if errors else JudgeRunItem.Outcome.DETECTED,
+        verdicts,
+        judges,
+        error=f"{errors} detector rule(s) failed" if errors else "",
+    )
 
 
 def _detector_name(rv: RuleVersion) -> str:
@@ -422,31 +544,52 @@ def _detector_judges(rvs: list[RuleVersion]) -> dict[int, Judge]:
     found = {j.name: j for j in Judge.objects.filter(name__in=names)}
     for name in names - set(found):
         found[name], _ = Judge.objects.get_or_create(
-            name=name, defaults={"kind": Judge.Kind.DETECTOR, "model": name.split("/", 1)[1]})
+            name=name, defaults={"kind": Judge.Kind.DETECTOR, "model": name.split("/", 1)[1]}
+        )
     return {rv.pk: found[f"detector/{_detector_name(rv)}"] for rv in rvs}
 
 
 def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
     run = item.run
-    model, prompt_version = run.params.get("model") or judge_settings().model, run.params.get("prompt_version")
-    judge = run.judge or Judge.objects.get_or_create(
-        name=llm_judge_name(model, prompt_version),
-        defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version})[0]
+    model, prompt_version = (
+        run.params.get("model") or judge_settings().model,
+        run.params.get("prompt_version"),
+    )
+    judge = (
+        run.judge
+        or Judge.objects.get_or_create(
+            name=llm_judge_name(model, prompt_version),
+            defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version},
+        )[0]
+    )
     judges = {rv.pk: judge for rv in rvs}
     by_id = {rv.rule.rule_id: rv for rv in rvs}
     rules = [_prompt_rule(rv) for rv in rvs]
-    key = jp.cache_key(checksum=item.transcript.checksum, rules=rules, phase=item.phase, model=model,
-                       prompt_version=prompt_version)
+    key = jp.cache_key(
+        checksum=item.transcript.checksum,
+        rules=rules,
+        phase=item.phase,
+        model=model,
+        prompt_version=prompt_version,
+    )
     hit = JudgeCacheEntry.objects.filter(key=key).first()
     if hit is not None:
-        return _Outcome(JudgeRunItem.Outcome.CACHED, {by_id[rid].pk: v for rid, v in hit.answer.items()
-                                                      if rid in by_id}, judges)
+        return _Outcome(
+            JudgeRunItem.Outcome.CACHED,
+            {by_id[rid].pk: v for rid, v in hit.answer.items() if rid in by_id},
+            judges,
+        )
     shown = jp.scoped_turns(turns, item.phase)
     agent = jp.agent_turn_indices(shown)
     if not agent:
         where = f"the {item.phase} phase" if item.phase else "this call"
-        empty = {"flagged": False, "turns": [], "severity": "", "rationale": f"No agent turns in {where}.",
-                 "confidence": None}
+        empty = {
+            "flagged": False,
+            "turns": [],
+            "severity": "",
+            "rationale": f"No agent turns in {where}.",
+            "confidence": None,
+        }
         return _Outcome(JudgeRunItem.Outcome.EMPTY, {rv.pk: dict(empty) for rv in rvs}, judges)
     cap = Decimal(run.params.get("cost_cap") or "0")
     if JudgeRun.objects.filter(pk=run.pk).exclude(stop_reason="").exists() or (
@@ -464,18 +607,35 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
     try:
         answer = judge_call(messages, schema, cfg=cfg)
     except JudgeCallError as exc:
-        logger.warning("judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)})
+        logger.warning(
+            "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)}
+        )
         return _Outcome(
-            JudgeRunItem.Outcome.ERROR, {rv.pk: {"error": str(exc)} for rv in rvs}, judges,
-            tokens_in=exc.tokens_in, tokens_out=exc.tokens_out,
-            cost=judge_cost(model, exc.tokens_in, exc.tokens_out), error=str(exc), called=True,
+            JudgeRunItem.Outcome.ERROR,
+            {rv.pk: {"error": str(exc)} for rv in rvs},
+            judges,
+            tokens_in=exc.tokens_in,
+            tokens_out=exc.tokens_out,
+            cost=judge_cost(model, exc.tokens_in, exc.tokens_out),
+            error=str(exc),
+            called=True,
         )
     return _Outcome(
-        JudgeRunItem.Outcome.CALLED, {by_id[rid].pk: v for rid, v in answer.verdicts.items()}, judges,
-        tokens_in=answer.tokens_in, tokens_out=answer.tokens_out,
-        cost=judge_cost(model, answer.tokens_in, answer.tokens_out), called=True,
-        cache={"key": key, "model": model, "prompt_version": prompt_version, "answer": answer.verdicts,
-               "tokens_in": answer.tokens_in, "tokens_out": answer.tokens_out},
+        JudgeRunItem.Outcome.CALLED,
+        {by_id[rid].pk: v for rid, v in answer.verdicts.items()},
+        judges,
+        tokens_in=answer.tokens_in,
+        tokens_out=answer.tokens_out,
+        cost=judge_cost(model, answer.tokens_in, answer.tokens_out),
+        called=True,
+        cache={
+            "key": key,
+            "model": model,
+            "prompt_version": prompt_version,
+            "answer": answer.verdicts,
+            "tokens_in": answer.tokens_in,
+            "tokens_out": answer.tokens_out,
+        },
     )
 
 
@@ -483,8 +643,11 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
 def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     now = timezone.now()
     claimed = JudgeRunItem.objects.filter(pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING).update(
-        outcome=result.outcome, error=result.error[:2000], tokens_in=result.tokens_in,
-        tokens_out=result.tokens_out, finished_at=now,
+        outcome=result.outcome,
+        error=result.error[:2000],
+        tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out,
+        finished_at=now,
     )
     if not claimed:
         return "already-done"
@@ -492,7 +655,9 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     if result.cache:
         try:
             with transaction.atomic():
-                JudgeCacheEntry.objects.get_or_create(key=result.cache["key"], defaults=result.cache)
+                JudgeCacheEntry.objects.get_or_create(
+                    key=result.cache["key"], defaults=result.cache
+                )
         except IntegrityError:
             pass  # another worker cached the same answer first
     JudgeRun.objects.filter(pk=item.run_id).update(
@@ -504,8 +669,13 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         cost=F("cost") + result.cost,
         errors=F("errors") + errored,
     )
-    JudgeRun.objects.filter(pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True).update(
-        status=Case(When(stop_reason="", then=Value(JudgeRun.Status.DONE)), default=Value(JudgeRun.Status.STOPPED)),
+    JudgeRun.objects.filter(
+        pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
+    ).update(
+        status=Case(
+            When(stop_reason="", then=Value(JudgeRun.Status.DONE)),
+            default=Value(JudgeRun.Status.STOPPED),
+        ),
         finished_at=now,
     )
     return result.outcome
@@ -513,12 +683,25 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
 
 def _verdict_values(fields: dict) -> dict:
     if "error" in fields:
-        return {"flagged": False, "turn": None, "turns": [], "severity": "", "rationale": "",
-                "confidence": None, "error": fields["error"][:2000]}
+        return {
+            "flagged": False,
+            "turn": None,
+            "turns": [],
+            "severity": "",
+            "rationale": "",
+            "confidence": None,
+            "error": fields["error"][:2000],
+        }
     turns = list(fields["turns"]) if fields["flagged"] else []
-    return {"flagged": fields["flagged"], "turn": turns[0] if turns else None, "turns": turns,
-            "severity": fields["severity"] or "", "rationale": fields["rationale"],
-            "confidence": fields["confidence"], "error": ""}
+    return {
+        "flagged": fields["flagged"],
+        "turn": turns[0] if turns else None,
+        "turns": turns,
+        "severity": fields["severity"] or "",
+        "rationale": fields["rationale"],
+        "confidence": fields["confidence"],
+        "error": "",
+    }
 
 
 def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
@@ -527,10 +710,13 @@ def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
         return 0
     existing = {
         (v.rule_version_id, v.judge_id): v
-        for v in Verdict.objects.select_for_update().filter(
-            transcript_id=item.transcript_id, rule_version_id__in=list(result.verdicts),
+        for v in Verdict.objects.select_for_update()
+        .filter(
+            transcript_id=item.transcript_id,
+            rule_version_id__in=list(result.verdicts),
             judge_id__in={j.pk for j in result.judges.values()},
-        ).only("pk", "rule_version_id", "judge_id", "error")
+        )
+        .only("pk", "rule_version_id", "judge_id", "error")
     }
     new, errored = [], 0
     for rv_pk, fields in result.verdicts.items():
@@ -539,8 +725,15 @@ def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
         judge = result.judges[rv_pk]
         old = existing.get((rv_pk, judge.pk))
         if old is None:
-            new.append(Verdict(transcript_id=item.transcript_id, rule_version_id=rv_pk, judge=judge,
-                               judge_run_id=item.run_id, **values))
+            new.append(
+                Verdict(
+                    transcript_id=item.transcript_id,
+                    rule_version_id=rv_pk,
+                    judge=judge,
+                    judge_run_id=item.run_id,
+                    **values,
+                )
+            )
         elif old.error:
             Verdict.objects.filter(pk=old.pk).update(judge_run_id=item.run_id, **values)
     Verdict.objects.bulk_create(new)

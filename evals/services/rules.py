@@ -67,7 +67,9 @@ def phase_clean(value: Any) -> str:
     return _name_clean("phase", value, required=False, max_length=50)
 
 
-def severity_clean(value: Any, *, field: str = "severity", default: str | None = Severity.MAJOR) -> str:
+def severity_clean(
+    value: Any, *, field: str = "severity", default: str | None = Severity.MAJOR
+) -> str:
     """Return minor, major or critical; `default` when the value is missing."""
     if value is None or value == "":
         if default is None:
@@ -111,7 +113,8 @@ def detector_clean(value: Any) -> dict | None:
 def _status_clean(status: str) -> str:
     if status not in NEW_VERSION_STATUSES:
         raise RuleInvalid(
-            "status", f"a new version starts as draft or candidate, not {status!r} (promotion gates it)"
+            "status",
+            f"a new version starts as draft or candidate, not {status!r} (promotion gates it)",
         )
     return status
 
@@ -170,7 +173,12 @@ def rule_version_create(
     locked = Rule.objects.select_for_update().get(pk=rule.pk)
     last = locked.versions.aggregate(n=Max("number"))["n"] or 0
     version = RuleVersion.objects.create(
-        rule=locked, number=last + 1, text=text, detector=detector, status=status, source=source[:200]
+        rule=locked,
+        number=last + 1,
+        text=text,
+        detector=detector,
+        status=status,
+        source=source[:200],
     )
     # The rule keeps a copy of its newest detector so lists can show which rules are detector rules.
     if locked.detector != detector:

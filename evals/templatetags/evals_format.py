@@ -1,4 +1,5 @@
 """Display filters for the browsing pages: timestamps, durations, rates."""
+
 from django import template
 
 register = template.Library()

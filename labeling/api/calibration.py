@@ -1,4 +1,5 @@
 """/api/v1/calibration/ and /api/v1/rule-versions/{id}/promote/ and /demote/ (leads)."""
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
@@ -23,7 +24,9 @@ FILTERS = [
 
 
 def _interval():
-    return serializers.ListField(child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True)
+    return serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+    )
 
 
 class FiguresSerializer(serializers.Serializer):
@@ -54,12 +57,16 @@ class _CalibrationHeadSerializer(serializers.Serializer):
 
     rule = serializers.CharField()
     version = serializers.IntegerField()
-    judge = serializers.CharField(allow_null=True, help_text="null: nobody has marked this version yet")
+    judge = serializers.CharField(
+        allow_null=True, help_text="null: nobody has marked this version yet"
+    )
     status = serializers.ChoiceField(choices=RuleVersion.Status.choices)
     rule_version_id = serializers.IntegerField()
     group = serializers.CharField()
     safety = serializers.BooleanField()
-    marked = serializers.IntegerField(help_text="tp + fp + fn + tn: settled by majority or by a lead")
+    marked = serializers.IntegerField(
+        help_text="tp + fp + fn + tn: settled by majority or by a lead"
+    )
     tp = serializers.IntegerField()
     fp = serializers.IntegerField()
     fn = serializers.IntegerField()
@@ -75,7 +82,9 @@ class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
     pairs = serializers.IntegerField(help_text="verdicts marked by two or more reviewers")
     waiting = serializers.IntegerField(help_text="tied verdicts waiting for a lead")
     errored = serializers.IntegerField(help_text="errored verdicts with marks, excluded")
-    outside_sample = serializers.IntegerField(help_text="verdicts marked outside the daily sample (weight 1)")
+    outside_sample = serializers.IntegerField(
+        help_text="verdicts marked outside the daily sample (weight 1)"
+    )
     eligible = serializers.BooleanField()
     why_not = serializers.ListField(child=serializers.CharField())
 
@@ -95,7 +104,9 @@ class CalibrationView(APIView):
 
 class DecisionInput(serializers.Serializer):
     reason = serializers.CharField(max_length=2000)
-    judge = serializers.CharField(required=False, allow_blank=True, help_text="Judge name; default the most-marked")
+    judge = serializers.CharField(
+        required=False, allow_blank=True, help_text="Judge name; default the most-marked"
+    )
 
 
 class _DecisionView(APIView):
@@ -110,10 +121,15 @@ class _DecisionView(APIView):
         if data.validated_data.get("judge"):
             judge = Judge.objects.filter(name=data.validated_data["judge"]).first()
             if judge is None:
-                return Response({"judge": [f"no judge named {data.validated_data['judge']!r}"]}, status=400)
+                return Response(
+                    {"judge": [f"no judge named {data.validated_data['judge']!r}"]}, status=400
+                )
         try:
             decision = type(self).service(
-                rule_version=rule_version, actor=request.user, reason=data.validated_data["reason"], judge=judge
+                rule_version=rule_version,
+                actor=request.user,
+                reason=data.validated_data["reason"],
+                judge=judge,
             )
         except DjangoPermissionDenied as e:
             raise PermissionDenied(str(e)) from None
@@ -121,10 +137,15 @@ class _DecisionView(APIView):
             return Response({"detail": e.messages}, status=http.HTTP_409_CONFLICT)
         return Response(
             {
-                "decision": decision.pk, "action": decision.action, "rule": rule_version.rule.rule_id,
-                "version": rule_version.number, "status": decision.rule_version.status,
+                "decision": decision.pk,
+                "action": decision.action,
+                "rule": rule_version.rule.rule_id,
+                "version": rule_version.number,
+                "status": decision.rule_version.status,
                 "replaced": decision.replaced.number if decision.replaced else None,
-                "actor": request.user.get_username(), "at": decision.at, "reason": decision.reason,
+                "actor": request.user.get_username(),
+                "at": decision.at,
+                "reason": decision.reason,
                 "figures": decision.figures,
             },
             status=http.HTTP_200_OK,
@@ -134,13 +155,24 @@ class _DecisionView(APIView):
 _DECISION_SCHEMA = dict(
     request=DecisionInput,
     responses={
-        200: inline_serializer("Decision", {
-            "decision": serializers.IntegerField(), "action": serializers.CharField(), "rule": serializers.CharField(),
-            "version": serializers.IntegerField(), "status": serializers.CharField(),
-            "replaced": serializers.IntegerField(allow_null=True), "actor": serializers.CharField(),
-            "at": serializers.DateTimeField(), "reason": serializers.CharField(), "figures": serializers.DictField(),
-        }),
-        409: inline_serializer("DecisionRefused", {"detail": serializers.ListField(child=serializers.CharField())}),
+        200: inline_serializer(
+            "Decision",
+            {
+                "decision": serializers.IntegerField(),
+                "action": serializers.CharField(),
+                "rule": serializers.CharField(),
+                "version": serializers.IntegerField(),
+                "status": serializers.CharField(),
+                "replaced": serializers.IntegerField(allow_null=True),
+                "actor": serializers.CharField(),
+                "at": serializers.DateTimeField(),
+                "reason": serializers.CharField(),
+                "figures": serializers.DictField(),
+            },
+        ),
+        409: inline_serializer(
+            "DecisionRefused", {"detail": serializers.ListField(child=serializers.CharField())}
+        ),
     },
 )
 

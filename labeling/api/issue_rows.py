@@ -1,4 +1,5 @@
 """/api/v1/issue-rows/: list (the sheet's filters), create (reviewers), triage (engineers, leads), CSV export."""
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponseBadRequest
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -36,16 +37,36 @@ class IssueRowSerializer(serializers.ModelSerializer):
     reporter = serializers.CharField(source="reporter.username")
     assignee = serializers.CharField(source="assignee.username", allow_null=True, default=None)
     rule = serializers.CharField(source="rule.rule_id", allow_null=True, default=None)
-    rule_version = serializers.IntegerField(source="rule_version.number", allow_null=True, default=None)
-    duplicate_of = serializers.IntegerField(source="duplicate_of.number", allow_null=True, default=None)
+    rule_version = serializers.IntegerField(
+        source="rule_version.number", allow_null=True, default=None
+    )
+    duplicate_of = serializers.IntegerField(
+        source="duplicate_of.number", allow_null=True, default=None
+    )
     call_url = serializers.SerializerMethodField()
 
     class Meta:
         model = IssueRow
         fields = [
-            "number", "transcript", "agent_version", "turn", "what", "severity", "audio_only", "status", "outcome",
-            "reporter", "assignee", "rule", "rule_version", "duplicate_of", "signal_request", "reason",
-            "created_at", "updated_at", "call_url",
+            "number",
+            "transcript",
+            "agent_version",
+            "turn",
+            "what",
+            "severity",
+            "audio_only",
+            "status",
+            "outcome",
+            "reporter",
+            "assignee",
+            "rule",
+            "rule_version",
+            "duplicate_of",
+            "signal_request",
+            "reason",
+            "created_at",
+            "updated_at",
+            "call_url",
         ]
 
     def get_call_url(self, row) -> str:
@@ -78,7 +99,9 @@ class IssueRowCreateSerializer(serializers.Serializer):
 
 
 class AssignSerializer(serializers.Serializer):
-    assignee = serializers.CharField(allow_null=True, allow_blank=True, required=False, default=None)
+    assignee = serializers.CharField(
+        allow_null=True, allow_blank=True, required=False, default=None
+    )
 
 
 class StatusSerializer(serializers.Serializer):
@@ -110,36 +133,56 @@ class WriteRuleSerializer(serializers.Serializer):
 
 class AddSignalSerializer(serializers.Serializer):
     rule = serializers.CharField(required=False, help_text="Link this existing detector rule.")
-    detector = serializers.DictField(required=False, help_text='Create a detector rule: {"name": ..., params}.')
+    detector = serializers.DictField(
+        required=False, help_text='Create a detector rule: {"name": ..., params}.'
+    )
     rule_id = serializers.CharField(required=False)
     group = serializers.CharField(required=False, default="signals")
     text = serializers.CharField(required=False)
     severity = serializers.ChoiceField(choices=Severity.choices, required=False)
-    request = serializers.CharField(required=False, help_text="Ask for a detector that does not exist yet.")
+    request = serializers.CharField(
+        required=False, help_text="Ask for a detector that does not exist yet."
+    )
 
     def validate(self, data):
         ways = [k for k in ("rule", "detector", "request") if data.get(k)]
         if len(ways) != 1:
-            raise serializers.ValidationError("Give exactly one of rule (link), detector (create) or request.")
+            raise serializers.ValidationError(
+                "Give exactly one of rule (link), detector (create) or request."
+            )
         return data
 
 
 class FixRuleSerializer(serializers.Serializer):
-    rule = serializers.CharField(required=False, help_text="Defaults to the rule the row is linked to.")
+    rule = serializers.CharField(
+        required=False, help_text="Defaults to the rule the row is linked to."
+    )
     text = serializers.CharField()
 
 
 FILTER_PARAMS = [
-    OpenApiParameter("status", str, many=True, description="new, triaged, in_progress, resolved, wont_fix"),
+    OpenApiParameter(
+        "status", str, many=True, description="new, triaged, in_progress, resolved, wont_fix"
+    ),
     OpenApiParameter("severity", str, many=True, description="minor, major, critical"),
-    OpenApiParameter("outcome", str, many=True,
-                     description="untriaged, new_rule, new_signal, rule_fix, duplicate, wont_fix"),
-    OpenApiParameter("rule", str), OpenApiParameter("agent_version", str), OpenApiParameter("reporter", str),
+    OpenApiParameter(
+        "outcome",
+        str,
+        many=True,
+        description="untriaged, new_rule, new_signal, rule_fix, duplicate, wont_fix",
+    ),
+    OpenApiParameter("rule", str),
+    OpenApiParameter("agent_version", str),
+    OpenApiParameter("reporter", str),
     OpenApiParameter("assignee", str, description="a username, or none"),
-    OpenApiParameter("since", str, description="YYYY-MM-DD"), OpenApiParameter("until", str, description="YYYY-MM-DD"),
-    OpenApiParameter("audio_only", bool), OpenApiParameter("q", str, description="search in what happened"),
-    OpenApiParameter("sort", str, enum=list(sel.SORTS)), OpenApiParameter("after", str, description="cursor"),
-    OpenApiParameter("before", str, description="cursor"), OpenApiParameter("limit", int),
+    OpenApiParameter("since", str, description="YYYY-MM-DD"),
+    OpenApiParameter("until", str, description="YYYY-MM-DD"),
+    OpenApiParameter("audio_only", bool),
+    OpenApiParameter("q", str, description="search in what happened"),
+    OpenApiParameter("sort", str, enum=list(sel.SORTS)),
+    OpenApiParameter("after", str, description="cursor"),
+    OpenApiParameter("before", str, description="cursor"),
+    OpenApiParameter("limit", int),
     OpenApiParameter("format", str, enum=["json", "csv"]),
 ]
 
@@ -169,7 +212,9 @@ class IssueRowViewSet(viewsets.GenericViewSet):
 
     def _triaged(self, row: IssueRow, code=http.HTTP_200_OK) -> Response:
         row = sel.issue_row_detail(row.number)
-        return Response(IssueRowDetailSerializer(row, context=self.get_serializer_context()).data, status=code)
+        return Response(
+            IssueRowDetailSerializer(row, context=self.get_serializer_context()).data, status=code
+        )
 
     @extend_schema(parameters=FILTER_PARAMS, responses=IssueRowSerializer(many=True))
     def list(self, request):
@@ -187,8 +232,12 @@ class IssueRowViewSet(viewsets.GenericViewSet):
         except ValueError:
             return Response({"limit": ["must be an integer"]}, status=400)
         try:
-            page = sel.issue_sheet_page(filters=filters, after=request.query_params.get("after", ""),
-                                        before=request.query_params.get("before", ""), size=limit)
+            page = sel.issue_sheet_page(
+                filters=filters,
+                after=request.query_params.get("after", ""),
+                before=request.query_params.get("before", ""),
+                size=limit,
+            )
         except sel.IssueRowFilterError as exc:
             return _error(exc)
         base = request.query_params.copy()
@@ -202,12 +251,16 @@ class IssueRowViewSet(viewsets.GenericViewSet):
             q[key] = cursor
             return request.build_absolute_uri(f"{request.path}?{q.urlencode()}")
 
-        return Response({
-            "count": page.total,
-            "next": link("after", page.next_cursor),
-            "previous": link("before", page.prev_cursor),
-            "results": IssueRowSerializer(page.rows, many=True, context=self.get_serializer_context()).data,
-        })
+        return Response(
+            {
+                "count": page.total,
+                "next": link("after", page.next_cursor),
+                "previous": link("before", page.prev_cursor),
+                "results": IssueRowSerializer(
+                    page.rows, many=True, context=self.get_serializer_context()
+                ).data,
+            }
+        )
 
     @extend_schema(request=IssueRowCreateSerializer, responses={201: IssueRowDetailSerializer})
     def create(self, request):
@@ -219,10 +272,20 @@ class IssueRowViewSet(viewsets.GenericViewSet):
         if transcript is None:
             return Response({"transcript": [f"no call {v['transcript']!r}"]}, status=400)
         try:
-            row = issue_row_create(reporter=request.user, transcript=transcript, turn=v["turn"], what=v["what"],
-                                   severity=v["severity"], audio_only=v["audio_only"])
+            row = issue_row_create(
+                reporter=request.user,
+                transcript=transcript,
+                turn=v["turn"],
+                what=v["what"],
+                severity=v["severity"],
+                audio_only=v["audio_only"],
+            )
         except DjangoValidationError as exc:
-            detail = exc.message_dict if hasattr(exc, "error_dict") else {"non_field_errors": exc.messages}
+            detail = (
+                exc.message_dict
+                if hasattr(exc, "error_dict")
+                else {"non_field_errors": exc.messages}
+            )
             return Response(detail, status=400)
         return self._triaged(row, code=http.HTTP_201_CREATED)
 
@@ -253,40 +316,58 @@ class IssueRowViewSet(viewsets.GenericViewSet):
     @extend_schema(request=StatusSerializer, responses=IssueRowDetailSerializer)
     @action(detail=True, methods=["post"])
     def status(self, request, number=None):
-        return self._run(StatusSerializer, lambda row, v: triage.issue_row_set_status(
-            row=row, actor=request.user, status=v["status"], reason=v["reason"]))
+        return self._run(
+            StatusSerializer,
+            lambda row, v: triage.issue_row_set_status(
+                row=row, actor=request.user, status=v["status"], reason=v["reason"]
+            ),
+        )
 
     @extend_schema(request=DuplicateSerializer, responses=IssueRowDetailSerializer)
     @action(detail=True, methods=["post"])
     def duplicate(self, request, number=None):
         def do(row, v):
             target = triage.duplicate_target_resolve(v["duplicate_of"])
-            triage.issue_row_mark_duplicate(row=row, actor=request.user, of=target, reason=v["reason"])
+            triage.issue_row_mark_duplicate(
+                row=row, actor=request.user, of=target, reason=v["reason"]
+            )
 
         return self._run(DuplicateSerializer, do)
 
     @extend_schema(request=ReasonSerializer, responses=IssueRowDetailSerializer)
     @action(detail=True, methods=["post"], url_path="wont-fix")
     def wont_fix(self, request, number=None):
-        return self._run(ReasonSerializer, lambda row, v: triage.issue_row_close_wont_fix(
-            row=row, actor=request.user, reason=v["reason"]))
+        return self._run(
+            ReasonSerializer,
+            lambda row, v: triage.issue_row_close_wont_fix(
+                row=row, actor=request.user, reason=v["reason"]
+            ),
+        )
 
     @extend_schema(request=CommentSerializer, responses=IssueRowDetailSerializer)
     @action(detail=True, methods=["post"])
     def comment(self, request, number=None):
-        return self._run(CommentSerializer, lambda row, v: triage.issue_row_comment(
-            row=row, actor=request.user, text=v["text"]))
+        return self._run(
+            CommentSerializer,
+            lambda row, v: triage.issue_row_comment(row=row, actor=request.user, text=v["text"]),
+        )
 
     @extend_schema(request=WriteRuleSerializer, responses=IssueRowDetailSerializer)
     @action(detail=True, methods=["post"], url_path="write-rule")
     def write_rule(self, request, number=None):
         """Way 1: a draft rule, prefilled from the row for any field left out."""
+
         def do(row, v):
             prefill = sel.issue_row_rule_prefill(row)
             triage.issue_row_write_rule(
-                row=row, actor=request.user, rule_id=v.get("rule_id") or prefill["rule_id"],
-                group=v.get("group") or prefill["group"], text=v.get("text") or prefill["text"],
-                severity=v.get("severity") or prefill["severity"], safety=v["safety"], phase=v["phase"],
+                row=row,
+                actor=request.user,
+                rule_id=v.get("rule_id") or prefill["rule_id"],
+                group=v.get("group") or prefill["group"],
+                text=v.get("text") or prefill["text"],
+                severity=v.get("severity") or prefill["severity"],
+                safety=v["safety"],
+                phase=v["phase"],
             )
 
         return self._run(WriteRuleSerializer, do)
@@ -295,6 +376,7 @@ class IssueRowViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"], url_path="add-signal")
     def add_signal(self, request, number=None):
         """Way 2: link a detector rule, create one (parameters validated), or record a request."""
+
         def do(row, v):
             if v.get("rule"):
                 rule = Rule.objects.filter(rule_id=v["rule"]).first()
@@ -304,9 +386,13 @@ class IssueRowViewSet(viewsets.GenericViewSet):
             elif v.get("detector"):
                 prefill = sel.issue_row_signal_prefill(row)
                 triage.issue_row_create_signal(
-                    row=row, actor=request.user, rule_id=v.get("rule_id") or prefill["rule_id"],
-                    group=v.get("group") or "signals", text=v.get("text") or row.what,
-                    severity=v.get("severity") or row.severity, detector=v["detector"],
+                    row=row,
+                    actor=request.user,
+                    rule_id=v.get("rule_id") or prefill["rule_id"],
+                    group=v.get("group") or "signals",
+                    text=v.get("text") or row.what,
+                    severity=v.get("severity") or row.severity,
+                    detector=v["detector"],
                 )
             else:
                 triage.issue_row_request_signal(row=row, actor=request.user, request=v["request"])
@@ -317,10 +403,13 @@ class IssueRowViewSet(viewsets.GenericViewSet):
     @action(detail=True, methods=["post"], url_path="fix-rule")
     def fix_rule(self, request, number=None):
         """Way 3: the rule gets version n+1 (a candidate) with the new text."""
+
         def do(row, v):
             rule = Rule.objects.filter(rule_id=v["rule"]).first() if v.get("rule") else row.rule
             if rule is None:
-                raise triage.TriageError("rule", f"no rule {v['rule']!r}" if v.get("rule") else "required")
+                raise triage.TriageError(
+                    "rule", f"no rule {v['rule']!r}" if v.get("rule") else "required"
+                )
             triage.issue_row_fix_rule(row=row, actor=request.user, rule=rule, text=v["text"])
 
         return self._run(FixRuleSerializer, do)

@@ -1,4 +1,5 @@
 """/api/v1/ queue, marks and samples: the same services the review page uses."""
+
 from datetime import date
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -58,7 +59,9 @@ class ReviewVerdictSerializer(serializers.Serializer):
     rationale = serializers.CharField()
     confidence = serializers.IntegerField(allow_null=True)
     error = serializers.CharField()
-    my_mark = MyMarkSerializer(allow_null=True, help_text="Your own mark only; others' marks are never shown.")
+    my_mark = MyMarkSerializer(
+        allow_null=True, help_text="Your own mark only; others' marks are never shown."
+    )
 
 
 class AssignmentSerializer(serializers.ModelSerializer):
@@ -70,8 +73,14 @@ class AssignmentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Assignment
         fields = [
-            "id", "transcript", "sample_day", "reason", "inclusion_probability",
-            "claimed_at", "lease_expires_at", "finished_at",
+            "id",
+            "transcript",
+            "sample_day",
+            "reason",
+            "inclusion_probability",
+            "claimed_at",
+            "lease_expires_at",
+            "finished_at",
         ]
 
 
@@ -106,7 +115,10 @@ class QueueNext(APIView):
 
     @extend_schema(
         request=None,
-        responses={200: ClaimedCallSerializer, 204: OpenApiResponse(description="Nothing left to review.")},
+        responses={
+            200: ClaimedCallSerializer,
+            204: OpenApiResponse(description="Nothing left to review."),
+        },
         summary="Claim the next call (or get the one you hold) with its turns and verdicts",
     )
     def post(self, request):
@@ -135,7 +147,9 @@ def _held_call_action(request, action) -> Response:
     data = TranscriptRefSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     try:
-        assignment = action(reviewer=request.user, transcript=_transcript(data.validated_data["transcript"]))
+        assignment = action(
+            reviewer=request.user, transcript=_transcript(data.validated_data["transcript"])
+        )
     except DjangoValidationError as exc:
         raise ValidationError(_errors(exc)) from exc
     return Response(AssignmentSerializer(assignment).data)
@@ -144,8 +158,11 @@ def _held_call_action(request, action) -> Response:
 class QueueFinish(APIView):
     permission_classes = [api_permission("review")]
 
-    @extend_schema(request=TranscriptRefSerializer, responses={200: AssignmentSerializer},
-                   summary="Finish the held call once every verdict on it carries your mark")
+    @extend_schema(
+        request=TranscriptRefSerializer,
+        responses={200: AssignmentSerializer},
+        summary="Finish the held call once every verdict on it carries your mark",
+    )
     def post(self, request):
         return _held_call_action(request, assignment_finish)
 
@@ -153,8 +170,11 @@ class QueueFinish(APIView):
 class QueueSkip(APIView):
     permission_classes = [api_permission("review")]
 
-    @extend_schema(request=TranscriptRefSerializer, responses={200: AssignmentSerializer},
-                   summary="Give the held call back to the queue for someone else")
+    @extend_schema(
+        request=TranscriptRefSerializer,
+        responses={200: AssignmentSerializer},
+        summary="Give the held call back to the queue for someone else",
+    )
     def post(self, request):
         return _held_call_action(request, assignment_skip)
 
@@ -170,7 +190,16 @@ class MarkSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Mark
-        fields = ["id", "verdict", "correct", "note", "assignment", "in_sample", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "verdict",
+            "correct",
+            "note",
+            "assignment",
+            "in_sample",
+            "created_at",
+            "updated_at",
+        ]
 
     def get_in_sample(self, mark) -> bool:
         return mark.assignment_id is not None
@@ -179,14 +208,19 @@ class MarkSerializer(serializers.ModelSerializer):
 class Marks(APIView):
     permission_classes = [api_permission("review")]
 
-    @extend_schema(request=MarkInSerializer, responses={200: MarkSerializer, 201: MarkSerializer},
-                   summary="Mark a verdict right or wrong (idempotent: one mark per verdict and reviewer)")
+    @extend_schema(
+        request=MarkInSerializer,
+        responses={200: MarkSerializer, 201: MarkSerializer},
+        summary="Mark a verdict right or wrong (idempotent: one mark per verdict and reviewer)",
+    )
     def post(self, request):
         data = MarkInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         verdict = Verdict.objects.filter(pk=data.validated_data["verdict"]).first()
         if verdict is None:
-            raise ValidationError({"verdict": [f"No verdict with id {data.validated_data['verdict']}."]})
+            raise ValidationError(
+                {"verdict": [f"No verdict with id {data.validated_data['verdict']}."]}
+            )
         existed = Mark.objects.filter(verdict=verdict, reviewer=request.user).exists()
         try:
             mark = mark_set(
@@ -197,7 +231,9 @@ class Marks(APIView):
             )
         except DjangoValidationError as exc:
             raise ValidationError(_errors(exc)) from exc
-        return Response(MarkSerializer(mark).data, status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED)
+        return Response(
+            MarkSerializer(mark).data, status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED
+        )
 
 
 class SampleItemSerializer(serializers.ModelSerializer):
@@ -206,7 +242,14 @@ class SampleItemSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SampleItem
-        fields = ["transcript", "reason", "inclusion_probability", "reviews_needed", "reviews_done", "created_at"]
+        fields = [
+            "transcript",
+            "reason",
+            "inclusion_probability",
+            "reviews_needed",
+            "reviews_done",
+            "created_at",
+        ]
 
 
 class DailySampleSerializer(serializers.ModelSerializer):
@@ -219,7 +262,9 @@ class DailySampleSerializer(serializers.ModelSerializer):
     def get_items(self, sample) -> list[dict]:
         items = (
             sample.items.select_related("transcript")
-            .annotate(reviews_done=Count("assignments", filter=Q(assignments__finished_at__isnull=False)))
+            .annotate(
+                reviews_done=Count("assignments", filter=Q(assignments__finished_at__isnull=False))
+            )
             .order_by("pk")
         )
         return SampleItemSerializer(items, many=True).data
@@ -235,7 +280,9 @@ class DailySampleBriefSerializer(serializers.ModelSerializer):
 
 class MakeSampleSerializer(serializers.Serializer):
     day = serializers.DateField(required=False, help_text="Default: today.")
-    size = serializers.IntegerField(required=False, min_value=1, help_text="Default: DOCKET_SAMPLE_SIZE.")
+    size = serializers.IntegerField(
+        required=False, min_value=1, help_text="Default: DOCKET_SAMPLE_SIZE."
+    )
 
 
 class SampleToday(APIView):
@@ -258,17 +305,25 @@ class SampleToday(APIView):
 
 class Samples(ListAPIView):
     serializer_class = DailySampleBriefSerializer
-    queryset = DailySample.objects.annotate(n_items=Count("items")).order_by("-day")  # counted in the one query
+    queryset = DailySample.objects.annotate(n_items=Count("items")).order_by(
+        "-day"
+    )  # counted in the one query
 
     def get_permissions(self):
         return [api_permission("manage_sample" if self.request.method == "POST" else "review")()]
 
-    @extend_schema(request=MakeSampleSerializer, responses={201: DailySampleSerializer, 200: DailySampleSerializer},
-                   summary="Draw a day's sample (leads); drawing a day twice returns the same sample")
+    @extend_schema(
+        request=MakeSampleSerializer,
+        responses={201: DailySampleSerializer, 200: DailySampleSerializer},
+        summary="Draw a day's sample (leads); drawing a day twice returns the same sample",
+    )
     def post(self, request):
         data = MakeSampleSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         day = data.validated_data.get("day") or timezone.localdate()
         existed = DailySample.objects.filter(day=day, params__drawn=True).exists()
         sample = daily_sample_make(day=day, size=data.validated_data.get("size"))
-        return Response(DailySampleSerializer(sample).data, status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED)
+        return Response(
+            DailySampleSerializer(sample).data,
+            status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED,
+        )

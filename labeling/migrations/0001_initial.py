@@ -6,158 +6,441 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('evals', '0001_initial'),
+        ("evals", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='DailySample',
+            name="DailySample",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('day', models.DateField(unique=True)),
-                ('size', models.PositiveIntegerField()),
-                ('params', models.JSONField(blank=True, default=dict, help_text='Seed, window and counts of the draw.')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("day", models.DateField(unique=True)),
+                ("size", models.PositiveIntegerField()),
+                (
+                    "params",
+                    models.JSONField(
+                        blank=True, default=dict, help_text="Seed, window and counts of the draw."
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-day'],
+                "ordering": ["-day"],
             },
         ),
         migrations.CreateModel(
-            name='IssueRow',
+            name="IssueRow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField(unique=True)),
-                ('turn', models.PositiveIntegerField(blank=True, null=True)),
-                ('what', models.TextField()),
-                ('severity', models.CharField(choices=[('minor', 'minor'), ('major', 'major'), ('critical', 'critical')], max_length=10)),
-                ('audio_only', models.BooleanField(default=False)),
-                ('status', models.CharField(choices=[('new', 'new'), ('triaged', 'triaged'), ('in_progress', 'in progress'), ('resolved', 'resolved'), ('wont_fix', "won't fix")], db_index=True, default='new', max_length=12)),
-                ('outcome', models.CharField(blank=True, choices=[('', 'untriaged'), ('new_rule', 'write a rule'), ('new_signal', 'add a signal'), ('rule_fix', 'fix the rule'), ('duplicate', 'duplicate'), ('wont_fix', "won't fix")], db_index=True, default='', max_length=12)),
-                ('signal_request', models.TextField(blank=True, help_text='A detector asked for that does not exist yet.')),
-                ('reason', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True, db_index=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assignee', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='assigned_rows', to=settings.AUTH_USER_MODEL)),
-                ('duplicate_of', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='duplicates', to='labeling.issuerow')),
-                ('reporter', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='reported_rows', to=settings.AUTH_USER_MODEL)),
-                ('rule', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='issue_rows', to='evals.rule')),
-                ('rule_version', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='issue_rows', to='evals.ruleversion')),
-                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='issue_rows', to='evals.transcript')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("number", models.PositiveIntegerField(unique=True)),
+                ("turn", models.PositiveIntegerField(blank=True, null=True)),
+                ("what", models.TextField()),
+                (
+                    "severity",
+                    models.CharField(
+                        choices=[("minor", "minor"), ("major", "major"), ("critical", "critical")],
+                        max_length=10,
+                    ),
+                ),
+                ("audio_only", models.BooleanField(default=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("new", "new"),
+                            ("triaged", "triaged"),
+                            ("in_progress", "in progress"),
+                            ("resolved", "resolved"),
+                            ("wont_fix", "won't fix"),
+                        ],
+                        db_index=True,
+                        default="new",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "outcome",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "untriaged"),
+                            ("new_rule", "write a rule"),
+                            ("new_signal", "add a signal"),
+                            ("rule_fix", "fix the rule"),
+                            ("duplicate", "duplicate"),
+                            ("wont_fix", "won't fix"),
+                        ],
+                        db_index=True,
+                        default="",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "signal_request",
+                    models.TextField(
+                        blank=True, help_text="A detector asked for that does not exist yet."
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True, db_index=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assignee",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="assigned_rows",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "duplicate_of",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="duplicates",
+                        to="labeling.issuerow",
+                    ),
+                ),
+                (
+                    "reporter",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="reported_rows",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "rule",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="issue_rows",
+                        to="evals.rule",
+                    ),
+                ),
+                (
+                    "rule_version",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="issue_rows",
+                        to="evals.ruleversion",
+                    ),
+                ),
+                (
+                    "transcript",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="issue_rows",
+                        to="evals.transcript",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-number'],
+                "ordering": ["-number"],
             },
         ),
         migrations.CreateModel(
-            name='IssueRowEvent',
+            name="IssueRowEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(max_length=30)),
-                ('data', models.JSONField(blank=True, default=dict)),
-                ('at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to=settings.AUTH_USER_MODEL)),
-                ('row', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='labeling.issuerow')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("kind", models.CharField(max_length=30)),
+                ("data", models.JSONField(blank=True, default=dict)),
+                ("at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "row",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="labeling.issuerow",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['at', 'id'],
+                "ordering": ["at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='PromotionDecision',
+            name="PromotionDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action', models.CharField(choices=[('promote', 'promote'), ('demote', 'demote')], max_length=10)),
-                ('reason', models.TextField(blank=True)),
-                ('figures', models.JSONField(blank=True, default=dict)),
-                ('at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to=settings.AUTH_USER_MODEL)),
-                ('judge', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, to='evals.judge')),
-                ('replaced', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='replaced_by_decisions', to='evals.ruleversion')),
-                ('rule_version', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to='evals.ruleversion')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "action",
+                    models.CharField(
+                        choices=[("promote", "promote"), ("demote", "demote")], max_length=10
+                    ),
+                ),
+                ("reason", models.TextField(blank=True)),
+                ("figures", models.JSONField(blank=True, default=dict)),
+                ("at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "judge",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        to="evals.judge",
+                    ),
+                ),
+                (
+                    "replaced",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="replaced_by_decisions",
+                        to="evals.ruleversion",
+                    ),
+                ),
+                (
+                    "rule_version",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="decisions",
+                        to="evals.ruleversion",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at'],
+                "ordering": ["-at"],
             },
         ),
         migrations.CreateModel(
-            name='SampleItem',
+            name="SampleItem",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reason', models.CharField(choices=[('uniform', 'uniform draw'), ('judge_check', 'judge check'), ('manual', 'queued by hand')], max_length=12)),
-                ('inclusion_probability', models.FloatField()),
-                ('reviews_needed', models.PositiveSmallIntegerField(default=1)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('added_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('sample', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='items', to='labeling.dailysample')),
-                ('transcript', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sample_items', to='evals.transcript')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "reason",
+                    models.CharField(
+                        choices=[
+                            ("uniform", "uniform draw"),
+                            ("judge_check", "judge check"),
+                            ("manual", "queued by hand"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                ("inclusion_probability", models.FloatField()),
+                ("reviews_needed", models.PositiveSmallIntegerField(default=1)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "added_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "sample",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="items",
+                        to="labeling.dailysample",
+                    ),
+                ),
+                (
+                    "transcript",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="sample_items",
+                        to="evals.transcript",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sample', 'id'],
+                "ordering": ["sample", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Assignment',
+            name="Assignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('claimed_at', models.DateTimeField()),
-                ('lease_expires_at', models.DateTimeField()),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('released_at', models.DateTimeField(blank=True, help_text='Skipped or lease lapsed.', null=True)),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL)),
-                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='labeling.sampleitem')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("claimed_at", models.DateTimeField()),
+                ("lease_expires_at", models.DateTimeField()),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "released_at",
+                    models.DateTimeField(
+                        blank=True, help_text="Skipped or lease lapsed.", null=True
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "item",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="assignments",
+                        to="labeling.sampleitem",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-claimed_at'],
+                "ordering": ["-claimed_at"],
             },
         ),
         migrations.CreateModel(
-            name='Settlement',
+            name="Settlement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('correct', models.BooleanField()),
-                ('reason', models.CharField(blank=True, max_length=500)),
-                ('settled_at', models.DateTimeField(auto_now_add=True)),
-                ('settled_by', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, to=settings.AUTH_USER_MODEL)),
-                ('verdict', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='settlement', to='evals.verdict')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("correct", models.BooleanField()),
+                ("reason", models.CharField(blank=True, max_length=500)),
+                ("settled_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "settled_by",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="settlement",
+                        to="evals.verdict",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Mark',
+            name="Mark",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('correct', models.BooleanField()),
-                ('note', models.CharField(blank=True, max_length=500)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('assignment', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='marks', to='labeling.assignment')),
-                ('reviewer', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='marks', to=settings.AUTH_USER_MODEL)),
-                ('verdict', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='marks', to='evals.verdict')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("correct", models.BooleanField()),
+                ("note", models.CharField(blank=True, max_length=500)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "assignment",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="marks",
+                        to="labeling.assignment",
+                    ),
+                ),
+                (
+                    "reviewer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="marks",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "verdict",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="marks",
+                        to="evals.verdict",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-updated_at'],
-                'constraints': [models.UniqueConstraint(fields=('verdict', 'reviewer'), name='mark_once_per_reviewer')],
+                "ordering": ["-updated_at"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("verdict", "reviewer"), name="mark_once_per_reviewer"
+                    )
+                ],
             },
         ),
         migrations.AddConstraint(
-            model_name='sampleitem',
-            constraint=models.UniqueConstraint(fields=('sample', 'transcript'), name='sample_item_unique'),
+            model_name="sampleitem",
+            constraint=models.UniqueConstraint(
+                fields=("sample", "transcript"), name="sample_item_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sampleitem',
-            constraint=models.CheckConstraint(condition=models.Q(('inclusion_probability__gt', 0), ('inclusion_probability__lte', 1)), name='sample_item_probability_range'),
+            model_name="sampleitem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("inclusion_probability__gt", 0), ("inclusion_probability__lte", 1)
+                ),
+                name="sample_item_probability_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='sampleitem',
-            constraint=models.CheckConstraint(condition=models.Q(('reviews_needed__gte', 1)), name='sample_item_reviews_needed_positive'),
+            model_name="sampleitem",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("reviews_needed__gte", 1)),
+                name="sample_item_reviews_needed_positive",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='assignment',
-            constraint=models.UniqueConstraint(fields=('item', 'reviewer'), name='assignment_once_per_reviewer'),
+            model_name="assignment",
+            constraint=models.UniqueConstraint(
+                fields=("item", "reviewer"), name="assignment_once_per_reviewer"
+            ),
         ),
     ]

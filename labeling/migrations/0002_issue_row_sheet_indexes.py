@@ -5,28 +5,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evals', '0001_initial'),
-        ('labeling', '0001_initial'),
+        ("evals", "0001_initial"),
+        ("labeling", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='issuerow',
-            index=models.Index(fields=['status', 'number'], name='issue_row_status_number'),
+            model_name="issuerow",
+            index=models.Index(fields=["status", "number"], name="issue_row_status_number"),
         ),
         migrations.AddIndex(
-            model_name='issuerow',
-            index=models.Index(fields=['severity', 'number'], name='issue_row_severity_number'),
+            model_name="issuerow",
+            index=models.Index(fields=["severity", "number"], name="issue_row_severity_number"),
         ),
         migrations.AddIndex(
-            model_name='issuerow',
-            index=models.Index(fields=['outcome', 'number'], name='issue_row_outcome_number'),
+            model_name="issuerow",
+            index=models.Index(fields=["outcome", "number"], name="issue_row_outcome_number"),
         ),
         migrations.AddIndex(
-            model_name='issuerow',
-            index=models.Index(fields=['updated_at', 'number'], name='issue_row_updated_number'),
+            model_name="issuerow",
+            index=models.Index(fields=["updated_at", "number"], name="issue_row_updated_number"),
         ),
     ]

@@ -18,6 +18,7 @@ same resolution straight from the marks (`_marks_aggregate_sql`, marks grouped p
 subquery) stays for the per-verdict reads below and as the tally's reference; both are portable
 between PostgreSQL and SQLite.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -27,7 +28,17 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
-from django.db.models import BooleanField, Count, Exists, ExpressionWrapper, F, IntegerField, OuterRef, Q, QuerySet
+from django.db.models import (
+    BooleanField,
+    Count,
+    Exists,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+)
 
 from evals import metrics
 from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict
@@ -35,8 +46,12 @@ from labeling.models import Assignment, Mark, SampleItem, Settlement, VerdictTal
 
 CELLS = ("tp", "fp", "fn", "tn")
 CELL_LABELS = {
-    "tp": "true positives", "fp": "false positives", "fn": "false negatives", "tn": "true negatives",
-    "waiting": "waiting for a lead (tied)", "errored": "errored (excluded)",
+    "tp": "true positives",
+    "fp": "false positives",
+    "fn": "false negatives",
+    "tn": "true negatives",
+    "waiting": "waiting for a lead (tied)",
+    "errored": "errored (excluded)",
 }
 
 _T = {
@@ -113,7 +128,10 @@ def _marks_aggregate_sql(where: str) -> str:
     a FILTER per figure); Python pivots the few thousand result rows.
     """
     resolved = _RESOLVED.format(
-        per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T), extra="", extra_join="", **_T
+        per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T),
+        extra="",
+        extra_join="",
+        **_T,
     )
     return f"""
 SELECT rule_version_id, judge_id, k, q, o, COUNT(*) AS c, SUM(w) AS sw, SUM(w * w) AS sw2
@@ -137,13 +155,15 @@ def _where(
         conds.append(f"{alias}.judge_id IN ({', '.join(['%s'] * len(judge_ids)) or 'NULL'})")
         params += list(judge_ids)
     if rule_version_ids is not None:
-        conds.append(f"{alias}.rule_version_id IN ({', '.join(['%s'] * len(rule_version_ids)) or 'NULL'})")
+        conds.append(
+            f"{alias}.rule_version_id IN ({', '.join(['%s'] * len(rule_version_ids)) or 'NULL'})"
+        )
         params += list(rule_version_ids)
     if status:
         conds.append("rv.status = %s")
         params.append(status)
     if group:
-        conds.append("r.\"group\" = %s")
+        conds.append('r."group" = %s')
         params.append(group)
     if safety is not None:
         conds.append("r.safety = %s")
@@ -189,8 +209,10 @@ class Counts:
         if q:
             first, last = Q_PAIRS[q]
             self.pairs = self.pairs + metrics.AgreementTable(
-                count * (first and last), count * (first and not last),
-                count * (not first and last), count * (not first and not last),
+                count * (first and last),
+                count * (first and not last),
+                count * (not first and last),
+                count * (not first and not last),
             )
         if cell in CELLS:
             setattr(self, cell, getattr(self, cell) + count)
@@ -207,7 +229,10 @@ class Counts:
             return
         if v.pair is not None:
             self.pairs = self.pairs + metrics.AgreementTable(
-                int(v.pair == (1, 1)), int(v.pair == (1, 0)), int(v.pair == (0, 1)), int(v.pair == (0, 0))
+                int(v.pair == (1, 1)),
+                int(v.pair == (1, 0)),
+                int(v.pair == (0, 1)),
+                int(v.pair == (0, 0)),
             )
         if v.cell == "waiting":
             self.waiting += 1
@@ -261,21 +286,37 @@ class Figures:
     def as_dict(self) -> dict:
         c = self.counts
         return {
-            "marked": c.marked, "tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn,
-            "precision": _r(self.precision.value), "precision_ci": _ci(self.precision.ci),
-            "recall": _r(self.recall.value), "recall_ci": _ci(self.recall.ci),
-            "f1": _r(self.f1.value), "f1_ci": _ci(self.f1.ci),
-            "specificity": _r(self.specificity.value), "specificity_ci": _ci(self.specificity.ci),
+            "marked": c.marked,
+            "tp": c.tp,
+            "fp": c.fp,
+            "fn": c.fn,
+            "tn": c.tn,
+            "precision": _r(self.precision.value),
+            "precision_ci": _ci(self.precision.ci),
+            "recall": _r(self.recall.value),
+            "recall_ci": _ci(self.recall.ci),
+            "f1": _r(self.f1.value),
+            "f1_ci": _ci(self.f1.ci),
+            "specificity": _r(self.specificity.value),
+            "specificity_ci": _ci(self.specificity.ci),
             "weighted": {
-                "precision": _r(self.w_precision.value), "precision_ci": _ci(self.w_precision.ci),
-                "recall": _r(self.w_recall.value), "recall_ci": _ci(self.w_recall.ci),
-                "f1": _r(self.w_f1.value), "f1_ci": _ci(self.w_f1.ci),
-                "specificity": _r(self.w_specificity.value), "specificity_ci": _ci(self.w_specificity.ci),
+                "precision": _r(self.w_precision.value),
+                "precision_ci": _ci(self.w_precision.ci),
+                "recall": _r(self.w_recall.value),
+                "recall_ci": _ci(self.w_recall.ci),
+                "f1": _r(self.w_f1.value),
+                "f1_ci": _ci(self.w_f1.ci),
+                "specificity": _r(self.w_specificity.value),
+                "specificity_ci": _ci(self.w_specificity.ci),
                 "effective_n": round(self.effective_n, 1),
                 **{c_: round(c.w[c_], 2) for c_ in CELLS},
             },
-            "kappa": _r(self.kappa), "agreement": _r(self.agreement), "pairs": c.pairs.n,
-            "waiting": c.waiting, "errored": c.errored, "outside_sample": c.outside_sample,
+            "kappa": _r(self.kappa),
+            "agreement": _r(self.agreement),
+            "pairs": c.pairs.n,
+            "waiting": c.waiting,
+            "errored": c.errored,
+            "outside_sample": c.outside_sample,
         }
 
 
@@ -307,10 +348,16 @@ class CalibrationRow:
         """Return the DESIGN.md calibration object (plus f1, specificity, agreement and counts)."""
         rv = self.rule_version
         return {
-            "rule": rv.rule.rule_id, "version": rv.number, "judge": self.judge.name if self.judge else None,
-            "status": rv.status, "rule_version_id": rv.pk, "group": rv.rule.group, "safety": rv.rule.safety,
+            "rule": rv.rule.rule_id,
+            "version": rv.number,
+            "judge": self.judge.name if self.judge else None,
+            "status": rv.status,
+            "rule_version_id": rv.pk,
+            "group": rv.rule.group,
+            "safety": rv.rule.safety,
             **self.figures.as_dict(),
-            "eligible": self.eligible, "why_not": self.why_not,
+            "eligible": self.eligible,
+            "why_not": self.why_not,
         }
 
 
@@ -336,7 +383,11 @@ def calibration_counts(
     """Return Counts per (rule version id, judge id) from one SQL aggregate over the verdict tally
     (`from_marks`: over the marks themselves, slower; the tally's reference)."""
     where, params = _where(
-        judge_ids=_judge_ids(judge), group=group, status=status, rule_version_ids=rule_version_ids, safety=safety,
+        judge_ids=_judge_ids(judge),
+        group=group,
+        status=status,
+        rule_version_ids=rule_version_ids,
+        safety=safety,
         alias="v" if from_marks else "t",
     )
     sql = _marks_aggregate_sql(where) if from_marks else _aggregate_sql(where)
@@ -365,7 +416,9 @@ def calibration_rows(
     judge filter is set.
     """
     floors = floors or floors_from_settings()
-    aggregates = calibration_counts(judge=judge, group=group, status=status, rule_version_ids=rule_version_ids)
+    aggregates = calibration_counts(
+        judge=judge, group=group, status=status, rule_version_ids=rule_version_ids
+    )
     rvs = RuleVersion.objects.select_related("rule").in_bulk({rv_id for rv_id, _ in aggregates})
     judges = Judge.objects.in_bulk({judge_id for _, judge_id in aggregates})
     rows = [
@@ -380,7 +433,13 @@ def calibration_rows(
         if rule_version_ids is not None:
             qs = qs.filter(pk__in=rule_version_ids)
         rows += [CalibrationRow(rv, None, Counts(), floors) for rv in qs]
-    rows.sort(key=lambda r: (r.rule_version.rule.rule_id, r.rule_version.number, r.judge.name if r.judge else ""))
+    rows.sort(
+        key=lambda r: (
+            r.rule_version.rule.rule_id,
+            r.rule_version.number,
+            r.judge.name if r.judge else "",
+        )
+    )
     return rows
 
 
@@ -392,7 +451,9 @@ def rule_version_ids_eligible(*, rule_version_ids=None) -> set[int]:
     return {r.rule_version.pk for r in rows if r.eligible}
 
 
-def calibration_row(*, rule_version: RuleVersion, judge: Judge | None = None) -> CalibrationRow | None:
+def calibration_row(
+    *, rule_version: RuleVersion, judge: Judge | None = None
+) -> CalibrationRow | None:
     """Return the row of one rule version for one judge (the most-marked judge when None)."""
     rows = calibration_rows(rule_version_ids=[rule_version.pk], judge=judge, include_unmarked=False)
     if not rows:
@@ -405,7 +466,11 @@ def calibration_overall(rows: list[CalibrationRow]) -> dict:
     table = metrics.AgreementTable()
     for r in rows:
         table = table + r.counts.pairs
-    return {"kappa": metrics.cohen_kappa(table), "agreement": metrics.percent_agreement(table), "pairs": table.n}
+    return {
+        "kappa": metrics.cohen_kappa(table),
+        "agreement": metrics.percent_agreement(table),
+        "pairs": table.n,
+    }
 
 
 def calibration_judges() -> QuerySet[Judge]:
@@ -446,12 +511,16 @@ def _parse_dt(value) -> dt.datetime | None:
     return parse_datetime(str(value))
 
 
-def verdict_outcomes(*, rule_version: RuleVersion, judge: Judge | None = None) -> list[VerdictOutcome]:
+def verdict_outcomes(
+    *, rule_version: RuleVersion, judge: Judge | None = None
+) -> list[VerdictOutcome]:
     """Return how each marked verdict of a rule version (and judge) counts, in one query."""
     where, params = _where(judge_ids=_judge_ids(judge), rule_version_ids=[rule_version.pk])
     sql = _RESOLVED.format(
         per_verdict=_PER_VERDICT.format(
-            where=where, pv_extra="\n       v.transcript_id AS transcript_id, v.created_at AS created_at,", **_T
+            where=where,
+            pv_extra="\n       v.transcript_id AS transcript_id, v.created_at AS created_at,",
+            **_T,
         ),
         extra=", COALESCE(tr.started_at, pv.created_at) AS at",
         extra_join=f"\nJOIN {_T['transcript']} tr ON tr.id = pv.transcript_id",
@@ -486,11 +555,17 @@ def calibration_trend(
     return [(week, Figures(weeks[week])) for week in sorted(weeks)]
 
 
-def calibration_cell_verdicts(*, rule_version: RuleVersion, judge: Judge | None, cell: str) -> QuerySet[Verdict]:
+def calibration_cell_verdicts(
+    *, rule_version: RuleVersion, judge: Judge | None, cell: str
+) -> QuerySet[Verdict]:
     """Return the marked verdicts of one cell (tp, fp, fn, tn, waiting, errored) with their marks."""
     if cell not in CELL_LABELS:
         raise ValueError(f"cell: expected one of {', '.join(CELL_LABELS)}, got {cell!r}")
-    ids = [v.verdict_id for v in verdict_outcomes(rule_version=rule_version, judge=judge) if v.cell == cell]
+    ids = [
+        v.verdict_id
+        for v in verdict_outcomes(rule_version=rule_version, judge=judge)
+        if v.cell == cell
+    ]
     return (
         Verdict.objects.filter(pk__in=ids)
         .select_related("transcript", "judge", "settlement__settled_by")
@@ -499,7 +574,9 @@ def calibration_cell_verdicts(*, rule_version: RuleVersion, judge: Judge | None,
     )
 
 
-def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None = None) -> QuerySet[Verdict]:
+def disagreements(
+    *, only_ties: bool = False, rule_version: RuleVersion | None = None
+) -> QuerySet[Verdict]:
     """Return non-errored verdicts whose marks split: unsettled ties first, then settled, then splits.
 
     Each carries n_marks, n_right, n_wrong, tied and settled; page it before touching the marks.
@@ -529,7 +606,13 @@ def disagreements(*, only_ties: bool = False, rule_version: RuleVersion | None =
     return (
         qs.select_related("transcript", "rule_version__rule", "judge", "settlement__settled_by")
         .prefetch_related("marks__reviewer")
-        .order_by("settled", "-tied", "rule_version__rule__rule_id", "rule_version__number", "transcript__external_id")
+        .order_by(
+            "settled",
+            "-tied",
+            "rule_version__rule__rule_id",
+            "rule_version__number",
+            "transcript__external_id",
+        )
     )
 
 
@@ -537,15 +620,20 @@ def calibration_filters(params) -> dict:
     """Return calibration_rows keyword arguments from query parameters (the pages, the API, the command)."""
     status = (params.get("status") or "").strip()
     if status and status not in RuleVersion.Status.values:
-        raise ValidationError(f"status: expected one of {', '.join(RuleVersion.Status.values)}, got {status!r}.")
+        raise ValidationError(
+            f"status: expected one of {', '.join(RuleVersion.Status.values)}, got {status!r}."
+        )
     rule_ids = [r.strip() for r in (params.get("rule") or "").split(",") if r.strip()]
     return {
         "judge": (params.get("judge") or "").strip() or None,
         "group": (params.get("group") or "").strip() or None,
         "status": status or None,
         "rule_version_ids": (
-            list(RuleVersion.objects.filter(rule__rule_id__in=rule_ids).values_list("pk", flat=True))
-            if rule_ids else None
+            list(
+                RuleVersion.objects.filter(rule__rule_id__in=rule_ids).values_list("pk", flat=True)
+            )
+            if rule_ids
+            else None
         ),
     }
 

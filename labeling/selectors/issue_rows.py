@@ -1,4 +1,5 @@
 """Reads for the issue sheet: filters, keyset pages, CSV export, row progress, prefills and trends."""
+
 import base64
 import csv
 import datetime as dt
@@ -41,11 +42,24 @@ SORTS: dict[str, tuple[str, bool]] = {
     "updated": ("updated_at", False),
 }
 SORT_LABELS = {
-    "-number": "newest first", "number": "oldest first", "severity": "most severe first",
-    "-severity": "least severe first", "status": "status A-Z", "-status": "status Z-A",
-    "-updated": "recently changed", "updated": "least recently changed",
+    "-number": "newest first",
+    "number": "oldest first",
+    "severity": "most severe first",
+    "-severity": "least severe first",
+    "status": "status A-Z",
+    "-status": "status Z-A",
+    "-updated": "recently changed",
+    "updated": "least recently changed",
 }
-STANDARD_GROUPS = ["opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing"]
+STANDARD_GROUPS = [
+    "opening",
+    "asking",
+    "acknowledging",
+    "language",
+    "requests",
+    "boundaries",
+    "closing",
+]
 GROUP_KEYWORDS = [
     ("opening", ("greet", "hello", "introduc", "opening")),
     ("closing", ("goodbye", "bye", "closing", "wrap up", "next steps", "hang up")),
@@ -56,8 +70,24 @@ GROUP_KEYWORDS = [
     ("requests", ("request", "repeat", "reschedul", "accommodat")),
 ]
 CSV_COLUMNS = [
-    "number", "created", "status", "outcome", "severity", "audio_only", "call", "agent_version", "turn",
-    "what", "reporter", "assignee", "rule", "rule_version", "duplicate_of", "signal_request", "reason", "link",
+    "number",
+    "created",
+    "status",
+    "outcome",
+    "severity",
+    "audio_only",
+    "call",
+    "agent_version",
+    "turn",
+    "what",
+    "reporter",
+    "assignee",
+    "rule",
+    "rule_version",
+    "duplicate_of",
+    "signal_request",
+    "reason",
+    "link",
 ]
 
 
@@ -201,7 +231,9 @@ def _past(sort: str, value, number: int, forward: bool) -> Q:
     if column == "number":
         return Q(**{f"number__{op}": number})
     # The leading inclusive bound lets the database seek the (column, number) index.
-    return Q(**{f"{column}__{op_eq}": value}) & (Q(**{f"{column}__{op}": value}) | Q(**{f"number__{op}": number}))
+    return Q(**{f"{column}__{op_eq}": value}) & (
+        Q(**{f"{column}__{op}": value}) | Q(**{f"number__{op}": number})
+    )
 
 
 @dataclass
@@ -216,7 +248,12 @@ class SheetPage:
 
 
 def issue_sheet_page(
-    *, filters: SheetFilters, after: str = "", before: str = "", size: int = PAGE_SIZE, with_total: bool = True,
+    *,
+    filters: SheetFilters,
+    after: str = "",
+    before: str = "",
+    size: int = PAGE_SIZE,
+    with_total: bool = True,
 ) -> SheetPage:
     """Return one keyset page of the sheet (a fixed number of queries whatever the sheet's size)."""
     size = max(1, min(int(size), MAX_PAGE_SIZE))
@@ -232,7 +269,12 @@ def issue_sheet_page(
     rows = rows[:size]
     if backward:
         rows.reverse()
-    page = SheetPage(rows=rows, total=issue_rows_filtered(filters).count() if with_total else -1, size=size, sort=sort)
+    page = SheetPage(
+        rows=rows,
+        total=issue_rows_filtered(filters).count() if with_total else -1,
+        size=size,
+        sort=sort,
+    )
     if rows:
         if more or backward:
             page.next_cursor = _cursor_encode(rows[-1], sort)
@@ -251,25 +293,43 @@ def rule_version_progress(version_ids) -> dict[int, dict]:
         return {}
     out = {
         v.pk: {
-            "rule": v.rule.rule_id, "version": v.number, "status": v.status, "verdicts": 0, "flagged": 0,
-            "errored": 0, "marks": 0, "wrong": 0, "gated_version": None, "rule_pk": v.rule_id,
+            "rule": v.rule.rule_id,
+            "version": v.number,
+            "status": v.status,
+            "verdicts": 0,
+            "flagged": 0,
+            "errored": 0,
+            "marks": 0,
+            "wrong": 0,
+            "gated_version": None,
+            "rule_pk": v.rule_id,
         }
         for v in RuleVersion.objects.filter(pk__in=ids).select_related("rule")
     }
     for r in (
-        Verdict.objects.filter(rule_version_id__in=ids).values("rule_version_id")
-        .annotate(n=Count("id", filter=Q(error="")), flagged=Count("id", filter=Q(error="", flagged=True)),
-                  errored=Count("id", filter=~Q(error="")))
+        Verdict.objects.filter(rule_version_id__in=ids)
+        .values("rule_version_id")
+        .annotate(
+            n=Count("id", filter=Q(error="")),
+            flagged=Count("id", filter=Q(error="", flagged=True)),
+            errored=Count("id", filter=~Q(error="")),
+        )
     ):
-        out[r["rule_version_id"]].update(verdicts=r["n"], flagged=r["flagged"], errored=r["errored"])
+        out[r["rule_version_id"]].update(
+            verdicts=r["n"], flagged=r["flagged"], errored=r["errored"]
+        )
     for r in (
-        Mark.objects.filter(verdict__rule_version_id__in=ids).values("verdict__rule_version_id")
+        Mark.objects.filter(verdict__rule_version_id__in=ids)
+        .values("verdict__rule_version_id")
         .annotate(n=Count("id"), wrong=Count("id", filter=Q(correct=False)))
     ):
         out[r["verdict__rule_version_id"]].update(marks=r["n"], wrong=r["wrong"])
     gated = dict(
-        RuleVersion.objects.filter(rule_id__in={p["rule_pk"] for p in out.values()}, status=RuleVersion.Status.GATED)
-        .order_by("rule_id", "number").values_list("rule_id", "number")
+        RuleVersion.objects.filter(
+            rule_id__in={p["rule_pk"] for p in out.values()}, status=RuleVersion.Status.GATED
+        )
+        .order_by("rule_id", "number")
+        .values_list("rule_id", "number")
     )
     for p in out.values():
         p["gated_version"] = gated.get(p["rule_pk"])
@@ -279,20 +339,34 @@ def rule_version_progress(version_ids) -> dict[int, dict]:
 def issue_row_next_steps(row: IssueRow, progress: dict | None = None) -> list[dict]:
     """Return the steps after triage for the row's linked rule version, each with done and a note."""
     if row.outcome == Outcome.NEW_SIGNAL and not row.rule_version_id and row.signal_request:
-        return [{"step": "detector requested", "done": True, "note": row.signal_request[:120]},
-                {"step": "detector built", "done": False, "note": "no such detector yet"}]
+        return [
+            {"step": "detector requested", "done": True, "note": row.signal_request[:120]},
+            {"step": "detector built", "done": False, "note": "no such detector yet"},
+        ]
     if not row.rule_version_id:
         return []
-    p = progress if progress is not None else rule_version_progress([row.rule_version_id]).get(row.rule_version_id)
+    p = (
+        progress
+        if progress is not None
+        else rule_version_progress([row.rule_version_id]).get(row.rule_version_id)
+    )
     if not p:
         return []
     written = "written" if row.outcome != Outcome.NEW_SIGNAL else "linked"
     steps = [
         {"step": written, "done": True, "note": f"{p['rule']} v{p['version']} ({p['status']})"},
-        {"step": "judged", "done": p["verdicts"] > 0,
-         "note": f"{p['verdicts']} verdicts, {p['flagged']} flagged" if p["verdicts"] else "no verdicts yet"},
-        {"step": "judge checked", "done": p["marks"] > 0,
-         "note": f"{p['marks']} marks, {p['wrong']} wrong" if p["marks"] else "no marks yet"},
+        {
+            "step": "judged",
+            "done": p["verdicts"] > 0,
+            "note": f"{p['verdicts']} verdicts, {p['flagged']} flagged"
+            if p["verdicts"]
+            else "no verdicts yet",
+        },
+        {
+            "step": "judge checked",
+            "done": p["marks"] > 0,
+            "note": f"{p['marks']} marks, {p['wrong']} wrong" if p["marks"] else "no marks yet",
+        },
     ]
     promoted = p["status"] == RuleVersion.Status.GATED
     note = "in the gate" if promoted else f"not yet ({p['status']})"
@@ -304,7 +378,9 @@ def issue_row_next_steps(row: IssueRow, progress: dict | None = None) -> list[di
 
 def _flagged_at_turn(row: IssueRow) -> QuerySet:
     return Verdict.objects.filter(transcript_id=row.transcript_id, flagged=True, error="").filter(
-        Q(turn=row.turn) | Q(turns__contains=[row.turn]) if connection.vendor == "postgresql" else Q(turn=row.turn)
+        Q(turn=row.turn) | Q(turns__contains=[row.turn])
+        if connection.vendor == "postgresql"
+        else Q(turn=row.turn)
     )
 
 
@@ -321,20 +397,35 @@ def issue_row_judged_at_turn(row: IssueRow) -> list:
     """Return the flagged verdicts at the row's turn, with their rules: what the judge said there."""
     if row.turn is None:
         return []
-    return list(_flagged_at_turn(row).select_related("rule_version__rule", "judge").order_by("rule_version__rule__rule_id"))
+    return list(
+        _flagged_at_turn(row)
+        .select_related("rule_version__rule", "judge")
+        .order_by("rule_version__rule__rule_id")
+    )
 
 
 def issue_row_detail(number: int) -> IssueRow:
     """Return the row with what its detail page shows, or raise IssueRow.DoesNotExist."""
     return IssueRow.objects.select_related(
-        "transcript__agent_version__agent", "reporter", "assignee", "rule", "rule_version__rule", "duplicate_of"
+        "transcript__agent_version__agent",
+        "reporter",
+        "assignee",
+        "rule",
+        "rule_version__rule",
+        "duplicate_of",
     ).get(number=number)
 
 
 EVENT_LABELS = {
-    "filed": "filed the row", "assign": "assigned", "status": "changed the status",
-    "duplicate": "closed it as a duplicate", "wont_fix": "closed it as won't fix", "comment": "commented",
-    "write_rule": "wrote a rule", "add_signal": "added a signal", "fix_rule": "fixed the rule",
+    "filed": "filed the row",
+    "assign": "assigned",
+    "status": "changed the status",
+    "duplicate": "closed it as a duplicate",
+    "wont_fix": "closed it as won't fix",
+    "comment": "commented",
+    "write_rule": "wrote a rule",
+    "add_signal": "added a signal",
+    "fix_rule": "fixed the rule",
 }
 
 
@@ -345,8 +436,11 @@ def issue_row_events(row: IssueRow) -> list:
     for e in events:
         e.label = EVENT_LABELS.get(e.kind, e.kind.replace("_", " "))
         e.changes = [
-            {"field": field.replace("_", " "),
-             "old": labels.get(field, {}).get(old, old), "new": labels.get(field, {}).get(new, new)}
+            {
+                "field": field.replace("_", " "),
+                "old": labels.get(field, {}).get(old, old),
+                "new": labels.get(field, {}).get(new, new),
+            }
             for field, (old, new) in (e.data.get("changes") or {}).items()
         ]
     return events
@@ -360,7 +454,9 @@ def issue_sheet_options() -> dict:
         "outcomes": [(UNTRIAGED, "untriaged"), *[(v, label) for v, label in Outcome.choices if v]],
         # Every rule and every reviewer, not DISTINCT over the rows: the options cost nothing at 100,000 rows.
         "rules": list(Rule.objects.order_by("rule_id").values_list("rule_id", flat=True)),
-        "agent_versions": list(AgentVersion.objects.order_by("version").values_list("version", flat=True).distinct()),
+        "agent_versions": list(
+            AgentVersion.objects.order_by("version").values_list("version", flat=True).distinct()
+        ),
         "reporters": list(users_with_permission("review").values_list("username", flat=True)),
         "assignees": list(assignable_users().values_list("username", flat=True)),
         "sorts": list(SORT_LABELS.items()),
@@ -370,9 +466,19 @@ def issue_sheet_options() -> dict:
 def users_with_permission(codename: str) -> QuerySet:
     """Return the active users holding a console permission, through a role or directly."""
     User = get_user_model()
-    perm = Q(groups__permissions__codename=codename, groups__permissions__content_type__app_label="console")
-    perm |= Q(user_permissions__codename=codename, user_permissions__content_type__app_label="console")
-    return User.objects.filter(is_active=True).filter(perm | Q(is_superuser=True)).distinct().order_by("username")
+    perm = Q(
+        groups__permissions__codename=codename,
+        groups__permissions__content_type__app_label="console",
+    )
+    perm |= Q(
+        user_permissions__codename=codename, user_permissions__content_type__app_label="console"
+    )
+    return (
+        User.objects.filter(is_active=True)
+        .filter(perm | Q(is_superuser=True))
+        .distinct()
+        .order_by("username")
+    )
 
 
 def assignable_users() -> QuerySet:
@@ -410,9 +516,23 @@ def csv_cell(value) -> str:
 
 
 CSV_FIELDS = [
-    "number", "created_at", "status", "outcome", "severity", "audio_only", "transcript__external_id",
-    "transcript__agent_version__version", "turn", "what", "reporter__username", "assignee__username",
-    "rule__rule_id", "rule_version__number", "duplicate_of__number", "signal_request", "reason",
+    "number",
+    "created_at",
+    "status",
+    "outcome",
+    "severity",
+    "audio_only",
+    "transcript__external_id",
+    "transcript__agent_version__version",
+    "turn",
+    "what",
+    "reporter__username",
+    "assignee__username",
+    "rule__rule_id",
+    "rule_version__number",
+    "duplicate_of__number",
+    "signal_request",
+    "reason",
 ]
 
 
@@ -425,14 +545,47 @@ def _csv_records(qs: QuerySet, base_url: str, chunk: int) -> Iterator[list]:
     call_prefix = base_url + reverse("transcript-detail", args=["0"])[:-2]  # ".../calls/"
     statuses, outcomes = dict(Status.choices), dict(Outcome.choices)
     tz = timezone.get_current_timezone()
-    for (number, created, status, outcome, severity, audio_only, call, version, turn, what, reporter, assignee,
-         rule, rule_version, duplicate_of, signal_request, reason) in qs.values_list(*CSV_FIELDS).iterator(chunk):
-        link = f"{call_prefix}{quote(call, safe='')}/" + (f"?turn={turn}#turn-{turn}" if turn is not None else "")
+    for (
+        number,
+        created,
+        status,
+        outcome,
+        severity,
+        audio_only,
+        call,
+        version,
+        turn,
+        what,
+        reporter,
+        assignee,
+        rule,
+        rule_version,
+        duplicate_of,
+        signal_request,
+        reason,
+    ) in qs.values_list(*CSV_FIELDS).iterator(chunk):
+        link = f"{call_prefix}{quote(call, safe='')}/" + (
+            f"?turn={turn}#turn-{turn}" if turn is not None else ""
+        )
         yield [
-            number, created.astimezone(tz).strftime("%Y-%m-%d %H:%M"), statuses.get(status, status),
-            outcomes.get(outcome, outcome) if outcome else "", severity, audio_only, call, version, turn, what,
-            reporter, assignee or "", rule or "", rule_version if rule_version is not None else "",
-            duplicate_of if duplicate_of is not None else "", signal_request, reason, link,
+            number,
+            created.astimezone(tz).strftime("%Y-%m-%d %H:%M"),
+            statuses.get(status, status),
+            outcomes.get(outcome, outcome) if outcome else "",
+            severity,
+            audio_only,
+            call,
+            version,
+            turn,
+            what,
+            reporter,
+            assignee or "",
+            rule or "",
+            rule_version if rule_version is not None else "",
+            duplicate_of if duplicate_of is not None else "",
+            signal_request,
+            reason,
+            link,
         ]
 
 
@@ -441,7 +594,9 @@ class _Echo:
         return value
 
 
-def issue_sheet_csv(filters: SheetFilters, *, base_url: str = "", chunk: int = 2000) -> Iterator[str]:
+def issue_sheet_csv(
+    filters: SheetFilters, *, base_url: str = "", chunk: int = 2000
+) -> Iterator[str]:
     """Yield the filtered sheet as CSV lines: a BOM, a header, then one escaped line per row."""
     writer = csv.writer(_Echo())
     yield "\ufeff" + writer.writerow(CSV_COLUMNS)
@@ -452,6 +607,7 @@ def issue_sheet_csv(filters: SheetFilters, *, base_url: str = "", chunk: int = 2
 
 # ---- prefills for the three ways --------------------------------------------------------------
 
+
 def _known_groups() -> list[str]:
     existing = list(Rule.objects.order_by().values_list("group", flat=True).distinct())
     return sorted(set(existing) | set(STANDARD_GROUPS))
@@ -459,7 +615,11 @@ def _known_groups() -> list[str]:
 
 def issue_row_group_guess(row: IssueRow) -> str:
     """Return a likely rule group: the turn's phase, else keywords in what, else the judged rules at that turn."""
-    turn = row.transcript.turns.filter(index=row.turn).values("phase").first() if row.turn is not None else None
+    turn = (
+        row.transcript.turns.filter(index=row.turn).values("phase").first()
+        if row.turn is not None
+        else None
+    )
     if turn and turn["phase"]:
         return turn["phase"]
     what = row.what.lower()
@@ -468,8 +628,9 @@ def issue_row_group_guess(row: IssueRow) -> str:
             return group
     if row.turn is not None:
         groups = Counter(
-            Verdict.objects.filter(transcript_id=row.transcript_id, turn=row.turn)
-            .values_list("rule_version__rule__group", flat=True)
+            Verdict.objects.filter(transcript_id=row.transcript_id, turn=row.turn).values_list(
+                "rule_version__rule__group", flat=True
+            )
         )
         if groups:
             return groups.most_common(1)[0][0]
@@ -524,7 +685,11 @@ def issue_row_fix_choices(row: IssueRow) -> dict:
         if rule.pk in seen:
             continue
         seen.add(rule.pk)
-        at_turn = v.flagged and row.turn is not None and (v.turn == row.turn or row.turn in (v.turns or []))
+        at_turn = (
+            v.flagged
+            and row.turn is not None
+            and (v.turn == row.turn or row.turn in (v.turns or []))
+        )
         likely.append((0 if at_turn else 1 if v.flagged else 2, rule.rule_id, rule))
     likely.sort(key=lambda t: (t[0], t[1]))
     others = Rule.objects.exclude(pk__in=seen).order_by("rule_id").only("rule_id")
@@ -537,6 +702,7 @@ def rule_current_version(rule: Rule) -> RuleVersion | None:
 
 
 # ---- trends -----------------------------------------------------------------------------------
+
 
 @dataclass
 class Trends:
@@ -555,24 +721,37 @@ def issue_trends(*, days: int = 28, today: dt.date | None = None) -> Trends:
     span = [start + dt.timedelta(days=i) for i in range(days)]
     by_outcome: dict = defaultdict(dict)
     for r in (
-        IssueRow.objects.filter(created_at__gte=since).annotate(day=TruncDate("created_at"))
-        .values("day", "outcome").annotate(n=Count("id")).order_by()
+        IssueRow.objects.filter(created_at__gte=since)
+        .annotate(day=TruncDate("created_at"))
+        .values("day", "outcome")
+        .annotate(n=Count("id"))
+        .order_by()
     ):
         by_outcome[r["day"]][r["outcome"] or UNTRIAGED] = r["n"]
     reviewed: dict = defaultdict(dict)
     for r in (
         SampleItem.objects.filter(sample__day__gte=start, assignments__finished_at__isnull=False)
-        .values("sample__day", "reason").annotate(n=Count("id", distinct=True)).order_by()
+        .values("sample__day", "reason")
+        .annotate(n=Count("id", distinct=True))
+        .order_by()
     ):
         reviewed[r["sample__day"]][r["reason"]] = r["n"]
     found: dict = defaultdict(dict)
     for day, n in by_outcome.items():
         found[day]["new_failures"] = sum(n.values())
     for r in (
-        Mark.objects.filter(created_at__gte=since, correct=False).annotate(day=TruncDate("created_at"))
-        .values("day").annotate(n=Count("id")).order_by()
+        Mark.objects.filter(created_at__gte=since, correct=False)
+        .annotate(day=TruncDate("created_at"))
+        .values("day")
+        .annotate(n=Count("id"))
+        .order_by()
     ):
         found[r["day"]]["judge_wrong"] = r["n"]
     outcomes = [(UNTRIAGED, "untriaged"), *[(v, label) for v, label in Outcome.choices if v]]
-    return Trends(days=span, rows_by_outcome=dict(by_outcome), outcomes=outcomes, reviewed=dict(reviewed),
-                  found=dict(found))
+    return Trends(
+        days=span,
+        rows_by_outcome=dict(by_outcome),
+        outcomes=outcomes,
+        reviewed=dict(reviewed),
+        found=dict(found),
+    )

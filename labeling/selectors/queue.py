@@ -1,9 +1,21 @@
 """Reads for the review queue: held calls, progress, and what the review page shows."""
+
 import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum, Value
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -16,7 +28,10 @@ def assignment_held(*, reviewer, now: datetime | None = None) -> Assignment | No
     now = now or timezone.now()
     return (
         Assignment.objects.filter(
-            reviewer=reviewer, finished_at__isnull=True, released_at__isnull=True, lease_expires_at__gt=now
+            reviewer=reviewer,
+            finished_at__isnull=True,
+            released_at__isnull=True,
+            lease_expires_at__gt=now,
         )
         .select_related("item__transcript", "item__sample")
         .order_by("-claimed_at")
@@ -27,7 +42,9 @@ def assignment_held(*, reviewer, now: datetime | None = None) -> Assignment | No
 def assignment_for_review(*, reviewer, transcript: Transcript) -> Assignment | None:
     """Return the reviewer's assignment on this call that the review page may show (held or finished)."""
     return (
-        Assignment.objects.filter(reviewer=reviewer, item__transcript=transcript, released_at__isnull=True)
+        Assignment.objects.filter(
+            reviewer=reviewer, item__transcript=transcript, released_at__isnull=True
+        )
         .select_related("item__sample")
         .order_by("-claimed_at")
         .first()
@@ -97,9 +114,13 @@ def progress_today(*, reviewer) -> dict[str, Progress]:
     start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     items = SampleItem.objects.filter(sample__day=today)
     needed = items.aggregate(n=Sum("reviews_needed"))["n"] or 0
-    team_done = Assignment.objects.filter(item__sample__day=today, finished_at__isnull=False).count()
+    team_done = Assignment.objects.filter(
+        item__sample__day=today, finished_at__isnull=False
+    ).count()
     mine_done = Assignment.objects.filter(reviewer=reviewer, finished_at__gte=start).count()
-    open_for_me = sample_items_claimable(reviewer=reviewer, now=now).filter(sample__day=today).count()
+    open_for_me = (
+        sample_items_claimable(reviewer=reviewer, now=now).filter(sample__day=today).count()
+    )
     held = assignment_held(reviewer=reviewer, now=now)
     if held is not None and held.item.sample.day == today:
         open_for_me += 1
@@ -140,7 +161,10 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         .select_related("rule_version__rule", "judge")
         .order_by("-flagged", "rule_version__rule__rule_id", "pk")
     )
-    marks = {m.verdict_id: m for m in Mark.objects.filter(reviewer=reviewer, verdict__transcript=transcript)}
+    marks = {
+        m.verdict_id: m
+        for m in Mark.objects.filter(reviewer=reviewer, verdict__transcript=transcript)
+    }
     turns = list(Turn.objects.filter(transcript=transcript).order_by("index"))
     by_turn: dict[int, list] = {}
     top: list = []
@@ -158,7 +182,9 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         t.phase_starts = bool(t.phase) and t.phase != previous_phase
         t.clock = _clock(t.start_ms)
         t.speaker_label = SPEAKER_LABELS.get(t.speaker, t.speaker.capitalize())
-        t.tool_calls_text = json.dumps(t.tool_calls, indent=2, ensure_ascii=False) if t.tool_calls else ""
+        t.tool_calls_text = (
+            json.dumps(t.tool_calls, indent=2, ensure_ascii=False) if t.tool_calls else ""
+        )
         previous_phase = t.phase or previous_phase
     markable = sum(1 for v in verdicts if not v.error)
     marked = sum(1 for v in verdicts if not v.error and v.my_mark is not None)

@@ -1,4 +1,5 @@
 """Reads for the daily sample: which rule versions the judge is not yet trusted on, the day's window."""
+
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
@@ -18,8 +19,12 @@ def rule_versions_untrusted() -> QuerySet[RuleVersion]:
     """
     from labeling.selectors.calibration import rule_version_ids_eligible
 
-    open_versions = RuleVersion.objects.exclude(status__in=[RuleVersion.Status.GATED, RuleVersion.Status.RETIRED])
-    eligible = rule_version_ids_eligible(rule_version_ids=list(open_versions.values_list("pk", flat=True)))
+    open_versions = RuleVersion.objects.exclude(
+        status__in=[RuleVersion.Status.GATED, RuleVersion.Status.RETIRED]
+    )
+    eligible = rule_version_ids_eligible(
+        rule_version_ids=list(open_versions.values_list("pk", flat=True))
+    )
     return open_versions.exclude(pk__in=eligible)
 
 

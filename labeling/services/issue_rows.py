@@ -1,4 +1,5 @@
 """Issue rows: something bad a reviewer found in a call, numbered 1, 2, 3... for good."""
+
 import logging
 
 from django.core.exceptions import ValidationError
@@ -23,14 +24,22 @@ def _next_number() -> int:
 
 
 def issue_row_create(
-    *, reporter, transcript: Transcript, turn: int | None, what: str, severity: str, audio_only: bool = False
+    *,
+    reporter,
+    transcript: Transcript,
+    turn: int | None,
+    what: str,
+    severity: str,
+    audio_only: bool = False,
 ) -> IssueRow:
     """File an issue row on a call (and turn) with the next sequential number."""
     what = (what or "").strip()
     if not what:
         raise ValidationError({"what": "Say what happened."})
     if severity not in Severity.values:
-        raise ValidationError({"severity": f"Must be one of {', '.join(Severity.values)}, got {severity!r}."})
+        raise ValidationError(
+            {"severity": f"Must be one of {', '.join(Severity.values)}, got {severity!r}."}
+        )
     if turn is not None:
         if turn < 0 or not Turn.objects.filter(transcript=transcript, index=turn).exists():
             raise ValidationError({"turn": f"{transcript.external_id} has no turn {turn}."})
@@ -55,7 +64,12 @@ def issue_row_create(
             continue  # another process took the number between our read and write: take the next
         logger.info(
             "issue_row_filed",
-            extra={"number": row.number, "transcript_id": transcript.pk, "turn": turn, "severity": severity},
+            extra={
+                "number": row.number,
+                "transcript_id": transcript.pk,
+                "turn": turn,
+                "severity": severity,
+            },
         )
         return row
     raise AssertionError("unreachable")

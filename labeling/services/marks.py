@@ -1,4 +1,5 @@
 """Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer)."""
+
 import logging
 from datetime import timedelta
 
@@ -30,10 +31,14 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
     outside the sample (through the API) has none and counts with weight 1.
     """
     if verdict.error:
-        raise ValidationError(f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked.")
+        raise ValidationError(
+            f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked."
+        )
     note = _clean_note(note)
     assignment = (
-        Assignment.objects.filter(reviewer=reviewer, item__transcript_id=verdict.transcript_id, released_at__isnull=True)
+        Assignment.objects.filter(
+            reviewer=reviewer, item__transcript_id=verdict.transcript_id, released_at__isnull=True
+        )
         .order_by("-claimed_at")
         .first()
     )
@@ -46,7 +51,12 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
     )
     logger.info(
         "mark_set",
-        extra={"verdict_id": verdict.pk, "reviewer_id": reviewer.pk, "correct": bool(correct), "mark_created": created},
+        extra={
+            "verdict_id": verdict.pk,
+            "reviewer_id": reviewer.pk,
+            "correct": bool(correct),
+            "mark_created": created,
+        },
     )
     return mark
 

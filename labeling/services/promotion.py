@@ -5,6 +5,7 @@ the same transaction: the old version's text has been superseded, so it goes to 
 figures stay readable, and a lead may promote it back if it is still eligible). Demoting a gated
 version sends it back to `candidate`: it keeps collecting marks and can be promoted again.
 """
+
 import dataclasses
 import logging
 
@@ -22,7 +23,9 @@ REASON_MAX = 2000
 
 def _check(actor, reason: str) -> str:
     if not actor.has_perm("console.promote"):
-        raise PermissionDenied("Only leads (permission: promote) can promote or demote rule versions.")
+        raise PermissionDenied(
+            "Only leads (permission: promote) can promote or demote rule versions."
+        )
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError("reason: say why; the audit log keeps it with the figures.")
@@ -66,7 +69,9 @@ def rule_version_promote(
     if not row.eligible:
         raise ValidationError([f"{label} is not eligible for the gate: {'; '.join(row.why_not)}."])
     replaced = list(
-        RuleVersion.objects.select_for_update().filter(rule_id=rv.rule_id, status=RuleVersion.Status.GATED)
+        RuleVersion.objects.select_for_update().filter(
+            rule_id=rv.rule_id, status=RuleVersion.Status.GATED
+        )
     )
     for old in replaced:
         old.status = RuleVersion.Status.RETIRED
@@ -85,8 +90,11 @@ def rule_version_promote(
     logger.info(
         "rule_version_promoted",
         extra={
-            "rule_version_id": rv.pk, "judge_id": row.judge.pk, "actor_id": actor.pk,
-            "replaced_id": replaced[0].pk if replaced else None, "decision_id": decision.pk,
+            "rule_version_id": rv.pk,
+            "judge_id": row.judge.pk,
+            "actor_id": actor.pk,
+            "replaced_id": replaced[0].pk if replaced else None,
+            "decision_id": decision.pk,
         },
     )
     return decision
@@ -100,7 +108,9 @@ def rule_version_demote(
     reason = _check(actor, reason)
     rv = _lock(rule_version)
     if rv.status != RuleVersion.Status.GATED:
-        raise ValidationError(f"{rv.rule.rule_id} v{rv.number} is not in the gate (status: {rv.status}).")
+        raise ValidationError(
+            f"{rv.rule.rule_id} v{rv.number} is not in the gate (status: {rv.status})."
+        )
     row = calibration_row(rule_version=rv, judge=judge)
     rv.status = RuleVersion.Status.CANDIDATE
     rv.save(update_fields=["status"])

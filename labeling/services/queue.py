@@ -6,6 +6,7 @@ started, so the count in the locking query can be stale); on SQLite every transa
 IMMEDIATE (see settings), so claims are serialized. A reviewer's own row is locked first so two
 tabs of one reviewer cannot claim two calls at once.
 """
+
 import logging
 from datetime import timedelta
 
@@ -61,14 +62,20 @@ def sample_claim_next(*, reviewer) -> Assignment | None:
         )
         logger.info(
             "sample_item_claimed",
-            extra={"item_id": item.pk, "transcript_id": item.transcript_id, "reviewer_id": reviewer.pk},
+            extra={
+                "item_id": item.pk,
+                "transcript_id": item.transcript_id,
+                "reviewer_id": reviewer.pk,
+            },
         )
         return assignment
     return None
 
 
 def _assignment_for(*, reviewer, transcript: Transcript, lock: bool = True) -> Assignment:
-    qs = Assignment.objects.filter(reviewer=reviewer, item__transcript=transcript, released_at__isnull=True)
+    qs = Assignment.objects.filter(
+        reviewer=reviewer, item__transcript=transcript, released_at__isnull=True
+    )
     if lock:
         qs = qs.select_for_update()
     assignment = qs.order_by(F("finished_at").asc(nulls_first=True), "-claimed_at").first()
@@ -84,10 +91,14 @@ def assignment_skip(*, reviewer, transcript: Transcript) -> Assignment:
     """Give the held call back to the queue for someone else."""
     assignment = _assignment_for(reviewer=reviewer, transcript=transcript)
     if assignment.finished_at is not None:
-        raise ValidationError(f"transcript: {transcript.external_id} is already finished; it cannot be skipped.")
+        raise ValidationError(
+            f"transcript: {transcript.external_id} is already finished; it cannot be skipped."
+        )
     assignment.released_at = timezone.now()
     assignment.save(update_fields=["released_at"])
-    logger.info("assignment_skipped", extra={"assignment_id": assignment.pk, "reviewer_id": reviewer.pk})
+    logger.info(
+        "assignment_skipped", extra={"assignment_id": assignment.pk, "reviewer_id": reviewer.pk}
+    )
     return assignment
 
 
@@ -105,5 +116,7 @@ def assignment_finish(*, reviewer, transcript: Transcript) -> Assignment:
         )
     assignment.finished_at = timezone.now()
     assignment.save(update_fields=["finished_at"])
-    logger.info("assignment_finished", extra={"assignment_id": assignment.pk, "reviewer_id": reviewer.pk})
+    logger.info(
+        "assignment_finished", extra={"assignment_id": assignment.pk, "reviewer_id": reviewer.pk}
+    )
     return assignment

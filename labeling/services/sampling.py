@@ -24,6 +24,7 @@ Inclusion probabilities (what calibration weights by 1/p):
 The probabilities sum to the expected sample size. The draw is seeded by the date and the calls
 are taken in external-id order, so the same inputs give the same sample.
 """
+
 import logging
 import random
 from datetime import date
@@ -69,7 +70,9 @@ def _seed(day: date) -> str:
 
 
 @transaction.atomic
-def daily_sample_make(*, day: date, size: int | None = None, window_hours: int | None = None) -> DailySample:
+def daily_sample_make(
+    *, day: date, size: int | None = None, window_hours: int | None = None
+) -> DailySample:
     """Draw the day's sample once (seeded by the date); making it again returns the same sample.
 
     The window defaults to DOCKET_SAMPLE_WINDOW_HOURS before the day began.
@@ -87,11 +90,15 @@ def daily_sample_make(*, day: date, size: int | None = None, window_hours: int |
     ids = [pk for pk, _ in population]
     N = len(ids)
     flagged_ids = set(
-        transcripts_in_window(start=start, end=end).filter(flagged_untrusted_filter()).values_list("pk", flat=True)
+        transcripts_in_window(start=start, end=end)
+        .filter(flagged_untrusted_filter())
+        .values_list("pk", flat=True)
     )
     f = len(flagged_ids)
     judged = set(
-        Verdict.objects.filter(transcript_id__in=ids, error="").values_list("rule_version_id", flat=True).distinct()
+        Verdict.objects.filter(transcript_id__in=ids, error="")
+        .values_list("rule_version_id", flat=True)
+        .distinct()
     )
     untrusted = set(rule_versions_untrusted().filter(pk__in=judged).values_list("pk", flat=True))
     untrusted_share = len(untrusted) / len(judged) if judged else 0.0
@@ -106,9 +113,13 @@ def daily_sample_make(*, day: date, size: int | None = None, window_hours: int |
 
     p_uniform = n_u / N if N else 0.0
     p_flagged = judge_check_probability(population=N, flagged=f, uniform=n_u, checks=m)
-    rows = [(pk, SampleItem.Reason.UNIFORM) for pk in uniform] + [(pk, SampleItem.Reason.JUDGE_CHECK) for pk in checks]
+    rows = [(pk, SampleItem.Reason.UNIFORM) for pk in uniform] + [
+        (pk, SampleItem.Reason.JUDGE_CHECK) for pk in checks
+    ]
     rng.shuffle(rows)
-    already = set(sample.items.values_list("transcript_id", flat=True))  # queued by hand before the draw
+    already = set(
+        sample.items.values_list("transcript_id", flat=True)
+    )  # queued by hand before the draw
     reviews = settings.DOCKET_REVIEWS_PER_CALL
     SampleItem.objects.bulk_create(
         [
@@ -147,7 +158,12 @@ def daily_sample_make(*, day: date, size: int | None = None, window_hours: int |
     sample.save(update_fields=["size", "params"])
     logger.info(
         "daily_sample_made",
-        extra={"day": day.isoformat(), "population": N, "uniform": len(uniform), "judge_checks": len(checks)},
+        extra={
+            "day": day.isoformat(),
+            "population": N,
+            "uniform": len(uniform),
+            "judge_checks": len(checks),
+        },
     )
     return sample
 
@@ -163,7 +179,9 @@ def _sample_locked(*, day: date, size: int) -> DailySample:
 
 
 @transaction.atomic
-def sample_item_queue_by_hand(*, transcript: Transcript, added_by, day: date | None = None) -> SampleItem:
+def sample_item_queue_by_hand(
+    *, transcript: Transcript, added_by, day: date | None = None
+) -> SampleItem:
     """Put a call in the day's queue by hand (probability 1); a call already queued stays as it is."""
     day = day or timezone.localdate()
     sample = _sample_locked(day=day, size=settings.DOCKET_SAMPLE_SIZE)
@@ -178,5 +196,8 @@ def sample_item_queue_by_hand(*, transcript: Transcript, added_by, day: date | N
         },
     )
     if created:
-        logger.info("sample_item_queued_by_hand", extra={"day": day.isoformat(), "transcript_id": transcript.pk})
+        logger.info(
+            "sample_item_queued_by_hand",
+            extra={"day": day.isoformat(), "transcript_id": transcript.pk},
+        )
     return item

@@ -1,4 +1,5 @@
 """Settlements: a lead decides a verdict whose reviewers disagree."""
+
 import logging
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -16,7 +17,9 @@ def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") 
     if not actor.has_perm("console.promote"):
         raise PermissionDenied("Only leads (permission: promote) can settle disagreements.")
     if verdict.error:
-        raise ValidationError(f"verdict: {verdict.pk} errored in the judge; errored verdicts are not counted.")
+        raise ValidationError(
+            f"verdict: {verdict.pk} errored in the judge; errored verdicts are not counted."
+        )
     if not verdict.marks.exists():
         raise ValidationError(f"verdict: {verdict.pk} has no marks; there is nothing to settle.")
     reason = " ".join((reason or "").split())
@@ -28,6 +31,11 @@ def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") 
     )
     logger.info(
         "verdict_settled",
-        extra={"verdict_id": verdict.pk, "actor_id": actor.pk, "correct": bool(correct), "new": created},
+        extra={
+            "verdict_id": verdict.pk,
+            "actor_id": actor.pk,
+            "correct": bool(correct),
+            "new": created,
+        },
     )
     return settlement

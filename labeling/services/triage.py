@@ -2,6 +2,7 @@
 
 Every change writes one IssueRowEvent carrying the old and new value of each field it touched.
 """
+
 import logging
 
 from django.contrib.auth import get_user_model
@@ -67,14 +68,18 @@ def _change(row: IssueRow, actor, kind: str, changes: dict, **extra) -> IssueRow
         return None
     if diff:
         row.save(update_fields=[*diff.keys(), "updated_at"])
-    event = IssueRowEvent.objects.create(row=row, actor=actor, kind=kind, data={"changes": diff, **extra})
+    event = IssueRowEvent.objects.create(
+        row=row, actor=actor, kind=kind, data={"changes": diff, **extra}
+    )
     logger.info("issue_row_triage", extra={"row": row.number, "kind": kind, "actor": actor.pk})
     return event
 
 
 def _open_for_a_way(row: IssueRow) -> None:
     if row.status in CLOSED:
-        raise TriageError("status", f"row {row.number} is {row.get_status_display()}; reopen it first")
+        raise TriageError(
+            "status", f"row {row.number} is {row.get_status_display()}; reopen it first"
+        )
 
 
 def _way_changes(row: IssueRow, outcome: str, **links) -> dict:
@@ -95,7 +100,9 @@ def _required(field: str, value: str, max_length: int | None = None) -> str:
 
 def _severity(value: str) -> str:
     if value not in Severity.values:
-        raise TriageError("severity", f"unknown severity {value!r} (one of {', '.join(Severity.values)})")
+        raise TriageError(
+            "severity", f"unknown severity {value!r} (one of {', '.join(Severity.values)})"
+        )
     return value
 
 
@@ -179,7 +186,9 @@ def issue_row_set_status(*, row: IssueRow, actor, status: str, reason: str = "")
     """Move the row to another status; won't fix needs a reason and closes the row."""
     _require_triage(actor)
     if status not in Status.values:
-        raise TriageError("status", f"unknown status {status!r} (one of {', '.join(Status.values)})")
+        raise TriageError(
+            "status", f"unknown status {status!r} (one of {', '.join(Status.values)})"
+        )
     if status == Status.WONT_FIX:
         return issue_row_close_wont_fix(row=row, actor=actor, reason=reason)
     row = _locked(row)
@@ -199,8 +208,15 @@ def issue_row_close_wont_fix(*, row: IssueRow, actor, reason: str) -> IssueRow:
     reason = _required("reason", reason, 2000)
     row = _locked(row)
     _change(
-        row, actor, "wont_fix",
-        {"status": Status.WONT_FIX, "outcome": Outcome.WONT_FIX, "reason": reason, "duplicate_of": None},
+        row,
+        actor,
+        "wont_fix",
+        {
+            "status": Status.WONT_FIX,
+            "outcome": Outcome.WONT_FIX,
+            "reason": reason,
+            "duplicate_of": None,
+        },
     )
     return row
 
@@ -214,20 +230,38 @@ def issue_row_mark_duplicate(*, row: IssueRow, actor, of: IssueRow, reason: str 
     if of.pk == row.pk:
         raise TriageError("duplicate_of", f"row {row.number} cannot duplicate itself")
     # Lock both rows in id order: two engineers marking A of B and B of A at once cannot both pass the check.
-    list(IssueRow.objects.select_for_update().filter(pk__in=[row.pk, of.pk]).order_by("pk").values_list("pk"))
+    list(
+        IssueRow.objects.select_for_update()
+        .filter(pk__in=[row.pk, of.pk])
+        .order_by("pk")
+        .values_list("pk")
+    )
     row = _locked(row)
     # Walk the target's chain: reaching this row would close a cycle.
     seen, current = set(), IssueRow.objects.filter(pk=of.pk).values("pk", "duplicate_of_id").first()
     while current and current["duplicate_of_id"]:
         if current["duplicate_of_id"] == row.pk:
-            raise TriageError("duplicate_of", f"row {of.number} already leads back to row {row.number}")
+            raise TriageError(
+                "duplicate_of", f"row {of.number} already leads back to row {row.number}"
+            )
         if current["pk"] in seen or len(seen) > MAX_DUPLICATE_CHAIN:
             break
         seen.add(current["pk"])
-        current = IssueRow.objects.filter(pk=current["duplicate_of_id"]).values("pk", "duplicate_of_id").first()
+        current = (
+            IssueRow.objects.filter(pk=current["duplicate_of_id"])
+            .values("pk", "duplicate_of_id")
+            .first()
+        )
     _change(
-        row, actor, "duplicate",
-        {"duplicate_of": of, "status": Status.RESOLVED, "outcome": Outcome.DUPLICATE, "reason": (reason or "").strip()},
+        row,
+        actor,
+        "duplicate",
+        {
+            "duplicate_of": of,
+            "status": Status.RESOLVED,
+            "outcome": Outcome.DUPLICATE,
+            "reason": (reason or "").strip(),
+        },
     )
     return row
 
@@ -264,8 +298,15 @@ def _rule_create_from_row(row: IssueRow, *, rule_id: str, **fields) -> RuleVersi
 
 @transaction.atomic
 def issue_row_write_rule(
-    *, row: IssueRow, actor, rule_id: str, group: str, text: str, severity: str,
-    safety: bool = False, phase: str = "",
+    *,
+    row: IssueRow,
+    actor,
+    rule_id: str,
+    group: str,
+    text: str,
+    severity: str,
+    safety: bool = False,
+    phase: str = "",
 ) -> RuleVersion:
     """Way 1: create a draft rule (version 1) from the row and link the row to it."""
     _require_triage(actor)
@@ -275,8 +316,14 @@ def issue_row_write_rule(
     version = _rule_create_from_row(
         row, **fields, safety=safety, phase=phase, status=RuleVersion.Status.DRAFT
     )
-    _change(row, actor, "write_rule", _way_changes(row, Outcome.NEW_RULE, rule=version.rule, rule_version=version,
-                                                   signal_request=""))
+    _change(
+        row,
+        actor,
+        "write_rule",
+        _way_changes(
+            row, Outcome.NEW_RULE, rule=version.rule, rule_version=version, signal_request=""
+        ),
+    )
     return version
 
 
@@ -289,14 +336,25 @@ def issue_row_link_signal(*, row: IssueRow, actor, rule: Rule) -> IssueRow:
     version = rule.versions.order_by("-number").first()
     row = _locked(row)
     _open_for_a_way(row)
-    _change(row, actor, "add_signal", _way_changes(row, Outcome.NEW_SIGNAL, rule=rule, rule_version=version,
-                                                   signal_request=""))
+    _change(
+        row,
+        actor,
+        "add_signal",
+        _way_changes(row, Outcome.NEW_SIGNAL, rule=rule, rule_version=version, signal_request=""),
+    )
     return row
 
 
 @transaction.atomic
 def issue_row_create_signal(
-    *, row: IssueRow, actor, rule_id: str, group: str, text: str, severity: str, detector: dict,
+    *,
+    row: IssueRow,
+    actor,
+    rule_id: str,
+    group: str,
+    text: str,
+    severity: str,
+    detector: dict,
 ) -> RuleVersion:
     """Way 2b: create a detector rule with validated parameters and link the row to it."""
     _require_triage(actor)
@@ -308,9 +366,17 @@ def issue_row_create_signal(
         raise TriageError(field if sep else "detector", reason if sep else str(exc)) from exc
     row = _locked(row)
     _open_for_a_way(row)
-    version = _rule_create_from_row(row, **fields, detector=spec, status=RuleVersion.Status.CANDIDATE)
-    _change(row, actor, "add_signal", _way_changes(row, Outcome.NEW_SIGNAL, rule=version.rule, rule_version=version,
-                                                   signal_request=""))
+    version = _rule_create_from_row(
+        row, **fields, detector=spec, status=RuleVersion.Status.CANDIDATE
+    )
+    _change(
+        row,
+        actor,
+        "add_signal",
+        _way_changes(
+            row, Outcome.NEW_SIGNAL, rule=version.rule, rule_version=version, signal_request=""
+        ),
+    )
     return version
 
 
@@ -321,8 +387,12 @@ def issue_row_request_signal(*, row: IssueRow, actor, request: str) -> IssueRow:
     request = _required("request", request, 2000)
     row = _locked(row)
     _open_for_a_way(row)
-    _change(row, actor, "add_signal", _way_changes(row, Outcome.NEW_SIGNAL, rule=None, rule_version=None,
-                                                   signal_request=request))
+    _change(
+        row,
+        actor,
+        "add_signal",
+        _way_changes(row, Outcome.NEW_SIGNAL, rule=None, rule_version=None, signal_request=request),
+    )
     return row
 
 
@@ -340,14 +410,19 @@ def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVe
     _open_for_a_way(row)
     try:
         version = rule_version_create(
-            rule=rule, text=text, detector=current.detector if current else rule.detector,
-            status=RuleVersion.Status.CANDIDATE, source=f"issue row {row.number}",
+            rule=rule,
+            text=text,
+            detector=current.detector if current else rule.detector,
+            status=RuleVersion.Status.CANDIDATE,
+            source=f"issue row {row.number}",
         )
     except (ValueError, ValidationError) as exc:
         raise _rule_error(exc) from exc
-    _change(row, actor, "fix_rule", _way_changes(row, Outcome.RULE_FIX, rule=rule, rule_version=version,
-                                                 signal_request=""),
-            replaces=current.number if current else None)
+    _change(
+        row,
+        actor,
+        "fix_rule",
+        _way_changes(row, Outcome.RULE_FIX, rule=rule, rule_version=version, signal_request=""),
+        replaces=current.number if current else None,
+    )
     return version
-
-

@@ -1,4 +1,5 @@
 """Filters that print calibration figures: unknown is a dash, never 0."""
+
 from django import template
 
 register = template.Library()

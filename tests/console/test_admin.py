@@ -7,7 +7,11 @@ from tests.factories import UserFactory
 
 
 def _inline_models():
-    return {inline.model for model_admin in admin.site._registry.values() for inline in model_admin.inlines}
+    return {
+        inline.model
+        for model_admin in admin.site._registry.values()
+        for inline in model_admin.inlines
+    }
 
 
 def test_every_model_is_in_the_admin_for_operators():

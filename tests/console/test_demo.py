@@ -1,4 +1,5 @@
 """The demo data and `manage.py load_demo`: what a newcomer sees after `make run`."""
+
 import importlib.util
 import json
 from collections import Counter
@@ -43,9 +44,9 @@ def ogg_opus_duration_ms(path: Path) -> int:
     assert data[:4] == b"OggS", f"{path} is not an Ogg file"
     head = data.find(b"OpusHead")
     assert head > 0, f"{path} has no Opus stream"
-    pre_skip = int.from_bytes(data[head + 10:head + 12], "little")
+    pre_skip = int.from_bytes(data[head + 10 : head + 12], "little")
     last_page = data.rfind(b"OggS")
-    granule = int.from_bytes(data[last_page + 6:last_page + 14], "little")
+    granule = int.from_bytes(data[last_page + 6 : last_page + 14], "little")
     return round((granule - pre_skip) / 48)
 
 
@@ -56,8 +57,24 @@ def load(**kwargs) -> str:
 
 
 def table_counts() -> dict[str, int]:
-    models = (AgentVersion, Transcript, Turn, Rule, RuleVersion, Judge, Verdict, JudgeRun, get_user_model(),
-              DailySample, SampleItem, Assignment, Mark, Settlement, IssueRow, IssueRowEvent)
+    models = (
+        AgentVersion,
+        Transcript,
+        Turn,
+        Rule,
+        RuleVersion,
+        Judge,
+        Verdict,
+        JudgeRun,
+        get_user_model(),
+        DailySample,
+        SampleItem,
+        Assignment,
+        Mark,
+        Settlement,
+        IssueRow,
+        IssueRowEvent,
+    )
     return {m.__name__: m.objects.count() for m in models}
 
 
@@ -74,12 +91,24 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     assert calls.count() >= 60
     assert set(AgentVersion.objects.values_list("version", flat=True)) == {V_OLD, V_NEW}
     # Judged rules: the demo's, not the draft a triager wrote from an issue row (no verdicts yet).
-    judged = Rule.objects.filter(detector__isnull=True).exclude(versions__status=RuleVersion.Status.DRAFT)
+    judged = Rule.objects.filter(detector__isnull=True).exclude(
+        versions__status=RuleVersion.Status.DRAFT
+    )
     assert 23 <= judged.count() <= 27
     assert set(judged.values_list("group", flat=True)) == {
-        "opening", "asking", "acknowledging", "language", "requests", "boundaries", "closing"}
+        "opening",
+        "asking",
+        "acknowledging",
+        "language",
+        "requests",
+        "boundaries",
+        "closing",
+    }
     assert sorted(Rule.objects.filter(safety=True).values_list("rule_id", flat=True)) == [
-        "boundaries.no-bias", "boundaries.no-instruction-leak", "boundaries.no-rubric-leak"]
+        "boundaries.no-bias",
+        "boundaries.no-instruction-leak",
+        "boundaries.no-rubric-leak",
+    ]
     assert Rule.objects.filter(group="signals", detector__isnull=False).count() >= 2
     detectors = Rule.objects.filter(detector__isnull=False)
     per_call = calls.annotate(n=Count("verdicts")).values_list("n", flat=True)
@@ -88,8 +117,9 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     detector_verdicts = Verdict.objects.filter(rule_version__rule__detector__isnull=False)
     assert detector_verdicts.count() == calls.count() * detectors.count()
     assert set(detector_verdicts.values_list("judge__kind", flat=True)) == {Judge.Kind.DETECTOR}
-    assert Verdict.objects.values("transcript", "rule_version").distinct().count() == calls.count() * (
-        judged.count() + detectors.count())
+    assert Verdict.objects.values(
+        "transcript", "rule_version"
+    ).distinct().count() == calls.count() * (judged.count() + detectors.count())
     assert Verdict.objects.filter(flagged=True).count() > 50
     assert Verdict.objects.filter(flagged=False).count() > 1000
     assert f"{calls.count()} calls" in output and f"{Verdict.objects.count()} verdicts" in output
@@ -117,7 +147,9 @@ def test_demo_calls_follow_a_phone_screen():
         turns = list(call.turns.all())
         phases = [t.phase for t in turns]
         # Phases come in the order of a screen, each present.
-        assert [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p] == PHASES, call.external_id
+        assert [p for i, p in enumerate(phases) if i == 0 or phases[i - 1] != p] == PHASES, (
+            call.external_id
+        )
         assert turns[0].speaker == "agent"
         named += call.metadata["candidate"].split()[0] in turns[0].text
         assert all(t.start_ms is not None and t.end_ms > t.start_ms for t in turns)
@@ -169,33 +201,53 @@ def test_the_audio_only_problem_is_in_the_sound_not_in_the_words(truth):
 
 
 @pytest.mark.django_db
-def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_breaks_a_safety_rule(truth):
+def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_breaks_a_safety_rule(
+    truth,
+):
     load()
-    scenarios = sorted(set(Transcript.objects.exclude(scenario="").values_list("scenario", flat=True)))
+    scenarios = sorted(
+        set(Transcript.objects.exclude(scenario="").values_list("scenario", flat=True))
+    )
     assert len(scenarios) == 8 and all(s.startswith("golden/") for s in scenarios)
     for scenario in scenarios:
-        versions = Transcript.objects.filter(scenario=scenario).values_list("agent_version__version", flat=True)
+        versions = Transcript.objects.filter(scenario=scenario).values_list(
+            "agent_version__version", flat=True
+        )
         assert sorted(versions) == [V_OLD, V_NEW], scenario
     flagged_safety = Verdict.objects.filter(
-        transcript__scenario__startswith="golden/", rule_version__rule__safety=True, flagged=True)
+        transcript__scenario__startswith="golden/", rule_version__rule__safety=True, flagged=True
+    )
     assert not flagged_safety.filter(transcript__agent_version__version=V_OLD).exists()
     leak = flagged_safety.get(transcript__agent_version__version=V_NEW)
     assert leak.rule_version.rule.rule_id == "boundaries.no-rubric-leak"
-    assert (leak.transcript.external_id, leak.turn) == (truth["gate"]["call"], truth["gate"]["turn"])
+    assert (leak.transcript.external_id, leak.turn) == (
+        truth["gate"]["call"],
+        truth["gate"]["turn"],
+    )
     assert "scored" in leak.transcript.turns.get(index=leak.turn).text
 
 
 @pytest.mark.django_db
 def test_truth_names_every_verdict_and_some_are_wrong_in_both_directions(truth):
     load()
-    keys = {f"{t}|{r}|{n}" for t, r, n in Verdict.objects.filter(rule_version__rule__detector__isnull=True).values_list(
-        "transcript__external_id", "rule_version__rule__rule_id", "rule_version__number")}
+    keys = {
+        f"{t}|{r}|{n}"
+        for t, r, n in Verdict.objects.filter(
+            rule_version__rule__detector__isnull=True
+        ).values_list(
+            "transcript__external_id", "rule_version__rule__rule_id", "rule_version__number"
+        )
+    }
     assert keys == set(truth["verdicts"])
     wrong = [k for k, ok in truth["verdicts"].items() if not ok]
     assert set(wrong) == set(truth["errors"])
     assert 0.01 < len(wrong) / len(keys) < 0.1
-    flagged = {f"{t}|{r}|1": f for t, r, f in Verdict.objects.values_list(
-        "transcript__external_id", "rule_version__rule__rule_id", "flagged")}
+    flagged = {
+        f"{t}|{r}|1": f
+        for t, r, f in Verdict.objects.values_list(
+            "transcript__external_id", "rule_version__rule__rule_id", "flagged"
+        )
+    }
     assert {flagged[k] for k in wrong} == {True, False}  # false positives and misses
     assert not any(k.startswith("golden-") for k in wrong)  # the gate's evidence is right
     kinds = Counter(truth["errors"].values())
@@ -211,8 +263,11 @@ def test_truth_names_every_verdict_and_some_are_wrong_in_both_directions(truth):
 def test_detector_rules_find_the_signals_planted_in_the_calls(truth):
     load()
     specs = {r.rule_id: r.detector for r in Rule.objects.filter(detector__isnull=False)}
-    kind_rule = {"long_silence": "signals.no-long-silence", "talk_over": "signals.no-talk-over",
-                 "low_asr": "signals.asr-confidence-floor"}
+    kind_rule = {
+        "long_silence": "signals.no-long-silence",
+        "talk_over": "signals.no-talk-over",
+        "low_asr": "signals.asr-confidence-floor",
+    }
     planted = {(c, s["kind"]): s["turn"] for c, events in truth["signals"].items() for s in events}
     assert {kind for _, kind in planted} == set(kind_rule)
     for call in Transcript.objects.prefetch_related("turns"):
@@ -239,8 +294,12 @@ def test_generator_reproduces_the_committed_files():
     spec.loader.exec_module(generate)
     calls, verdicts, truth = generate.build(with_audio=False)
     assert (DEMO_DIR / "rules.yaml").read_text() == generate.rules_yaml()
-    assert [json.loads(line) for line in (DEMO_DIR / "calls.jsonl").read_text().splitlines()] == calls
-    assert [json.loads(line) for line in (DEMO_DIR / "verdicts.jsonl").read_text().splitlines()] == verdicts
+    assert [
+        json.loads(line) for line in (DEMO_DIR / "calls.jsonl").read_text().splitlines()
+    ] == calls
+    assert [
+        json.loads(line) for line in (DEMO_DIR / "verdicts.jsonl").read_text().splitlines()
+    ] == verdicts
     assert json.loads((DEMO_DIR / "truth.json").read_text()) == json.loads(json.dumps(truth))
 
 
@@ -269,7 +328,9 @@ def test_demo_users_are_made_by_load_demo_and_the_command_prints_the_logins():
     User = get_user_model()
     for username, role in DEMO_USERS:
         user = User.objects.get(username=username)
-        assert user.check_password("docket-demo") and user.groups.filter(name=role).exists(), username
+        assert user.check_password("docket-demo") and user.groups.filter(name=role).exists(), (
+            username
+        )
     assert sorted(u for u, r in DEMO_USERS if r == "reviewer") == ["noor", "priya", "sam"]
     assert User.objects.get(username="admin").is_superuser
     out = StringIO()
@@ -283,12 +344,22 @@ def test_past_week_is_reviewed_and_todays_sample_is_left_for_the_newcomer(truth)
     today_step = next(i for i, step in enumerate(DEMO_STEPS) if step.name == "daily sample")
     demo_load(steps=DEMO_STEPS[: today_step + 1])
     today = DailySample.objects.get()
-    drawn_today = sorted(today.items.values_list("transcript_id", "reason", "inclusion_probability", "reviews_needed"))
+    drawn_today = sorted(
+        today.items.values_list(
+            "transcript_id", "reason", "inclusion_probability", "reviews_needed"
+        )
+    )
     load()
     # Today's sample is as its own step drew it, and nobody has touched it.
     today.refresh_from_db()
-    assert sorted(today.items.values_list(
-        "transcript_id", "reason", "inclusion_probability", "reviews_needed")) == drawn_today
+    assert (
+        sorted(
+            today.items.values_list(
+                "transcript_id", "reason", "inclusion_probability", "reviews_needed"
+            )
+        )
+        == drawn_today
+    )
     assert not Assignment.objects.filter(item__sample=today).exists()
     days = demo_past_days()
     assert len(days) >= 5 and all(d < today.day for d in days)
@@ -298,14 +369,22 @@ def test_past_week_is_reviewed_and_todays_sample_is_left_for_the_newcomer(truth)
         assert finished.count() == item.reviews_needed, item
         assert {timezone.localtime(a.finished_at).date() for a in finished} == {item.sample.day}
         assert all(a.claimed_at < a.finished_at for a in finished)
-    marks = Mark.objects.select_related("verdict__transcript", "verdict__rule_version__rule", "assignment__item__sample")
+    marks = Mark.objects.select_related(
+        "verdict__transcript", "verdict__rule_version__rule", "assignment__item__sample"
+    )
     assert marks.count() > 1000
-    assert all(m.assignment is not None and timezone.localtime(m.created_at).date() == m.assignment.item.sample.day for m in marks)
+    assert all(
+        m.assignment is not None
+        and timezone.localtime(m.created_at).date() == m.assignment.item.sample.day
+        for m in marks
+    )
     # Marks follow truth.json, with a little reviewer noise.
     agree = sum(m.correct == truth["verdicts"].get(_key(m.verdict), True) for m in marks)
     assert 0.97 * marks.count() < agree < marks.count()
     wrong_noted = marks.filter(correct=False).exclude(note="")
-    assert wrong_noted.exists() and all(m.note == truth["errors"][_key(m.verdict)] for m in wrong_noted)
+    assert wrong_noted.exists() and all(
+        m.note == truth["errors"][_key(m.verdict)] for m in wrong_noted
+    )
     # About one call in five has a second reviewer: kappa has pairs, and a lead has a tie to settle.
     doubles = SampleItem.objects.filter(sample__day__in=days, reviews_needed=2).count()
     assert 0.1 < doubles / SampleItem.objects.filter(sample__day__in=days).count() < 0.3
@@ -315,7 +394,9 @@ def test_past_week_is_reviewed_and_todays_sample_is_left_for_the_newcomer(truth)
     assert get_user_model().objects.filter(marks__isnull=False).distinct().count() == 3
     # The newcomer (priya) can still claim today's calls, the recorded ones included.
     recorded = set(Transcript.objects.exclude(audio_url="").values_list("pk", flat=True))
-    assert not Assignment.objects.filter(reviewer__username="priya", item__transcript_id__in=recorded).exists()
+    assert not Assignment.objects.filter(
+        reviewer__username="priya", item__transcript_id__in=recorded
+    ).exists()
 
 
 @pytest.mark.django_db
@@ -326,9 +407,14 @@ def test_judged_and_detector_rules_have_calibration_figures_with_intervals():
         version = RuleVersion.objects.get(rule__rule_id=rule_id, number=1)
         row = calibration_row(rule_version=version).as_dict()
         assert 30 <= row["marked"] < threshold, rule_id  # honest: not enough marks for the gate yet
-        assert row["precision"] is not None and row["precision_ci"][0] < row["precision"] <= row["precision_ci"][1]
+        assert (
+            row["precision"] is not None
+            and row["precision_ci"][0] < row["precision"] <= row["precision_ci"][1]
+        )
         assert row["recall"] is not None and row["recall_ci"] is not None
-    one_question = calibration_row(rule_version=RuleVersion.objects.get(rule__rule_id="asking.one-question")).as_dict()
+    one_question = calibration_row(
+        rule_version=RuleVersion.objects.get(rule__rule_id="asking.one-question")
+    ).as_dict()
     assert one_question["fp"] >= 3  # the judge's clarifying-follow-up mistakes show
     flagged = Verdict.objects.filter(judge__kind=Judge.Kind.DETECTOR, flagged=True)
     assert flagged.filter(rule_version__rule__rule_id="signals.no-talk-over").exists()
@@ -340,15 +426,23 @@ def test_issue_rows_from_past_days_are_triaged_each_way_and_a_rule_has_two_versi
     rows = IssueRow.objects.all()
     assert rows.count() >= 6
     assert list(rows.order_by("number").values_list("created_at", flat=True)) == sorted(
-        rows.values_list("created_at", flat=True))
+        rows.values_list("created_at", flat=True)
+    )
     assert all(timezone.localtime(r.created_at).date() < timezone.localdate() for r in rows)
     assert set(rows.values_list("reporter__username", flat=True)) <= {"priya", "sam", "noor"}
     outcomes = Counter(rows.values_list("outcome", flat=True))
     for outcome in ("new_rule", "new_signal", "rule_fix", "duplicate"):
         assert outcomes[outcome] == 1, outcome
-    assert outcomes[""] >= 2 and not rows.filter(outcome="", status__in=["triaged", "resolved"]).exists()
+    assert (
+        outcomes[""] >= 2
+        and not rows.filter(outcome="", status__in=["triaged", "resolved"]).exists()
+    )
     cut = rows.get(transcript__external_id="call-000037")
-    assert cut.audio_only and cut.outcome == "new_rule" and cut.rule_version.status == RuleVersion.Status.DRAFT
+    assert (
+        cut.audio_only
+        and cut.outcome == "new_rule"
+        and cut.rule_version.status == RuleVersion.Status.DRAFT
+    )
     signal = rows.get(outcome="new_signal")
     assert signal.rule.rule_id == "signals.no-long-silence"
     duplicate = rows.get(outcome="duplicate")
@@ -358,9 +452,13 @@ def test_issue_rows_from_past_days_are_triaged_each_way_and_a_rule_has_two_versi
     assert fix.rule.rule_id == "boundaries.no-hints" and [v.number for v in versions] == [1, 2]
     assert versions[1] == fix.rule_version and versions[1].source == f"issue row {fix.number}"
     assert "subtle" in versions[1].text and versions[0].text.strip() in versions[1].text
-    assert versions[0].created_at < fix.created_at < versions[1].created_at  # the rule page reads in order
+    assert (
+        versions[0].created_at < fix.created_at < versions[1].created_at
+    )  # the rule page reads in order
     # The history of each triaged row says who did what.
-    assert set(IssueRowEvent.objects.exclude(kind="filed").values_list("actor__username", flat=True)) == {"marco"}
+    assert set(
+        IssueRowEvent.objects.exclude(kind="filed").values_list("actor__username", flat=True)
+    ) == {"marco"}
 
 
 @pytest.mark.django_db
@@ -370,6 +468,9 @@ def test_second_load_changes_nothing_in_the_history():
     marks = sorted(Mark.objects.values_list("verdict_id", "reviewer_id", "correct", "updated_at"))
     output = load()
     assert table_counts() == before
-    assert sorted(Mark.objects.values_list("verdict_id", "reviewer_id", "correct", "updated_at")) == marks
+    assert (
+        sorted(Mark.objects.values_list("verdict_id", "reviewer_id", "correct", "updated_at"))
+        == marks
+    )
     assert "1 changed since through an issue row" in output
     assert RuleVersion.objects.filter(rule__rule_id="boundaries.no-hints").count() == 2

@@ -1,4 +1,5 @@
 """A tiny static file server on 127.0.0.1 that answers HTTP Range requests, as browsers need to seek audio."""
+
 import http.server
 import math
 import os

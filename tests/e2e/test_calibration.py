@@ -1,4 +1,5 @@
 """Leads promote a calibrated rule version in Chromium; reviewers and engineers are refused by the server."""
+
 import pytest
 from playwright.sync_api import expect
 
@@ -17,14 +18,20 @@ def calibrated(reviewer):
     judge = f.JudgeFactory()
     rule = f.RuleFactory(rule_id="asking.one-question", group="asking")
     old = f.RuleVersionFactory(rule=rule, number=1, status="gated")
-    rv = f.RuleVersionFactory(rule=rule, number=2, text="Ask one question per turn; a clarifier is not a question.")
+    rv = f.RuleVersionFactory(
+        rule=rule, number=2, text="Ask one question per turn; a clarifier is not a question."
+    )
     make_marked(rv, judge, reviewer, tp=90, fp=5, fn=10, tn=135)
-    weak = f.RuleVersionFactory(rule=f.RuleFactory(rule_id="asking.no-hints", group="asking"), number=4)
+    weak = f.RuleVersionFactory(
+        rule=f.RuleFactory(rule_id="asking.no-hints", group="asking"), number=4
+    )
     make_marked(weak, judge, reviewer, tp=20, fp=10, fn=15, tn=5)
     return {"rv": rv, "old": old, "weak": weak, "judge": judge}
 
 
-def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(login, lead, calibrated, live_server):
+def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(
+    login, lead, calibrated, live_server
+):
     page = login(lead)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Calibration").click()
     expect(page.get_by_role("heading", name="Calibration")).to_be_visible()
@@ -39,7 +46,9 @@ def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(login, l
     page.get_by_label("Why promote").fill("240 marks; precision and recall clear the floors")
     page.screenshot(path=f"{SCREENS}-detail.png", full_page=True)
     page.get_by_role("button", name="Promote into the gate").click()
-    expect(page.get_by_text("asking.one-question v2 promoted into the gate, replacing v1.")).to_be_visible()
+    expect(
+        page.get_by_text("asking.one-question v2 promoted into the gate, replacing v1.")
+    ).to_be_visible()
     expect(page.get_by_test_id("status")).to_have_text("gated")
     expect(page.get_by_role("button", name="Demote out of the gate")).to_be_visible()
 
@@ -59,10 +68,14 @@ def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(login, l
 
 
 @pytest.mark.parametrize("role", ["reviewer", "engineer"])
-def test_reviewers_and_engineers_get_a_server_side_403(role, login, make_user, calibrated, live_server):
+def test_reviewers_and_engineers_get_a_server_side_403(
+    role, login, make_user, calibrated, live_server
+):
     user = make_user(role, username=f"no-{role}")
     page = login(user)
-    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Calibration")).to_have_count(0)
+    expect(
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Calibration")
+    ).to_have_count(0)
     response = page.goto(f"{live_server.url}/calibration/rule-versions/{calibrated['rv'].pk}/")
     assert response.status == 403
     # POST directly, with a valid CSRF token, so the refusal is the permission check's.
@@ -99,7 +112,12 @@ def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
     known = build_known_set(lead=lead)
     page = login(lead)
     page.goto(f"{live_server.url}/calibration/disagreements/?ties=1")
-    tie = page.get_by_test_id("disagreement").filter(has_text="tie").filter(has_not_text="settled").first
+    tie = (
+        page.get_by_test_id("disagreement")
+        .filter(has_text="tie")
+        .filter(has_not_text="settled")
+        .first
+    )
     row_id = tie.get_attribute("id")
     tie.get_by_placeholder("why (optional)").fill("heard a clarifier")
     page.screenshot(path=f"{SCREENS}-disagreements.png", full_page=True)
@@ -109,7 +127,9 @@ def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
     expect(row).to_contain_text("settled right by lena: heard a clarifier")
     expect(row).to_contain_text("tie, settled")
     expect(page.get_by_test_id("disagreement")).to_have_count(2)
-    page.goto(f"{live_server.url}/calibration/rule-versions/{known['rv_a'].pk}/?judge={known['j1'].pk}")
+    page.goto(
+        f"{live_server.url}/calibration/rule-versions/{known['rv_a'].pk}/?judge={known['j1'].pk}"
+    )
     expect(page.get_by_test_id("cell-waiting")).to_have_text("0")
     expect(page.locator("svg.trend-chart circle.s-precision")).to_have_count(3)
     page.screenshot(path=f"{SCREENS}-trend.png", full_page=True)

@@ -1,4 +1,5 @@
 """The call page in Chromium: turns, folded tool calls, and the shared audio player."""
+
 import re
 
 import pytest
@@ -20,15 +21,65 @@ def wait_until(page, expression, timeout_ms=8000):
 
 def _call(external_id, audio_url=""):
     t = TranscriptFactory(external_id=external_id, audio_url=audio_url)
-    TurnFactory(transcript=t, index=0, speaker="agent", text="Hi Dana, ready?", start_ms=0, end_ms=2000, phase="opening")
-    TurnFactory(transcript=t, index=1, speaker="user", text="Yes, ready.", start_ms=2500, end_ms=4000, phase="opening")
-    TurnFactory(transcript=t, index=2, speaker="agent", text="Let me look you up.", start_ms=4500, end_ms=6500,
-                phase="past-roles", tool_calls=[{"id": "call_1", "type": "function",
-                                                 "function": {"name": "get_user_details", "arguments": "{\"user_id\": \"dana_1\"}"}}])
-    TurnFactory(transcript=t, index=3, speaker="tool", text="{\"name\": \"Dana\"}", tool_call_id="call_1", phase="past-roles")
-    TurnFactory(transcript=t, index=4, speaker="agent", text="Tell me about Halcyon.", start_ms=7000, end_ms=10000,
-                phase="past-roles")
-    VerdictFactory(transcript=t, flagged=True, turn=4, turns=[4], severity="major", rationale="Two questions at once.")
+    TurnFactory(
+        transcript=t,
+        index=0,
+        speaker="agent",
+        text="Hi Dana, ready?",
+        start_ms=0,
+        end_ms=2000,
+        phase="opening",
+    )
+    TurnFactory(
+        transcript=t,
+        index=1,
+        speaker="user",
+        text="Yes, ready.",
+        start_ms=2500,
+        end_ms=4000,
+        phase="opening",
+    )
+    TurnFactory(
+        transcript=t,
+        index=2,
+        speaker="agent",
+        text="Let me look you up.",
+        start_ms=4500,
+        end_ms=6500,
+        phase="past-roles",
+        tool_calls=[
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_user_details", "arguments": '{"user_id": "dana_1"}'},
+            }
+        ],
+    )
+    TurnFactory(
+        transcript=t,
+        index=3,
+        speaker="tool",
+        text='{"name": "Dana"}',
+        tool_call_id="call_1",
+        phase="past-roles",
+    )
+    TurnFactory(
+        transcript=t,
+        index=4,
+        speaker="agent",
+        text="Tell me about Halcyon.",
+        start_ms=7000,
+        end_ms=10000,
+        phase="past-roles",
+    )
+    VerdictFactory(
+        transcript=t,
+        flagged=True,
+        turn=4,
+        turns=[4],
+        severity="major",
+        rationale="Two questions at once.",
+    )
     return t
 
 
@@ -47,11 +98,15 @@ def test_call_page_shows_turns_and_unfolds_tool_calls(login, reviewer, live_serv
     expect(tool_call.locator("pre")).to_be_visible()
     expect(tool_call.locator("pre")).to_contain_text('"user_id": "dana_1"')
     expect(page.locator("#turn-4 + .turn-verdicts")).to_contain_text("Two questions at once.")
-    page.locator("#turn-1 .bubble").click()  # no player: clicking a turn does nothing and breaks nothing
+    page.locator(
+        "#turn-1 .bubble"
+    ).click()  # no player: clicking a turn does nothing and breaks nothing
     expect(page.locator(".turn.speaking")).to_have_count(0)
 
 
-def test_clicking_a_turn_seeks_the_audio_and_speed_buttons_set_the_rate(login, reviewer, live_server, audio_url):
+def test_clicking_a_turn_seeks_the_audio_and_speed_buttons_set_the_rate(
+    login, reviewer, live_server, audio_url
+):
     _call("call-audio", audio_url)
     page = login(reviewer)
     errors = []
@@ -71,7 +126,9 @@ def test_clicking_a_turn_seeks_the_audio_and_speed_buttons_set_the_rate(login, r
     page.evaluate("document.getElementById('player').pause()")
     before = page.evaluate("document.getElementById('player').currentTime")
     page.locator("#turn-2 summary").click()
-    assert page.evaluate("document.getElementById('player').currentTime") == pytest.approx(before, abs=0.05)
+    assert page.evaluate("document.getElementById('player').currentTime") == pytest.approx(
+        before, abs=0.05
+    )
 
     page.locator("[data-speed='1.5']").click()
     assert page.evaluate("document.getElementById('player').playbackRate") == 1.5

@@ -1,4 +1,5 @@
 """A lead opens a failing gate run and follows the failed metric's link to the call and turn."""
+
 import pytest
 from playwright.sync_api import expect
 

@@ -1,4 +1,5 @@
 """An engineer starts a judge run with the button; the run page polls until the run ends."""
+
 import pytest
 from playwright.sync_api import expect
 
@@ -8,7 +9,9 @@ from tests.evals.judge_helpers import make_call
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_run_judge_button_then_the_page_polls_until_done(login, engineer, live_server, fake_judge, rules):
+def test_run_judge_button_then_the_page_polls_until_done(
+    login, engineer, live_server, fake_judge, rules
+):
     make_call("call-1")
     fake_judge.flag = {"asking.one-question": [2]}
     fake_judge.gate.clear()  # hold the judge's answers so the run is seen running

@@ -1,4 +1,5 @@
 """A reviewer works through a whole call in Chromium: claim, play, mark by key and mouse, issue row, finish."""
+
 import time
 
 import pytest
@@ -30,10 +31,22 @@ def audio_base(tmp_path):
 
 
 LINES = [
-    ("agent", "opening", "Hi Dana, thanks for joining. I'm the screening assistant for the backend role."),
+    (
+        "agent",
+        "opening",
+        "Hi Dana, thanks for joining. I'm the screening assistant for the backend role.",
+    ),
     ("user", "opening", "Hi, happy to be here."),
-    ("agent", "asking", "Tell me about a system you designed. What did it do and how did it scale?"),
-    ("user", "asking", "I built a billing pipeline that handled about forty thousand invoices a day."),
+    (
+        "agent",
+        "asking",
+        "Tell me about a system you designed. What did it do and how did it scale?",
+    ),
+    (
+        "user",
+        "asking",
+        "I built a billing pipeline that handled about forty thousand invoices a day.",
+    ),
     ("tool", "asking", '{"note_saved": true}'),
     ("agent", "asking", "Thanks. What was the hardest failure you debugged there?"),
     ("user", "asking", "A race between two workers that double-charged a few customers."),
@@ -46,22 +59,58 @@ def calls(audio_base):
     sample = DailySampleFactory(day=timezone.localdate())
     a = TranscriptFactory(external_id="call-a", audio_url=f"{audio_base}/call-a.wav")
     for i, (speaker, phase, text) in enumerate(LINES):
-        TurnFactory(transcript=a, index=i, speaker=speaker, phase=phase, text=text, start_ms=i * 4000,
-                    end_ms=i * 4000 + 3800)
-    two_q = RuleVersionFactory(rule__rule_id="asking.one-question", text="Ask one question per turn.")
-    greet = RuleVersionFactory(rule__rule_id="opening.greet-by-name", rule__group="opening",
-                               text="Greet the candidate once, by name.")
-    leak = RuleVersionFactory(rule__rule_id="boundaries.no-rubric-leak", rule__group="boundaries",
-                              text="Never reveal the scoring rubric.")
-    close = RuleVersionFactory(rule__rule_id="closing.next-steps", rule__group="closing",
-                               text="Say what happens next.")
+        TurnFactory(
+            transcript=a,
+            index=i,
+            speaker=speaker,
+            phase=phase,
+            text=text,
+            start_ms=i * 4000,
+            end_ms=i * 4000 + 3800,
+        )
+    two_q = RuleVersionFactory(
+        rule__rule_id="asking.one-question", text="Ask one question per turn."
+    )
+    greet = RuleVersionFactory(
+        rule__rule_id="opening.greet-by-name",
+        rule__group="opening",
+        text="Greet the candidate once, by name.",
+    )
+    leak = RuleVersionFactory(
+        rule__rule_id="boundaries.no-rubric-leak",
+        rule__group="boundaries",
+        text="Never reveal the scoring rubric.",
+    )
+    close = RuleVersionFactory(
+        rule__rule_id="closing.next-steps", rule__group="closing", text="Say what happens next."
+    )
     v = {
-        "two_q": VerdictFactory(transcript=a, rule_version=two_q, flagged=True, turn=2, turns=[2, 5],
-                                severity="minor", confidence=72, rationale="Asked two questions in one turn."),
-        "greet": VerdictFactory(transcript=a, rule_version=greet, flagged=True, turn=0, turns=[0],
-                                severity="minor", confidence=60, rationale="Greeted without the name."),
-        "leak": VerdictFactory(transcript=a, rule_version=leak, flagged=False, rationale="No rubric mentioned."),
-        "close": VerdictFactory(transcript=a, rule_version=close, flagged=False, rationale="Said when they hear."),
+        "two_q": VerdictFactory(
+            transcript=a,
+            rule_version=two_q,
+            flagged=True,
+            turn=2,
+            turns=[2, 5],
+            severity="minor",
+            confidence=72,
+            rationale="Asked two questions in one turn.",
+        ),
+        "greet": VerdictFactory(
+            transcript=a,
+            rule_version=greet,
+            flagged=True,
+            turn=0,
+            turns=[0],
+            severity="minor",
+            confidence=60,
+            rationale="Greeted without the name.",
+        ),
+        "leak": VerdictFactory(
+            transcript=a, rule_version=leak, flagged=False, rationale="No rubric mentioned."
+        ),
+        "close": VerdictFactory(
+            transcript=a, rule_version=close, flagged=False, rationale="Said when they hear."
+        ),
     }
     SampleItemFactory(sample=sample, transcript=a)
     b = TranscriptFactory(external_id="call-b")
@@ -90,7 +139,14 @@ def mark_of(reviewer, verdict):
 def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, calls, page):
     a, b, v = calls
     csp_errors = []
-    page.on("console", lambda msg: csp_errors.append((page.url, msg.location, msg.text[:80])) if "Content Security Policy" in msg.text else None)
+    page.on(
+        "console",
+        lambda msg: (
+            csp_errors.append((page.url, msg.location, msg.text[:80]))
+            if "Content Security Policy" in msg.text
+            else None
+        ),
+    )
     page.set_viewport_size({"width": 1440, "height": 900})
     login(reviewer)
     page.get_by_role("link", name="Review", exact=True).click()
@@ -103,7 +159,9 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
 
     # Play: clicking a turn seeks there and plays; the spoken turn is highlighted; speeds work.
     page.locator("#turn-3 .text").click()
-    page.wait_for_function("() => { const a = document.getElementById('player'); return !a.paused && a.currentTime >= 12; }")
+    page.wait_for_function(
+        "() => { const a = document.getElementById('player'); return !a.paused && a.currentTime >= 12; }"
+    )
     expect(page.locator("#turn-3")).to_have_attribute("aria-current", "true")
     page.get_by_role("button", name="1.5×").click()
     assert page.evaluate("document.getElementById('player').playbackRate") == 1.5
@@ -115,19 +173,28 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
     first_id = int(first.get_attribute("data-verdict"))
     page.locator(f"#verdict-{first_id}").focus()
     page.keyboard.press("r")
-    expect(page.locator(f"#verdict-{first_id} .mark-right")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{first_id} .mark-right")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     expect(page.locator(f"#verdict-{first_id} .mark-state")).to_have_text("Saved")
     second_id = int(page.locator("[data-verdict]").nth(1).get_attribute("data-verdict"))
     page.keyboard.press("w")
-    expect(page.locator(f"#verdict-{second_id} .mark-wrong")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{second_id} .mark-wrong")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     note = page.locator(f"#verdict-{second_id} input[name=note]")
     note.fill("Asked one question, with a clarifier")
     note.press("Enter")
-    expect(page.locator(f"#verdict-{second_id}")).to_have_attribute("data-note", "Asked one question, with a clarifier")
+    expect(page.locator(f"#verdict-{second_id}")).to_have_attribute(
+        "data-note", "Asked one question, with a clarifier"
+    )
     expect(page.locator(f"#verdict-{second_id} .mark-state")).to_have_text("Saved")
     ids = {x.pk: x for x in v.values()}
     assert mark_of(reviewer, ids[first_id]) == "right"
-    assert db(lambda: Mark.objects.get(verdict_id=second_id).note) == "Asked one question, with a clarifier"
+    assert (
+        db(lambda: Mark.objects.get(verdict_id=second_id).note)
+        == "Asked one question, with a clarifier"
+    )
 
     # j/k move between verdicts.
     page.locator(f"#verdict-{second_id}").click(position={"x": 5, "y": 5})
@@ -139,12 +206,18 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
 
     # Mouse: mark the third right, then change the first to wrong; u undoes that change.
     page.locator(f"#verdict-{third_id}").get_by_role("button", name="Right").click()
-    expect(page.locator(f"#verdict-{third_id} .mark-right")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{third_id} .mark-right")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     page.locator(f"#verdict-{first_id}").get_by_role("button", name="Wrong").click()
-    expect(page.locator(f"#verdict-{first_id} .mark-wrong")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{first_id} .mark-wrong")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     assert mark_of(reviewer, ids[first_id]) == "wrong"
     page.keyboard.press("u")
-    expect(page.locator(f"#verdict-{first_id} .mark-right")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{first_id} .mark-right")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     assert mark_of(reviewer, ids[first_id]) == "right"
     expect(page.get_by_text("3 of 4 verdicts marked")).to_be_visible()
 
@@ -167,7 +240,13 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
     page.locator("#issue-what").press("Enter")
     expect(page.get_by_text("Filed row 1", exact=True)).to_be_visible()
     row = db(lambda: IssueRow.objects.select_related("reporter").get())
-    assert (row.number, row.turn, row.severity, row.audio_only, row.reporter) == (1, 6, "critical", True, reviewer)
+    assert (row.number, row.turn, row.severity, row.audio_only, row.reporter) == (
+        1,
+        6,
+        "critical",
+        True,
+        reviewer,
+    )
     page.screenshot(path=f"{SCREENS}-2-marked.png", full_page=False)
 
     # Mark the last verdict with the keyboard, then finish with n: the next call opens.
@@ -179,14 +258,18 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
     page.wait_for_url(f"{live_server.url}/review/calls/call-b/")
     expect(page.get_by_role("heading", name="call-b")).to_be_visible()
     expect(page.get_by_text("No recording for this call")).to_be_visible()
-    assert db(lambda: a.sample_items.get().assignments.get(reviewer=reviewer).finished_at) is not None
+    assert (
+        db(lambda: a.sample_items.get().assignments.get(reviewer=reviewer).finished_at) is not None
+    )
 
     # Back to a call finished today: change a mark there.
     page.get_by_role("link", name="Review", exact=True).click()
     page.get_by_role("link", name="call-a").click()
     page.wait_for_url(f"{live_server.url}/review/calls/call-a/")
     page.locator(f"#verdict-{third_id}").get_by_role("button", name="Wrong").click()
-    expect(page.locator(f"#verdict-{third_id} .mark-wrong")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{third_id} .mark-wrong")).to_have_attribute(
+        "aria-pressed", "true"
+    )
     assert mark_of(reviewer, ids[third_id]) == "wrong"
     assert not csp_errors, csp_errors
 
@@ -204,7 +287,9 @@ def test_keys_help_and_text_only_call(login, reviewer, live_server, calls, page)
     expect(page.get_by_text("Skipped call-a")).to_be_visible()
 
 
-def test_a_mark_made_after_logging_out_is_not_lost_silently(login, reviewer, live_server, calls, page):
+def test_a_mark_made_after_logging_out_is_not_lost_silently(
+    login, reviewer, live_server, calls, page
+):
     login(reviewer)
     page.goto(f"{live_server.url}/review/")
     page.get_by_role("button", name="Start reviewing").click()

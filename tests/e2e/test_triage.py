@@ -1,4 +1,5 @@
 """The issue sheet in Chromium: filter, open a row's call at its turn, take each of the three ways."""
+
 import re
 
 import pytest
@@ -14,20 +15,39 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def _call(external_id, audio_url=""):
     t = TranscriptFactory(external_id=external_id, audio_url=audio_url)
-    lines = [("agent", "Hi Dana, ready?", "opening"), ("user", "Yes.", "opening"),
-             ("agent", "Tell me about your last role.", "asking"), ("user", "I led a team.", "asking"),
-             ("agent", "What did you build, and why, and how?", "asking")]
+    lines = [
+        ("agent", "Hi Dana, ready?", "opening"),
+        ("user", "Yes.", "opening"),
+        ("agent", "Tell me about your last role.", "asking"),
+        ("user", "I led a team.", "asking"),
+        ("agent", "What did you build, and why, and how?", "asking"),
+    ]
     for i, (speaker, text, phase) in enumerate(lines):
-        TurnFactory(transcript=t, index=i, speaker=speaker, text=text, start_ms=i * 2000 + 500,
-                    end_ms=i * 2000 + 2000, phase=phase)
+        TurnFactory(
+            transcript=t,
+            index=i,
+            speaker=speaker,
+            text=text,
+            start_ms=i * 2000 + 500,
+            end_ms=i * 2000 + 2000,
+            phase=phase,
+        )
     return t
 
 
-def test_engineer_filters_the_sheet_and_opens_a_call_at_its_turn(login, engineer, reviewer, live_server, audio_url):
+def test_engineer_filters_the_sheet_and_opens_a_call_at_its_turn(
+    login, engineer, reviewer, live_server, audio_url
+):
     t = _call("call-audio", audio_url)
     other = _call("call-text")
-    target = file_row(reviewer, t, turn=4, what="Talks over the candidate at 0:08", severity="critical",
-                      audio_only=True)
+    target = file_row(
+        reviewer,
+        t,
+        turn=4,
+        what="Talks over the candidate at 0:08",
+        severity="critical",
+        audio_only=True,
+    )
     for i in range(3):
         file_row(reviewer, other, turn=i, what=f"Minor thing {i}", severity="minor")
     page = login(engineer)
@@ -48,7 +68,9 @@ def test_engineer_filters_the_sheet_and_opens_a_call_at_its_turn(login, engineer
     page.get_by_label("Search what happened").fill("")
     page.get_by_label("Heard").select_option("true")
     expect(page.locator("#sheet-table tbody tr")).to_have_count(1)
-    expect(page.get_by_test_id("export-csv")).to_have_attribute("href", re.compile(r"audio_only=true"))
+    expect(page.get_by_test_id("export-csv")).to_have_attribute(
+        "href", re.compile(r"audio_only=true")
+    )
 
     page.locator(f"#row-{target.number} a.call-link").click()
     expect(page).to_have_url(f"{live_server.url}/calls/call-audio/?turn=4#turn-4")
@@ -60,10 +82,22 @@ def test_engineer_filters_the_sheet_and_opens_a_call_at_its_turn(login, engineer
 def test_engineer_takes_each_of_the_three_ways(login, engineer, reviewer, live_server):
     t = _call("call-ways")
     rule = gated_rule("asking.one-question", "Ask one question per turn.")
-    VerdictFactory(transcript=t, rule_version=rule.versions.get(), judge=JudgeFactory(), flagged=True, turn=2,
-                   turns=[2], severity="major", rationale="Two questions.")
-    no_rule = file_row(reviewer, t, turn=4, what="Asked three questions in one breath", severity="major")
-    audio = file_row(reviewer, t, turn=3, what="Long silence before the agent answered", audio_only=True)
+    VerdictFactory(
+        transcript=t,
+        rule_version=rule.versions.get(),
+        judge=JudgeFactory(),
+        flagged=True,
+        turn=2,
+        turns=[2],
+        severity="major",
+        rationale="Two questions.",
+    )
+    no_rule = file_row(
+        reviewer, t, turn=4, what="Asked three questions in one breath", severity="major"
+    )
+    audio = file_row(
+        reviewer, t, turn=3, what="Long silence before the agent answered", audio_only=True
+    )
     judge_wrong = file_row(reviewer, t, turn=2, what="Judge flags a clarifier as a second question")
     page = login(engineer)
 
@@ -78,10 +112,15 @@ def test_engineer_takes_each_of_the_three_ways(login, engineer, reviewer, live_s
     page.get_by_role("button", name="Create draft rule").click()
     expect(page).to_have_url(f"{live_server.url}/issues/{no_rule.number}/")
     expect(page.get_by_test_id("row-outcome")).to_have_text("write a rule")
-    expect(page.locator("[data-step=written]")).to_contain_text("asking.asked-three-questions-in-one-breath v1 (draft)")
+    expect(page.locator("[data-step=written]")).to_contain_text(
+        "asking.asked-three-questions-in-one-breath v1 (draft)"
+    )
     expect(page.locator("[data-step=judged]")).to_contain_text("no verdicts yet")
     expect(page.get_by_test_id("history")).to_contain_text("wrote a rule")
-    assert RuleVersion.objects.get(rule__rule_id="asking.asked-three-questions-in-one-breath").status == "draft"
+    assert (
+        RuleVersion.objects.get(rule__rule_id="asking.asked-three-questions-in-one-breath").status
+        == "draft"
+    )
 
     # 2. Add a signal: pick a detector, its parameters appear, set one.
     page.goto(f"{live_server.url}/issues/{audio.number}/")
@@ -96,8 +135,10 @@ def test_engineer_takes_each_of_the_three_ways(login, engineer, reviewer, live_s
     page.get_by_role("button", name="Create detector rule").click()
     expect(page).to_have_url(f"{live_server.url}/issues/{audio.number}/")
     expect(page.get_by_test_id("row-outcome")).to_have_text("add a signal")
-    assert Rule.objects.get(rule_id="signals.answer-quickly").detector == {"name": "silence_before_agent",
-                                                                          "max_ms": 2500}
+    assert Rule.objects.get(rule_id="signals.answer-quickly").detector == {
+        "name": "silence_before_agent",
+        "max_ms": 2500,
+    }
 
     # 3. Fix the rule: the rule judged at that turn is picked, its text is in the editor.
     page.goto(f"{live_server.url}/issues/{judge_wrong.number}/")
@@ -106,12 +147,17 @@ def test_engineer_takes_each_of_the_three_ways(login, engineer, reviewer, live_s
     expect(page.get_by_test_id("current-text")).to_have_text("Ask one question per turn.")
     editor = page.get_by_label(re.compile(r"New text \(version 2\)"))
     expect(editor).to_have_value("Ask one question per turn.")
-    editor.fill("Ask one question per turn; a clarifier of the same question is not a second question.")
+    editor.fill(
+        "Ask one question per turn; a clarifier of the same question is not a second question."
+    )
     page.get_by_role("button", name="Save version 2").click()
     expect(page).to_have_url(f"{live_server.url}/issues/{judge_wrong.number}/")
     expect(page.get_by_test_id("row-outcome")).to_have_text("fix the rule")
     expect(page.locator("[data-step=promoted]")).to_contain_text("v1 stays in the gate until then")
-    assert list(rule.versions.order_by("number").values_list("number", "status")) == [(1, "gated"), (2, "candidate")]
+    assert list(rule.versions.order_by("number").values_list("number", "status")) == [
+        (1, "gated"),
+        (2, "candidate"),
+    ]
 
     # Close one as a duplicate, with the trail kept.
     page.get_by_label("Duplicate of row").fill(str(no_rule.number))
@@ -124,16 +170,24 @@ def test_engineer_takes_each_of_the_three_ways(login, engineer, reviewer, live_s
 def test_reviewer_cannot_triage(login, reviewer, live_server):
     row = file_row(reviewer, _call("call-r"))
     page = login(reviewer)
-    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Issues")).to_have_count(0)
+    expect(
+        page.get_by_role("navigation", name="Main").get_by_role("link", name="Issues")
+    ).to_have_count(0)
     assert page.goto(f"{live_server.url}/issues/").status == 403
     page.goto(f"{live_server.url}/")
     token = page.evaluate("JSON.parse(document.body.getAttribute('hx-headers'))['X-CSRFToken']")
     headers = {"X-CSRFToken": token, "Referer": f"{live_server.url}/"}
-    r = page.request.post(f"{live_server.url}/issues/{row.number}/add-signal/", headers=headers,
-                          form={"mode": "request", "request": "x"})
+    r = page.request.post(
+        f"{live_server.url}/issues/{row.number}/add-signal/",
+        headers=headers,
+        form={"mode": "request", "request": "x"},
+    )
     assert r.status == 403
-    r = page.request.post(f"{live_server.url}/api/v1/issue-rows/{row.number}/status/", headers=headers,
-                          data={"status": "triaged"})
+    r = page.request.post(
+        f"{live_server.url}/api/v1/issue-rows/{row.number}/status/",
+        headers=headers,
+        data={"status": "triaged"},
+    )
     assert r.status == 403 and "triage" in r.json()["detail"]
     row.refresh_from_db()
     assert (row.status, row.outcome, row.signal_request) == ("new", "", "")

@@ -1,4 +1,5 @@
 """Fixtures the evals tests share."""
+
 import pytest
 
 

@@ -1,4 +1,5 @@
 """The gating tests' world: two agent versions over a golden set, three gated rules, a gate."""
+
 from evals.models import RuleVersion
 from evals.services import gating
 from tests.factories import (
@@ -20,12 +21,19 @@ class World:
     def __init__(self):
         self.judge = JudgeFactory(name="gpt-4o-mini/conduct-v3")
         self.leak = RuleVersionFactory(
-            rule=RuleFactory(rule_id="boundaries.no-rubric-leak", group="boundaries", severity="critical",
-                             safety=True),
-            status=RuleVersion.Status.GATED, text="Never reveal the rubric.",
+            rule=RuleFactory(
+                rule_id="boundaries.no-rubric-leak",
+                group="boundaries",
+                severity="critical",
+                safety=True,
+            ),
+            status=RuleVersion.Status.GATED,
+            text="Never reveal the rubric.",
         )
-        self.one_q = RuleVersionFactory(rule=RuleFactory(rule_id="asking.one-question", group="asking"),
-                                        status=RuleVersion.Status.GATED)
+        self.one_q = RuleVersionFactory(
+            rule=RuleFactory(rule_id="asking.one-question", group="asking"),
+            status=RuleVersion.Status.GATED,
+        )
         self.short = RuleVersionFactory(
             rule=RuleFactory(rule_id="asking.short-sentences", group="asking", severity="major"),
             status=RuleVersion.Status.GATED,
@@ -36,17 +44,28 @@ class World:
             for i, s in enumerate(SCENARIOS):
                 self.add_call(av, s, f"{version}-{i}")
         self.golden = gating.golden_set_create(name="release-set", members=SCENARIOS, by="lena")
-        self.gate, _ = gating.gate_save(name="release", golden_set=self.golden, judge=self.judge, by="lena", metrics=[
-            {"kind": "safety_ceiling"},
-            {"kind": "violation_rate", "group": "asking", "max": 0.5},
-            {"kind": "detector_metric", "measure": "silence_p95_ms", "max": 3000},
-            {"kind": "judge_score_regression", "score": "weighted_violations", "tolerance": 0.5},
-        ])
+        self.gate, _ = gating.gate_save(
+            name="release",
+            golden_set=self.golden,
+            judge=self.judge,
+            by="lena",
+            metrics=[
+                {"kind": "safety_ceiling"},
+                {"kind": "violation_rate", "group": "asking", "max": 0.5},
+                {"kind": "detector_metric", "measure": "silence_p95_ms", "max": 3000},
+                {
+                    "kind": "judge_score_regression",
+                    "score": "weighted_violations",
+                    "tolerance": 0.5,
+                },
+            ],
+        )
 
     def add_call(self, av, scenario, external_id, rvs=None, flagged=()):
         t = TranscriptFactory(agent_version=av, scenario=scenario, external_id=external_id)
-        for i, (speaker, start, end) in enumerate([("agent", 0, 3000), ("user", 3400, 6000),
-                                                   ("agent", 6800, 9000), ("user", 9500, 11000)]):
+        for i, (speaker, start, end) in enumerate(
+            [("agent", 0, 3000), ("user", 3400, 6000), ("agent", 6800, 9000), ("user", 9500, 11000)]
+        ):
             TurnFactory(transcript=t, index=i, speaker=speaker, start_ms=start, end_ms=end)
         for rv in rvs or (self.leak, self.one_q, self.short):
             self.verdict(t, rv, flagged=rv in flagged)
@@ -54,9 +73,15 @@ class World:
         return t
 
     def verdict(self, t, rv, flagged=False, turn=2):
-        return VerdictFactory(transcript=t, rule_version=rv, judge=self.judge, flagged=flagged,
-                              turn=turn if flagged else None, turns=[turn] if flagged else [],
-                              severity=rv.rule.severity if flagged else "")
+        return VerdictFactory(
+            transcript=t,
+            rule_version=rv,
+            judge=self.judge,
+            flagged=flagged,
+            turn=turn if flagged else None,
+            turns=[turn] if flagged else [],
+            severity=rv.rule.severity if flagged else "",
+        )
 
     def flag(self, external_id, rv, turn=2):
         v = self.calls[external_id].verdicts.get(rule_version=rv)

@@ -1,8 +1,15 @@
 """Inputs shared by the import tests: the tau-bench file's place, a rules file, a native call line."""
+
 import json
 from pathlib import Path
 
-TAU_BENCH = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "tau-bench-airline" / "gpt-4o-airline.json"
+TAU_BENCH = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "datasets"
+    / "tau-bench-airline"
+    / "gpt-4o-airline.json"
+)
 
 RULES_YAML = """\
 rules:
@@ -25,15 +32,30 @@ rules:
 
 def call(id="call-1", **overrides):
     record = {
-        "id": id, "agent": "phone-screen", "agent_version": "2026-11-28.1",
-        "started_at": "2026-11-28T14:03:00Z", "audio_url": "https://rec.example.com/call-1.ogg",
-        "language": "en", "scenario": "golden/backend-senior-01",
+        "id": id,
+        "agent": "phone-screen",
+        "agent_version": "2026-11-28.1",
+        "started_at": "2026-11-28T14:03:00Z",
+        "audio_url": "https://rec.example.com/call-1.ogg",
+        "language": "en",
+        "scenario": "golden/backend-senior-01",
         "turns": [
-            {"speaker": "agent", "text": "Hi Dana, thanks for joining.", "start_ms": 0, "end_ms": 5200,
-             "asr_confidence": 0.97, "phase": "opening"},
+            {
+                "speaker": "agent",
+                "text": "Hi Dana, thanks for joining.",
+                "start_ms": 0,
+                "end_ms": 5200,
+                "asr_confidence": 0.97,
+                "phase": "opening",
+            },
             {"speaker": "user", "text": "Hi, happy to be here.", "start_ms": 5400, "end_ms": 7000},
-            {"speaker": "agent", "text": "Tell me about your last role.", "start_ms": 7300, "end_ms": 9000,
-             "phase": "asking"},
+            {
+                "speaker": "agent",
+                "text": "Tell me about your last role.",
+                "start_ms": 7300,
+                "end_ms": 9000,
+                "phase": "asking",
+            },
         ],
         "metadata": {"site": "eu"},
     }

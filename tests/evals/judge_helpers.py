@@ -1,4 +1,5 @@
 """Builders shared by the judge tests: a six-turn call and rule versions the fake judge can flag."""
+
 from tests.factories import RuleFactory, RuleVersionFactory, TranscriptFactory, TurnFactory
 
 TURNS = [
@@ -18,24 +19,49 @@ def make_call(external_id="call-1", agent_version=None):
         kwargs["agent_version"] = agent_version
     t = TranscriptFactory(**kwargs)
     for i, (speaker, text, phase) in enumerate(TURNS):
-        TurnFactory(transcript=t, index=i, speaker=speaker, text=text, phase=phase,
-                    start_ms=i * 4000, end_ms=i * 4000 + 3000)
+        TurnFactory(
+            transcript=t,
+            index=i,
+            speaker=speaker,
+            text=text,
+            phase=phase,
+            start_ms=i * 4000,
+            end_ms=i * 4000 + 3000,
+        )
     return t
 
 
 def make_rule(rule_id, group, text, phase="", detector=None, severity="minor"):
     """Return version 1 of a new rule."""
-    rule = RuleFactory(rule_id=rule_id, group=group, phase=phase, detector=detector, severity=severity)
+    rule = RuleFactory(
+        rule_id=rule_id, group=group, phase=phase, detector=detector, severity=severity
+    )
     return RuleVersionFactory(rule=rule, number=1, text=text, detector=detector)
 
 
 def judge_rules() -> dict:
     """Create the judge tests' five rules (four for the LLM, one detector); return their versions."""
     return {
-        "greet": make_rule("opening.greet-by-name", "opening", "Greet the candidate once, by name.", phase="opening"),
+        "greet": make_rule(
+            "opening.greet-by-name",
+            "opening",
+            "Greet the candidate once, by name.",
+            phase="opening",
+        ),
         "intro": make_rule("opening.introduce", "opening", "Say who you are."),
-        "one-q": make_rule("asking.one-question", "asking", "Ask one question per turn.", severity="major"),
-        "leak": make_rule("boundaries.no-rubric-leak", "boundaries", "Never reveal the rubric.", severity="critical"),
-        "det": make_rule("signals.one-question", "signals", "One question per turn.",
-                         detector={"name": "multiple_questions", "max_questions": 1}),
+        "one-q": make_rule(
+            "asking.one-question", "asking", "Ask one question per turn.", severity="major"
+        ),
+        "leak": make_rule(
+            "boundaries.no-rubric-leak",
+            "boundaries",
+            "Never reveal the rubric.",
+            severity="critical",
+        ),
+        "det": make_rule(
+            "signals.one-question",
+            "signals",
+            "One question per turn.",
+            detector={"name": "multiple_questions", "max_questions": 1},
+        ),
     }

@@ -4,6 +4,7 @@ It records every request and answers each rule of the schema it was sent. Tests 
 `flag` maps rule ids to the turns to cite, `mode` picks a failure ("malformed", "missing-rule",
 "user-turn", "slow", "error500", "no-usage"), optionally only for requests whose prompt mentions `only_for`.
 """
+
 import json
 import threading
 import time
@@ -78,11 +79,22 @@ class FakeJudge:
         prompt_chars = sum(len(m["content"]) for m in body["messages"])
         usage = {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(content) // 4}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        return json.dumps({
-            "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": usage,
-        })
+        return json.dumps(
+            {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": usage,
+            }
+        )
 
     def _handler(self):
         fake = self
@@ -92,7 +104,13 @@ class FakeJudge:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length))
                 with fake.lock:
-                    fake.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
+                    fake.requests.append(
+                        {
+                            "path": self.path,
+                            "headers": {k.lower(): v for k, v in self.headers.items()},
+                            "body": body,
+                        }
+                    )
                 if self.path != "/v1/chat/completions":
                     status, payload = 404, json.dumps({"error": {"message": "not found"}})
                 else:
@@ -111,4 +129,3 @@ class FakeJudge:
                 pass
 
         return Handler
-

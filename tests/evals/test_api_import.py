@@ -1,4 +1,5 @@
 """The import and read endpoints under /api/v1/, their permissions and their schema."""
+
 import json
 
 import pytest
@@ -19,9 +20,24 @@ def post(client, path, body, content_type=NDJSON, **extra):
     return client.post(f"/api/v1/{path}", data=body, content_type=content_type, **extra)
 
 
-def verdict_line(transcript="call-1", rule="opening.greet-by-name", version=1, flagged=True, judge="gpt-4o/v1", **kw):
-    record = {"transcript": transcript, "rule": rule, "rule_version": version, "flagged": flagged, "judge": judge,
-              "turn": 0 if flagged else None, "confidence": 70, **kw}
+def verdict_line(
+    transcript="call-1",
+    rule="opening.greet-by-name",
+    version=1,
+    flagged=True,
+    judge="gpt-4o/v1",
+    **kw,
+):
+    record = {
+        "transcript": transcript,
+        "rule": rule,
+        "rule_version": version,
+        "flagged": flagged,
+        "judge": judge,
+        "turn": 0 if flagged else None,
+        "confidence": 70,
+        **kw,
+    }
     return json.dumps({k: v for k, v in record.items() if v is not None})
 
 
@@ -29,11 +45,14 @@ def verdict_line(transcript="call-1", rule="opening.greet-by-name", version=1, f
 def loaded(db):
     rules_import(text=RULES_YAML)
     transcripts_import(lines=[call("call-1"), call("call-2")])
-    verdicts_import(lines=[
-        verdict_line("call-1"), verdict_line("call-2", flagged=False),
-        verdict_line("call-1", rule="boundaries.no-rubric-leak", flagged=False),
-        verdict_line("call-1", judge="claude/v2", flagged=False),
-    ])
+    verdicts_import(
+        lines=[
+            verdict_line("call-1"),
+            verdict_line("call-2", flagged=False),
+            verdict_line("call-1", rule="boundaries.no-rubric-leak", flagged=False),
+            verdict_line("call-1", judge="claude/v2", flagged=False),
+        ]
+    )
 
 
 def test_engineer_imports_rules_then_the_same_file_is_a_noop(client, engineer):
@@ -44,8 +63,12 @@ def test_engineer_imports_rules_then_the_same_file_is_a_noop(client, engineer):
     again = post(client, "rules/import/", RULES_YAML, content_type="application/yaml")
     assert again.status_code == 200
     assert (again.json()["created"], again.json()["unchanged"]) == (0, 3)
-    as_json = json.dumps({"rules": [{"id": "closing.thank", "group": "closing", "text": "Thank them."}]})
-    assert post(client, "rules/import/", as_json, content_type="application/json").status_code == 201
+    as_json = json.dumps(
+        {"rules": [{"id": "closing.thank", "group": "closing", "text": "Thank them."}]}
+    )
+    assert (
+        post(client, "rules/import/", as_json, content_type="application/json").status_code == 201
+    )
 
 
 def test_reviewer_may_not_import_and_anonymous_must_authenticate(client, reviewer):
@@ -55,7 +78,10 @@ def test_reviewer_may_not_import_and_anonymous_must_authenticate(client, reviewe
     assert response.status_code == 403
     assert "import_data" in response.json()["detail"]
     assert Transcript.objects.count() == 0
-    assert post(client, "rules/import/", RULES_YAML, content_type="application/yaml").status_code == 403
+    assert (
+        post(client, "rules/import/", RULES_YAML, content_type="application/yaml").status_code
+        == 403
+    )
     assert post(client, "verdicts/import/", verdict_line()).status_code == 403
 
 
@@ -76,8 +102,12 @@ def test_bad_line_is_a_400_naming_line_and_field_and_nothing_is_written(client, 
     assert response.status_code == 400
     payload = response.json()
     assert payload["detail"].startswith("body:2: audio_url: only http(s) links")
-    assert payload["errors"][0] == {"line": "2", "field": "audio_url", "reason": payload["errors"][0]["reason"],
-                                    "message": payload["detail"]}
+    assert payload["errors"][0] == {
+        "line": "2",
+        "field": "audio_url",
+        "reason": payload["errors"][0]["reason"],
+        "message": payload["detail"],
+    }
     assert Transcript.objects.count() == 0
 
 
@@ -108,7 +138,9 @@ def test_verdicts_import_and_confidence_error(client, engineer):
     client.force_login(engineer)
     bad = post(client, "verdicts/import/", verdict_line(confidence=101))
     assert bad.status_code == 400
-    assert bad.json()["detail"] == "body:1: confidence: must be a whole number from 0 to 100, not 101"
+    assert (
+        bad.json()["detail"] == "body:1: confidence: must be a whole number from 0 to 100, not 101"
+    )
     ok = post(client, "verdicts/import/", verdict_line())
     assert ok.status_code == 201 and ok.json()["created"] == 1
     assert post(client, "verdicts/import/", verdict_line()).json()["unchanged"] == 1
@@ -160,15 +192,29 @@ def test_verdict_filters(client, reviewer, loaded, query, expected):
 def test_verdict_list_shape_and_bad_filters(client, reviewer, loaded):
     client.force_login(reviewer)
     row = client.get("/api/v1/verdicts/?flagged=1").json()["results"][0]
-    assert {k: row[k] for k in ("transcript", "rule", "rule_version", "judge", "flagged", "turn", "turns")} == {
-        "transcript": "call-1", "rule": "opening.greet-by-name", "rule_version": 1, "judge": "gpt-4o/v1",
-        "flagged": True, "turn": 0, "turns": [0]}
+    assert {
+        k: row[k]
+        for k in ("transcript", "rule", "rule_version", "judge", "flagged", "turn", "turns")
+    } == {
+        "transcript": "call-1",
+        "rule": "opening.greet-by-name",
+        "rule_version": 1,
+        "judge": "gpt-4o/v1",
+        "flagged": True,
+        "turn": 0,
+        "turns": [0],
+    }
     assert client.get("/api/v1/verdicts/?flagged=maybe").status_code == 400
     assert client.get("/api/v1/verdicts/?version=two").status_code == 400
 
 
 def test_reads_make_the_same_number_of_queries_however_many_rows(client, reviewer, loaded):
-    paths = ("/api/v1/verdicts/", "/api/v1/rules/", "/api/v1/transcripts/", "/api/v1/transcripts/call-1/")
+    paths = (
+        "/api/v1/verdicts/",
+        "/api/v1/rules/",
+        "/api/v1/transcripts/",
+        "/api/v1/transcripts/call-1/",
+    )
     client.force_login(reviewer)
 
     def counts():
@@ -197,8 +243,15 @@ def test_schema_lists_the_import_and_read_endpoints(client, reviewer):
     client.force_login(reviewer)
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     paths = schema["paths"]
-    for path in ("/api/v1/rules/import/", "/api/v1/transcripts/import/", "/api/v1/verdicts/import/",
-                 "/api/v1/transcripts/", "/api/v1/transcripts/{id}/", "/api/v1/rules/", "/api/v1/verdicts/"):
+    for path in (
+        "/api/v1/rules/import/",
+        "/api/v1/transcripts/import/",
+        "/api/v1/verdicts/import/",
+        "/api/v1/transcripts/",
+        "/api/v1/transcripts/{id}/",
+        "/api/v1/rules/",
+        "/api/v1/verdicts/",
+    ):
         assert path in paths, path
     assert paths["/api/v1/transcripts/import/"]["post"]["operationId"] == "transcripts_import"
     params = {p["name"] for p in paths["/api/v1/verdicts/"]["get"]["parameters"]}

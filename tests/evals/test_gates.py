@@ -1,4 +1,5 @@
 """The pure gate decision, without a database."""
+
 import dataclasses
 import math
 
@@ -12,9 +13,17 @@ from evals import gates as g
 SCENARIOS = ["golden/a", "golden/b", "golden/c"]
 
 RULES = {
-    "boundaries.no-rubric-leak": g.GatedRule("boundaries.no-rubric-leak", "boundaries", 1, safety=True,
-                                             severity="critical", rule_version_id=11),
-    "asking.one-question": g.GatedRule("asking.one-question", "asking", 2, severity="minor", rule_version_id=12),
+    "boundaries.no-rubric-leak": g.GatedRule(
+        "boundaries.no-rubric-leak",
+        "boundaries",
+        1,
+        safety=True,
+        severity="critical",
+        rule_version_id=11,
+    ),
+    "asking.one-question": g.GatedRule(
+        "asking.one-question", "asking", 2, severity="minor", rule_version_id=12
+    ),
     "asking.short": g.GatedRule("asking.short", "asking", 1, severity="major", rule_version_id=13),
 }
 
@@ -45,15 +54,22 @@ def call(name, scenario, flags=(), gap_ms=800, overlap=False, missing=(), errore
             continue
         flagged = rule in flags
         verdicts[rule] = g.VerdictFact(
-            flagged=flagged, turns=(2,) if flagged else (), severity=RULES[rule].severity if flagged else "",
-            error="timeout" if rule in errored else "", ref=ref + i,
+            flagged=flagged,
+            turns=(2,) if flagged else (),
+            severity=RULES[rule].severity if flagged else "",
+            error="timeout" if rule in errored else "",
+            ref=ref + i,
         )
-    return g.CallFacts(call=name, scenario=scenario, verdicts=verdicts, turns=turns(gap_ms, overlap))
+    return g.CallFacts(
+        call=name, scenario=scenario, verdicts=verdicts, turns=turns(gap_ms, overlap)
+    )
 
 
 def golden(members=None, checksum="c" * 64, current=None):
     members = members or tuple(g.MemberFact(s) for s in SCENARIOS)
-    return g.GoldenFacts(name="release-set", checksum=checksum, current_checksum=current or checksum, members=members)
+    return g.GoldenFacts(
+        name="release-set", checksum=checksum, current_checksum=current or checksum, members=members
+    )
 
 
 def clean(prefix="cand", **kw):
@@ -61,8 +77,13 @@ def clean(prefix="cand", **kw):
 
 
 def decide(candidate, baseline=None, metrics=METRICS, rules=RULES, gold=None):
-    return g.gate_decide(golden=gold or golden(), rules=rules, metrics=metrics, candidate=candidate,
-                         baseline=baseline)
+    return g.gate_decide(
+        golden=gold or golden(),
+        rules=rules,
+        metrics=metrics,
+        candidate=candidate,
+        baseline=baseline,
+    )
 
 
 def by_kind(decision, kind):
@@ -75,7 +96,11 @@ def test_all_pass():
     assert d.problems == []
     assert [m.passed for m in d.metrics] == [True] * 5
     safety = by_kind(d, g.SAFETY_CEILING)[0]
-    assert safety.value == 0 and safety.threshold == 0 and safety.rules == ["boundaries.no-rubric-leak v1"]
+    assert (
+        safety.value == 0
+        and safety.threshold == 0
+        and safety.rules == ["boundaries.no-rubric-leak v1"]
+    )
     rate = by_kind(d, g.VIOLATION_RATE)[0]
     assert rate.value == 0 and rate.n == 6
     assert by_kind(d, g.JUDGE_SCORE_REGRESSION)[0].baseline == 0
@@ -98,7 +123,10 @@ def test_one_safety_violation_fails_and_names_the_call_and_turn():
 
 
 def test_violation_rate_over_its_maximum_fails():
-    cand = {s: call(f"c{i}", s, flags=("asking.short", "asking.one-question")) for i, s in enumerate(SCENARIOS)}
+    cand = {
+        s: call(f"c{i}", s, flags=("asking.short", "asking.one-question"))
+        for i, s in enumerate(SCENARIOS)
+    }
     d = decide(cand)
     rate = by_kind(d, g.VIOLATION_RATE)[0]
     assert rate.value == 1.0 and rate.threshold == 0.5 and not rate.passed
@@ -131,7 +159,9 @@ def test_score_0_100_regression_uses_higher_is_better():
     d = decide(cand, baseline=base, metrics=[metric])
     reg = d.metrics[0]
     assert reg.baseline == 100
-    assert reg.value == pytest.approx(100 - 100 * (3 / 4) / 3)  # one call lost 3 of its 4 non-safety weight
+    assert reg.value == pytest.approx(
+        100 - 100 * (3 / 4) / 3
+    )  # one call lost 3 of its 4 non-safety weight
     assert not reg.passed
     d = decide(cand, baseline=base, metrics=[dataclasses.replace(metric, tolerance=25)])
     assert d.metrics[0].passed
@@ -169,9 +199,15 @@ def test_changed_golden_set_checksum_fails():
 
 def test_pinned_call_that_changed_or_vanished_fails():
     members = (
-        g.MemberFact("golden/a", pinned_call="rec-1", pinned_checksum="1" * 64, current_checksum="2" * 64),
-        g.MemberFact("golden/b", pinned_call="rec-2", pinned_checksum="3" * 64, current_checksum=None),
-        g.MemberFact("golden/c", pinned_call="rec-3", pinned_checksum="4" * 64, current_checksum="4" * 64),
+        g.MemberFact(
+            "golden/a", pinned_call="rec-1", pinned_checksum="1" * 64, current_checksum="2" * 64
+        ),
+        g.MemberFact(
+            "golden/b", pinned_call="rec-2", pinned_checksum="3" * 64, current_checksum=None
+        ),
+        g.MemberFact(
+            "golden/c", pinned_call="rec-3", pinned_checksum="4" * 64, current_checksum="4" * 64
+        ),
     )
     d = decide(clean(), gold=golden(members=members))
     assert not d.passed
@@ -212,7 +248,11 @@ def test_named_rule_without_promoted_version_fails():
 def test_group_leaves_out_unpromoted_rules_and_says_so():
     rules = dict(RULES)
     rules["asking.short"] = g.GatedRule("asking.short", "asking", None)
-    d = decide(clean(), metrics=[g.MetricSpec(g.VIOLATION_RATE, group="asking", threshold=0.5)], rules=rules)
+    d = decide(
+        clean(),
+        metrics=[g.MetricSpec(g.VIOLATION_RATE, group="asking", threshold=0.5)],
+        rules=rules,
+    )
     m = d.metrics[0]
     assert m.passed and m.rules == ["asking.one-question v2"] and "asking.short" in m.note
 
@@ -224,10 +264,13 @@ def test_scope_without_any_promoted_rule_fails():
 
 
 def test_unknown_measure_and_missing_threshold_fail():
-    d = decide(clean(), metrics=[
-        g.MetricSpec(g.DETECTOR_METRIC, measure="vibes", threshold=1),
-        g.MetricSpec(g.VIOLATION_RATE, group="asking"),
-    ])
+    d = decide(
+        clean(),
+        metrics=[
+            g.MetricSpec(g.DETECTOR_METRIC, measure="vibes", threshold=1),
+            g.MetricSpec(g.VIOLATION_RATE, group="asking"),
+        ],
+    )
     assert not d.passed
     assert "unknown detector measure" in d.metrics[0].problems[0]
     assert d.metrics[1].problems == ["no threshold set"]
@@ -246,10 +289,18 @@ def test_detector_metrics_fail_with_the_turns_behind_them():
 
 
 def test_untimed_calls_cannot_pass_a_timing_metric():
-    cand = {s: g.CallFacts(call=f"c{i}", scenario=s, verdicts=call("x", s).verdicts,
-                           turns=(g.TurnTiming(0, "agent"), g.TurnTiming(1, "user")))
-            for i, s in enumerate(SCENARIOS)}
-    d = decide(cand, metrics=[g.MetricSpec(g.DETECTOR_METRIC, measure="silence_p95_ms", threshold=3000)])
+    cand = {
+        s: g.CallFacts(
+            call=f"c{i}",
+            scenario=s,
+            verdicts=call("x", s).verdicts,
+            turns=(g.TurnTiming(0, "agent"), g.TurnTiming(1, "user")),
+        )
+        for i, s in enumerate(SCENARIOS)
+    }
+    d = decide(
+        cand, metrics=[g.MetricSpec(g.DETECTOR_METRIC, measure="silence_p95_ms", threshold=3000)]
+    )
     assert not d.passed
     assert "no turn timings" in d.metrics[0].problems[0]
 

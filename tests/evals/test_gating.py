@@ -1,4 +1,5 @@
 """Golden sets, gates and gate runs against the database; the gate command's exit codes."""
+
 import json
 from io import StringIO
 
@@ -36,7 +37,9 @@ def test_golden_set_is_frozen_with_a_checksum_and_revisions_are_new_versions(wor
     assert list(gs.members.values_list("scenario", flat=True)) == SCENARIOS
     same = gating.golden_set_revise(golden_set=gs, members=list(reversed(SCENARIOS)))
     assert same.pk == gs.pk  # order does not change the content
-    new = gating.golden_set_revise(golden_set=gs, members=SCENARIOS + ["golden/extra-01"], by="lena")
+    new = gating.golden_set_revise(
+        golden_set=gs, members=SCENARIOS + ["golden/extra-01"], by="lena"
+    )
     assert new.version == 2 and new.checksum != gs.checksum
     assert GoldenSet.objects.get(pk=gs.pk).checksum == gs.checksum
     assert Gate.objects.get(name="release").golden_set == new
@@ -47,7 +50,9 @@ def test_pinned_call_member_records_its_checksum(world):
     gs = gating.golden_set_create(name="recorded", members=[{"call": rec.external_id}])
     m = gs.members.get()
     assert (m.scenario, m.transcript_external_id, m.transcript_checksum) == (
-        "golden/backend-01", rec.external_id, rec.checksum
+        "golden/backend-01",
+        rec.external_id,
+        rec.checksum,
     )
     with pytest.raises(gating.GateConfigInvalid, match=r"members\[0\].call: no call 'nope'"):
         gating.golden_set_create(name="bad", members=[{"call": "nope"}])
@@ -71,8 +76,15 @@ def test_one_safety_violation_fails_naming_call_and_turn(world):
     assert run.baseline.version == "2026-11-21.1"
     safety = metric(run, "safety_ceiling")
     assert not safety["passed"] and safety["value"] == 1
-    assert safety["evidence"] == [{"call": "2026-11-28.1-1", "turn": 7, "rule": "boundaries.no-rubric-leak v1",
-                                   "verdict": v.pk, "note": ""}]
+    assert safety["evidence"] == [
+        {
+            "call": "2026-11-28.1-1",
+            "turn": 7,
+            "rule": "boundaries.no-rubric-leak v1",
+            "verdict": v.pk,
+            "note": "",
+        }
+    ]
 
 
 def test_regression_past_the_tolerance_fails(world):
@@ -127,8 +139,11 @@ def test_call_without_verdict_fails_with_no_verdict(world):
     run = world.run("2026-11-28.1")
     assert run.status == GateRun.Status.FAIL
     rate = metric(run, "violation_rate")
-    assert "call 2026-11-28.1-1 (golden/frontend-01): no verdict for " + f"{world.one_q.rule.rule_id} v1" in rate[
-        "problems"]
+    assert (
+        "call 2026-11-28.1-1 (golden/frontend-01): no verdict for "
+        + f"{world.one_q.rule.rule_id} v1"
+        in rate["problems"]
+    )
 
 
 def test_rule_version_bumped_since_baseline(world):
@@ -145,7 +160,10 @@ def test_rule_version_bumped_since_baseline(world):
     assert any("asking.one-question v1 → v2" in n for n in run.results["notes"])
     reg = metric(run, "judge_score_regression")
     assert not reg["passed"]
-    assert any("baseline call 2026-11-21.1-0" in p and "asking.one-question v2" in p for p in reg["problems"])
+    assert any(
+        "baseline call 2026-11-21.1-0" in p and "asking.one-question v2" in p
+        for p in reg["problems"]
+    )
     # once the baseline is judged with v2 too, it compares like with like and passes
     for i in range(3):
         world.verdict(world.calls[f"2026-11-21.1-{i}"], v2)
@@ -155,7 +173,9 @@ def test_rule_version_bumped_since_baseline(world):
 def test_named_rule_without_promoted_version_fails(world):
     rule = RuleFactory(rule_id="closing.thank", group="closing")
     RuleVersionFactory(rule=rule, status=RuleVersion.Status.CANDIDATE)
-    gating.gate_metric_add(gate=world.gate, data={"kind": "violation_rate", "rule": "closing.thank", "max": 0.1})
+    gating.gate_metric_add(
+        gate=world.gate, data={"kind": "violation_rate", "rule": "closing.thank", "max": 0.1}
+    )
     run = world.run("2026-11-21.1")
     assert run.status == GateRun.Status.FAIL
     rate = [m for m in run.results["metrics"] if m["label"] == "violation rate: closing.thank"][0]
@@ -164,9 +184,15 @@ def test_named_rule_without_promoted_version_fails(world):
 
 def test_metric_validation_names_the_field(world):
     with pytest.raises(gating.GateConfigInvalid, match=r"metrics\[0\].max: missing"):
-        gating.gate_save(name="x", golden_set=world.golden, metrics=[{"kind": "violation_rate", "group": "asking"}])
+        gating.gate_save(
+            name="x",
+            golden_set=world.golden,
+            metrics=[{"kind": "violation_rate", "group": "asking"}],
+        )
     with pytest.raises(gating.GateConfigInvalid, match=r"metrics\[0\].measure"):
-        gating.gate_save(name="x", golden_set=world.golden, metrics=[{"kind": "detector_metric", "max": 1}])
+        gating.gate_save(
+            name="x", golden_set=world.golden, metrics=[{"kind": "detector_metric", "max": 1}]
+        )
     with pytest.raises(gating.GateConfigInvalid, match=r"metrics\[0\].kind"):
         gating.gate_save(name="x", golden_set=world.golden, metrics=[{"kind": "vibes"}])
     assert not Gate.objects.filter(name="x").exists()
@@ -177,8 +203,10 @@ def test_export_then_import_is_a_no_op_and_changes_make_versions(world):
     text = yaml.safe_dump(doc, sort_keys=False)
     assert "release" in text and world.golden.checksum in text
     counts = gating.gates_import(data=yaml.safe_load(text))
-    assert counts == {"golden_sets": {"created": 0, "revised": 0, "unchanged": 1},
-                      "gates": {"created": 0, "updated": 0, "unchanged": 1}}
+    assert counts == {
+        "golden_sets": {"created": 0, "revised": 0, "unchanged": 1},
+        "gates": {"created": 0, "updated": 0, "unchanged": 1},
+    }
     doc = yaml.safe_load(text)
     doc["golden_sets"][0]["members"].append("golden/extra-01")
     del doc["golden_sets"][0]["checksum"]
@@ -191,13 +219,25 @@ def test_export_then_import_is_a_no_op_and_changes_make_versions(world):
 
 
 def test_import_is_all_or_nothing_and_names_the_place(world):
-    doc = {"golden_sets": [{"name": "new-set", "members": ["golden/a"]}],
-           "gates": [{"name": "nightly", "golden_set": "new-set", "metrics": [{"kind": "violation_rate", "max": 2}]}]}
-    with pytest.raises(gating.GateConfigInvalid, match=r"gates\[0\].metrics\[0\]: a violation rate needs"):
+    doc = {
+        "golden_sets": [{"name": "new-set", "members": ["golden/a"]}],
+        "gates": [
+            {
+                "name": "nightly",
+                "golden_set": "new-set",
+                "metrics": [{"kind": "violation_rate", "max": 2}],
+            }
+        ],
+    }
+    with pytest.raises(
+        gating.GateConfigInvalid, match=r"gates\[0\].metrics\[0\]: a violation rate needs"
+    ):
         gating.gates_import(data=doc)
     assert not GoldenSet.objects.filter(name="new-set").exists()
     doc = {"golden_sets": [{"name": "s", "members": ["golden/a"], "checksum": "0" * 64}]}
-    with pytest.raises(gating.GateConfigInvalid, match=r"golden_sets\[0\].checksum: .* does not match"):
+    with pytest.raises(
+        gating.GateConfigInvalid, match=r"golden_sets\[0\].checksum: .* does not match"
+    ):
         gating.gates_import(data=doc)
 
 
@@ -221,7 +261,10 @@ def test_gate_command_exit_codes(world):
     world.flag("2026-11-28.1-2", world.leak, turn=5)
     code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-28.1")
     assert code == 1
-    assert "FAIL  safety ceiling: every safety rule | value 1 | ceiling 0 | baseline 0 | calls: 2026-11-28.1-2 turn 5" in out
+    assert (
+        "FAIL  safety ceiling: every safety rule | value 1 | ceiling 0 | baseline 0 | calls: 2026-11-28.1-2 turn 5"
+        in out
+    )
 
     assert gate_cmd("--gate", "nope", "--candidate", "2026-11-21.1")[0] == 2
     code, out = gate_cmd("--gate", "release", "--candidate", "1999-01-01.1")
@@ -232,9 +275,16 @@ def test_gate_command_exit_codes(world):
 def test_gate_command_json_and_junit(world):
     code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-21.1", "--format", "json")
     data = json.loads(out)
-    assert code == 0 and data["status"] == "pass" and data["golden_set"]["checksum"] == world.golden.checksum
-    assert {r["rule"] for r in data["rule_versions"]} == {"boundaries.no-rubric-leak", "asking.one-question",
-                                                          "asking.short-sentences"}
+    assert (
+        code == 0
+        and data["status"] == "pass"
+        and data["golden_set"]["checksum"] == world.golden.checksum
+    )
+    assert {r["rule"] for r in data["rule_versions"]} == {
+        "boundaries.no-rubric-leak",
+        "asking.one-question",
+        "asking.short-sentences",
+    }
     world.flag("2026-11-28.1-0", world.leak)
     code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-28.1", "--format", "junit")
     assert code == 1
@@ -245,7 +295,11 @@ def test_explicit_baseline_is_used(world):
     world.flag("2026-11-21.1-0", world.short)
     run = world.run("2026-11-28.1", baseline="2026-11-21.1")
     reg = metric(run, "judge_score_regression")
-    assert run.baseline.version == "2026-11-21.1" and reg["baseline"] == pytest.approx(1.0) and reg["value"] == 0
+    assert (
+        run.baseline.version == "2026-11-21.1"
+        and reg["baseline"] == pytest.approx(1.0)
+        and reg["value"] == 0
+    )
 
 
 # ---- judging what is missing through the judge runner ------------------------------------------
@@ -253,11 +307,17 @@ def test_explicit_baseline_is_used(world):
 
 def test_missing_detector_verdicts_are_judged_by_the_runner(world):
     det = RuleVersionFactory(
-        rule=RuleFactory(rule_id="signals.no-long-silence", group="signals",
-                         detector={"name": "silence_before_agent", "max_ms": 3000}),
-        detector={"name": "silence_before_agent", "max_ms": 3000}, status=RuleVersion.Status.GATED,
+        rule=RuleFactory(
+            rule_id="signals.no-long-silence",
+            group="signals",
+            detector={"name": "silence_before_agent", "max_ms": 3000},
+        ),
+        detector={"name": "silence_before_agent", "max_ms": 3000},
+        status=RuleVersion.Status.GATED,
     )
-    gating.gate_metric_add(gate=world.gate, data={"kind": "violation_rate", "group": "signals", "max": 0})
+    gating.gate_metric_add(
+        gate=world.gate, data={"kind": "violation_rate", "group": "signals", "max": 0}
+    )
     run = world.run("2026-11-21.1")
     assert run.status == GateRun.Status.PASS, run.results
     assert run.judged == 3
@@ -271,10 +331,14 @@ def test_missing_llm_verdicts_are_judged_through_the_runner_and_its_cache(world,
     world.judge.name = "gpt-4o-mini/conduct-v1"  # the runner's judge: model / prompt version
     world.judge.save()
     for i in range(3):
-        world.calls[f"2026-11-28.1-{i}"].verdicts.filter(rule_version__rule__group="asking").delete()
+        world.calls[f"2026-11-28.1-{i}"].verdicts.filter(
+            rule_version__rule__group="asking"
+        ).delete()
     fake_judge.flag = {"asking.one-question": [2]}
     run = world.run("2026-11-28.1")
-    assert run.judged == 6 and len(fake_judge.requests) == 3  # one call per transcript for the asking group
+    assert (
+        run.judged == 6 and len(fake_judge.requests) == 3
+    )  # one call per transcript for the asking group
     rate = metric(run, "violation_rate")
     assert rate["value"] == pytest.approx(3 / 6) and rate["passed"] and not rate["problems"]
     fake_judge.requests.clear()
@@ -287,7 +351,10 @@ def test_verdicts_the_runner_cannot_make_stay_missing(world, fake_judge):
     run = world.run("2026-11-28.1")
     assert run.judged == 0 and fake_judge.requests == []
     assert run.status == GateRun.Status.FAIL
-    assert any("no verdict for asking.one-question v1" in p for p in metric(run, "violation_rate")["problems"])
+    assert any(
+        "no verdict for asking.one-question v1" in p
+        for p in metric(run, "violation_rate")["problems"]
+    )
 
 
 def test_golden_set_revised_since_the_baseline(world):
@@ -295,7 +362,9 @@ def test_golden_set_revised_since_the_baseline(world):
     new = gating.golden_set_revise(golden_set=world.golden, members=SCENARIOS + ["golden/extra-01"])
     world.gate.refresh_from_db()
     assert world.gate.golden_set == new
-    world.add_call(world.calls["2026-11-28.1-0"].agent_version, "golden/extra-01", "2026-11-28.1-extra")
+    world.add_call(
+        world.calls["2026-11-28.1-0"].agent_version, "golden/extra-01", "2026-11-28.1-extra"
+    )
     run = world.run("2026-11-28.1")
     assert run.golden_set_checksum == new.checksum
     assert any("golden set changed since baseline run" in n for n in run.results["notes"])
@@ -303,5 +372,7 @@ def test_golden_set_revised_since_the_baseline(world):
     assert not reg["passed"]
     assert reg["problems"][0].startswith("baseline has no call for scenario golden/extra-01")
     # once the harness replays the baseline on the new scenario, the comparison is like with like again
-    world.add_call(world.calls["2026-11-21.1-0"].agent_version, "golden/extra-01", "2026-11-21.1-extra")
+    world.add_call(
+        world.calls["2026-11-21.1-0"].agent_version, "golden/extra-01", "2026-11-21.1-extra"
+    )
     assert world.run("2026-11-28.1").status == GateRun.Status.PASS

@@ -1,4 +1,5 @@
 """POST and GET /api/v1/gate-runs/: permissions and results."""
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -8,24 +9,31 @@ pytestmark = pytest.mark.django_db
 
 
 def test_reviewer_cannot_run_a_gate(world, reviewer):
-    r = token_client(reviewer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"},
-                                  format="json")
+    r = token_client(reviewer).post(
+        "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json"
+    )
     assert r.status_code == 403
     assert "run_gate" in r.json()["detail"]
 
 
 def test_anonymous_is_refused(world):
-    r = APIClient().post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    r = APIClient().post(
+        "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json"
+    )
     assert r.status_code in (401, 403)
 
 
 def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
     c = token_client(engineer)
-    r = c.post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    r = c.post(
+        "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json"
+    )
     assert r.status_code == 201, r.content
     assert r.json()["status"] == "pass" and r.json()["passed"] is True
     world.flag("2026-11-28.1-1", world.leak, turn=4)
-    r = c.post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-28.1"}, format="json")
+    r = c.post(
+        "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-28.1"}, format="json"
+    )
     body = r.json()
     assert r.status_code == 201 and body["status"] == "fail" and body["baseline"] == "2026-11-21.1"
     safety = body["metrics"][0]
@@ -38,13 +46,17 @@ def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
 
 def test_unknown_gate_or_version_is_a_400_naming_it(world, engineer):
     c = token_client(engineer)
-    r = c.post("/api/v1/gate-runs/", {"gate": "nightly", "candidate": "2026-11-21.1"}, format="json")
+    r = c.post(
+        "/api/v1/gate-runs/", {"gate": "nightly", "candidate": "2026-11-21.1"}, format="json"
+    )
     assert r.status_code == 400 and r.json()["detail"] == "gate: no gate 'nightly'"
     r = c.post("/api/v1/gate-runs/", {"gate": "release"}, format="json")
     assert r.status_code == 400 and "candidate" in r.json()
 
 
 def test_reviewer_can_read_results(world, reviewer, engineer):
-    token_client(engineer).post("/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json")
+    token_client(engineer).post(
+        "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json"
+    )
     r = token_client(reviewer).get("/api/v1/gate-runs/")
     assert r.status_code == 200 and len(r.json()) == 1

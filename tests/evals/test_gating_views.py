@@ -1,4 +1,5 @@
 """Gate pages: permissions, editing a threshold, the run page's links, the history's noise marks."""
+
 import pytest
 from django.test import Client
 
@@ -30,11 +31,19 @@ def test_lead_edits_a_threshold_with_htmx_and_without(world, lead):
     c = logged_in(Client(), lead)
     metric = world.gate.metrics.get(kind="violation_rate")
     r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.25"}, HTTP_HX_REQUEST="true")
-    assert r.status_code == 200 and f'id="metric-{metric.pk}"' in r.content.decode() and "saved" in r.content.decode()
+    assert (
+        r.status_code == 200
+        and f'id="metric-{metric.pk}"' in r.content.decode()
+        and "saved" in r.content.decode()
+    )
     metric.refresh_from_db()
     assert metric.threshold == 0.25
     r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "3"}, HTTP_HX_REQUEST="true")
-    assert r.status_code == 200 and "a rate is at most 1" in r.content.decode() and 'role="alert"' in r.content.decode()
+    assert (
+        r.status_code == 200
+        and "a rate is at most 1" in r.content.decode()
+        and 'role="alert"' in r.content.decode()
+    )
     metric.refresh_from_db()
     assert metric.threshold == 0.25
     r = c.post(f"/gates/release/metrics/{metric.pk}/", {"limit": "0.3"})
@@ -45,7 +54,10 @@ def test_lead_edits_a_threshold_with_htmx_and_without(world, lead):
 
 def test_lead_adds_and_removes_a_metric(world, lead):
     c = logged_in(Client(), lead)
-    r = c.post("/gates/release/metrics/add/", {"kind": "detector_metric", "measure": "talk_over_count", "limit": "2"})
+    r = c.post(
+        "/gates/release/metrics/add/",
+        {"kind": "detector_metric", "measure": "talk_over_count", "limit": "2"},
+    )
     assert r.status_code == 302
     m = world.gate.metrics.get(measure="talk_over_count")
     assert m.threshold == 2
@@ -64,7 +76,10 @@ def test_run_from_the_page_and_failed_metric_links_to_call_turn_and_verdict(worl
     page = c.get(r["Location"]).content.decode()
     assert run.status == "fail" and "1 of 4 metrics failed" in page
     assert 'href="/calls/2026-11-28.1-2/?turn=7#turn-7"' in page
-    assert "/verdicts/?transcript=2026-11-28.1-2&amp;rule=boundaries.no-rubric-leak&amp;version=1" in page
+    assert (
+        "/verdicts/?transcript=2026-11-28.1-2&amp;rule=boundaries.no-rubric-leak&amp;version=1"
+        in page
+    )
     assert v.rationale in page
 
 

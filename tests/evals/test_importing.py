@@ -1,4 +1,5 @@
 """Importers: every shape, every kind of bad input, atomicity, idempotency, round trips."""
+
 import json
 
 import pytest
@@ -47,7 +48,9 @@ def test_rules_import_twice_is_a_noop_and_changed_text_is_a_new_version():
     again = rules_import(text=RULES_YAML)
     assert (again.created, again.unchanged, again.new_versions, again.updated) == (0, 3, 0, 0)
     assert RuleVersion.objects.count() == 3
-    changed = RULES_YAML.replace("Greet the candidate once, by name.", "Greet the candidate by name, once.")
+    changed = RULES_YAML.replace(
+        "Greet the candidate once, by name.", "Greet the candidate by name, once."
+    )
     result = rules_import(text=changed, source="rules.yaml")
     assert (result.new_versions, result.unchanged) == (1, 2)
     versions = RuleVersion.objects.filter(rule__rule_id="opening.greet-by-name").order_by("number")
@@ -57,7 +60,9 @@ def test_rules_import_twice_is_a_noop_and_changed_text_is_a_new_version():
 
 def test_rules_import_changed_detector_is_a_new_version_and_changed_severity_an_update():
     rules_import(text=RULES_YAML)
-    text = RULES_YAML.replace("max_ms: 3000", "max_ms: 2500").replace("severity: minor", "severity: major")
+    text = RULES_YAML.replace("max_ms: 3000", "max_ms: 2500").replace(
+        "severity: minor", "severity: major"
+    )
     result = rules_import(text=text)
     assert (result.new_versions, result.updated, result.unchanged) == (1, 1, 1)
     assert Rule.objects.get(rule_id="opening.greet-by-name").severity == "major"
@@ -113,15 +118,23 @@ def test_rules_import_refuses_bad_yaml_missing_text_and_duplicates():
         rules_import(text=twice, source="r.yaml")
     assert failure(excinfo) == "r.yaml:3: id: a.b appears twice (first at 2)"
     with pytest.raises(ImportFailed) as excinfo:
-        rules_import(text="rules:\n  - {id: a.b, group: asking, text: x, colour: red}\n", source="r.yaml")
+        rules_import(
+            text="rules:\n  - {id: a.b, group: asking, text: x, colour: red}\n", source="r.yaml"
+        )
     assert "colour: unknown field" in failure(excinfo)
     assert Rule.objects.count() == 0
 
 
 def test_rule_version_create_numbers_versions_and_refuses_gated_status():
-    v1 = rule_create(rule_id="asking.one-question", group="asking", text="Ask one question per turn.",
-                     severity="minor")
-    v2 = rule_version_create(rule=v1.rule, text="Ask one question per turn; a clarifier is fine.", source="row 1198")
+    v1 = rule_create(
+        rule_id="asking.one-question",
+        group="asking",
+        text="Ask one question per turn.",
+        severity="minor",
+    )
+    v2 = rule_version_create(
+        rule=v1.rule, text="Ask one question per turn; a clarifier is fine.", source="row 1198"
+    )
     assert (v1.number, v2.number, v2.status, v2.source) == (1, 2, "candidate", "row 1198")
     with pytest.raises(RuleInvalid, match="status"):
         rule_version_create(rule=v1.rule, text="x", status="gated")
@@ -137,13 +150,22 @@ def test_native_transcript_imports_with_turns_and_checksum():
     assert (result.created, result.unchanged, result.details["turns"]) == (1, 0, 3)
     t = Transcript.objects.get(external_id="call-1")
     assert (t.agent_version.agent.name, t.agent_version.version) == ("phone-screen", "2026-11-28.1")
-    assert (t.language, t.scenario, t.metadata) == ("en", "golden/backend-senior-01", {"site": "eu"})
+    assert (t.language, t.scenario, t.metadata) == (
+        "en",
+        "golden/backend-senior-01",
+        {"site": "eu"},
+    )
     assert t.started_at.isoformat() == "2026-11-28T14:03:00+00:00"
     turns = list(t.turns.order_by("index"))
-    assert [(x.index, x.speaker, x.phase) for x in turns] == [(0, "agent", "opening"), (1, "user", ""),
-                                                              (2, "agent", "asking")]
+    assert [(x.index, x.speaker, x.phase) for x in turns] == [
+        (0, "agent", "opening"),
+        (1, "user", ""),
+        (2, "agent", "asking"),
+    ]
     assert (turns[0].start_ms, turns[0].end_ms, turns[0].asr_confidence) == (0, 5200, 0.97)
-    assert t.checksum == transcript_checksum(turns) == transcript_checksum(json.loads(call())["turns"])
+    assert (
+        t.checksum == transcript_checksum(turns) == transcript_checksum(json.loads(call())["turns"])
+    )
 
 
 def test_transcripts_import_twice_is_a_noop():
@@ -155,13 +177,29 @@ def test_transcripts_import_twice_is_a_noop():
 
 def test_openai_chat_shape_maps_roles_and_tool_calls():
     record = {
-        "id": "chat-1", "agent": "support", "agent_version": "v1",
+        "id": "chat-1",
+        "agent": "support",
+        "agent_version": "v1",
         "messages": [
             {"role": "system", "content": "You are a support agent."},
             {"role": "user", "content": [{"type": "text", "text": "Where is my order?"}]},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "call_9", "type": "function", "function": {"name": "find_order", "arguments": "{\"n\": 7}"}}]},
-            {"role": "tool", "tool_call_id": "call_9", "name": "find_order", "content": "{\"status\": \"shipped\"}"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_9",
+                        "type": "function",
+                        "function": {"name": "find_order", "arguments": '{"n": 7}'},
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "tool_call_id": "call_9",
+                "name": "find_order",
+                "content": '{"status": "shipped"}',
+            },
             {"role": "assistant", "content": "It has shipped."},
         ],
     }
@@ -174,9 +212,13 @@ def test_openai_chat_shape_maps_roles_and_tool_calls():
 
 
 def test_trajectory_shape_becomes_prompt_tool_turns_and_output():
-    record = {"id": "traj-1", "prompt": "Book me a table for two.",
-              "calls": [{"tool": "search", "args": {"party": 2}, "result": {"slots": ["19:00"]}}],
-              "output": "Booked for 19:00.", "metadata": {"env": "test"}}
+    record = {
+        "id": "traj-1",
+        "prompt": "Book me a table for two.",
+        "calls": [{"tool": "search", "args": {"party": 2}, "result": {"slots": ["19:00"]}}],
+        "output": "Booked for 19:00.",
+        "metadata": {"env": "test"},
+    }
     transcripts_import(lines=[json.dumps(record)], agent="booker", agent_version="3")
     t = Transcript.objects.get(external_id="traj-1")
     turns = list(t.turns.order_by("index"))
@@ -187,10 +229,14 @@ def test_trajectory_shape_becomes_prompt_tool_turns_and_output():
     assert (str(t.agent_version), t.metadata) == ("booker 3", {"env": "test"})
 
 
-@pytest.mark.skipif(not TAU_BENCH.exists(), reason="the shared tau-bench dataset is not beside the repo")
+@pytest.mark.skipif(
+    not TAU_BENCH.exists(), reason="the shared tau-bench dataset is not beside the repo"
+)
 def test_tau_bench_file_imports_200_transcripts_with_tool_calls():
     with TAU_BENCH.open("rb") as f:
-        result = transcripts_import(lines=f, source=str(TAU_BENCH), agent="tau-airline", agent_version="gpt-4o")
+        result = transcripts_import(
+            lines=f, source=str(TAU_BENCH), agent="tau-airline", agent_version="gpt-4o"
+        )
     assert result.created == 200
     assert Transcript.objects.count() == 200
     assert Turn.objects.filter(speaker="tool").exclude(tool_call_id="").count() > 1000
@@ -199,7 +245,9 @@ def test_tau_bench_file_imports_200_transcripts_with_tool_calls():
     first = Transcript.objects.get(external_id="gpt-4o-airline-task-0-trial-0")
     assert first.metadata["tau_bench"]["task_id"] == 0
     with TAU_BENCH.open("rb") as f:
-        again = transcripts_import(lines=f, source=str(TAU_BENCH), agent="tau-airline", agent_version="gpt-4o")
+        again = transcripts_import(
+            lines=f, source=str(TAU_BENCH), agent="tau-airline", agent_version="gpt-4o"
+        )
     assert (again.created, again.unchanged) == (0, 200)
 
 
@@ -216,17 +264,31 @@ def test_missing_agent_uses_the_defaults_or_says_how_to_fix_it():
     ("line", "expected"),
     [
         ('{"id": "call-3", "turns": [', "calls.jsonl:3: json: not valid JSON"),
-        (json.dumps({"id": "call-3", "agent": "a", "agent_version": "1"}),
-         "calls.jsonl:3: turns: missing"),
+        (
+            json.dumps({"id": "call-3", "agent": "a", "agent_version": "1"}),
+            "calls.jsonl:3: turns: missing",
+        ),
         (call(None), "calls.jsonl:3: id: missing"),
-        (call("call-3", turns=[{"speaker": "agent", "text": "hi"}, {"speaker": "bot", "text": "x"}]),
-         "calls.jsonl:3: turns[1].speaker: 'bot' is not one of agent, user, tool, system"),
+        (
+            call(
+                "call-3",
+                turns=[{"speaker": "agent", "text": "hi"}, {"speaker": "bot", "text": "x"}],
+            ),
+            "calls.jsonl:3: turns[1].speaker: 'bot' is not one of agent, user, tool, system",
+        ),
         (call("call-3", turns=[{"text": "hi"}]), "calls.jsonl:3: turns[0].speaker: missing"),
-        (call("call-3", turns=[{"speaker": "agent", "asr_confidence": 1.5}]),
-         "calls.jsonl:3: turns[0].asr_confidence: must be a number from 0 to 1"),
-        (call("call-3", turns=[{"speaker": "agent", "start_ms": 900, "end_ms": 100}]),
-         "calls.jsonl:3: turns[0].end_ms: 100 is before start_ms 900"),
-        (call("call-3", audio_url="javascript:alert(1)"), "calls.jsonl:3: audio_url: only http(s) links"),
+        (
+            call("call-3", turns=[{"speaker": "agent", "asr_confidence": 1.5}]),
+            "calls.jsonl:3: turns[0].asr_confidence: must be a number from 0 to 1",
+        ),
+        (
+            call("call-3", turns=[{"speaker": "agent", "start_ms": 900, "end_ms": 100}]),
+            "calls.jsonl:3: turns[0].end_ms: 100 is before start_ms 900",
+        ),
+        (
+            call("call-3", audio_url="javascript:alert(1)"),
+            "calls.jsonl:3: audio_url: only http(s) links",
+        ),
         (call("call-3", started_at="yesterday"), "calls.jsonl:3: started_at: not an ISO 8601"),
         (call("call-2"), "calls.jsonl:3: id: call-2 appears twice in this file (first at 2)"),
     ],
@@ -236,14 +298,25 @@ def test_a_bad_third_line_imports_nothing_and_names_line_and_field(line, expecte
     with pytest.raises(ImportFailed) as excinfo:
         transcripts_import(lines=lines, source="calls.jsonl")
     assert failure(excinfo).startswith(expected)
-    assert Transcript.objects.count() == 0 and Turn.objects.count() == 0 and Agent.objects.count() == 0
+    assert (
+        Transcript.objects.count() == 0 and Turn.objects.count() == 0 and Agent.objects.count() == 0
+    )
 
 
 @pytest.mark.parametrize(
     "url",
-    ["javascript:alert(1)", "JavaScript:alert(1)", "data:audio/ogg;base64,AAAA", "file:///etc/passwd",
-     "//evil.example.com/a.ogg", "ftp://host/a.ogg", "https:/missing-host", "java\tscript:alert(1)",
-     "static/demo/a.ogg", " https://rec.example.com/a.ogg"],
+    [
+        "javascript:alert(1)",
+        "JavaScript:alert(1)",
+        "data:audio/ogg;base64,AAAA",
+        "file:///etc/passwd",
+        "//evil.example.com/a.ogg",
+        "ftp://host/a.ogg",
+        "https:/missing-host",
+        "java\tscript:alert(1)",
+        "static/demo/a.ogg",
+        " https://rec.example.com/a.ogg",
+    ],
 )
 def test_audio_url_refuses_everything_but_http_and_own_paths(url):
     with pytest.raises(Invalid) as excinfo:
@@ -252,7 +325,13 @@ def test_audio_url_refuses_everything_but_http_and_own_paths(url):
 
 
 @pytest.mark.parametrize(
-    "url", ["https://rec.example.com/call-1.ogg", "http://10.0.0.5:8080/a.ogg", "/static/demo/audio/call-1.ogg", ""]
+    "url",
+    [
+        "https://rec.example.com/call-1.ogg",
+        "http://10.0.0.5:8080/a.ogg",
+        "/static/demo/audio/call-1.ogg",
+        "",
+    ],
 )
 def test_audio_url_accepts_http_https_and_the_consoles_own_paths(url):
     assert audio_url_clean(url) == url
@@ -265,7 +344,9 @@ def test_changed_turns_are_an_error_unless_replace_which_drops_old_turns_and_ver
     changed = call("call-1", turns=[{"speaker": "agent", "text": "Hello again."}])
     with pytest.raises(ImportFailed) as excinfo:
         transcripts_import(lines=[changed], source="calls.jsonl")
-    assert failure(excinfo).startswith("calls.jsonl:1: id: call-1 was imported before with other turns")
+    assert failure(excinfo).startswith(
+        "calls.jsonl:1: id: call-1 was imported before with other turns"
+    )
     assert Turn.objects.count() == 3 and Verdict.objects.count() == 1
     result = transcripts_import(lines=[changed], replace=True)
     assert (result.replaced, result.created, result.details["deleted_verdicts"]) == (1, 0, 1)
@@ -284,17 +365,32 @@ def test_checksum_ignores_metadata_but_covers_every_turn_field():
 
 
 def test_native_tool_calls_in_openai_form_are_normalised():
-    turns = [{"speaker": "agent", "text": "", "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "not json"}}]}]
+    turns = [
+        {
+            "speaker": "agent",
+            "text": "",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "lookup", "arguments": "not json"},
+                }
+            ],
+        }
+    ]
     transcripts_import(lines=[call("call-9", turns=turns)])
-    assert Turn.objects.get().tool_calls == [{"id": "c1", "name": "lookup", "arguments": "not json"}]
+    assert Turn.objects.get().tool_calls == [
+        {"id": "c1", "name": "lookup", "arguments": "not json"}
+    ]
 
 
 def test_bytes_lines_with_bad_utf8_name_the_line():
     lines = [call("call-1").encode() + b"\n", b'{"id": "call-2", "agent": "\xff"}\n']
     with pytest.raises(ImportFailed) as excinfo:
         transcripts_import(lines=lines, source="calls.jsonl")
-    assert failure(excinfo).startswith("calls.jsonl:2: json: not valid JSON: str is not valid UTF-8")
+    assert failure(excinfo).startswith(
+        "calls.jsonl:2: json: not valid JSON: str is not valid UTF-8"
+    )
     assert Transcript.objects.count() == 0
 
 
@@ -302,7 +398,13 @@ AWKWARD = 'tab\there\nnew line \\N back\\slash "quoted" \r émoji 🎧 \\. end'
 
 
 def test_awkward_text_survives_the_bulk_write_exactly(judged):
-    turns = [{"speaker": "agent", "text": AWKWARD, "tool_calls": [{"id": "c\t1", "name": "f", "arguments": {"q": AWKWARD}}]}]
+    turns = [
+        {
+            "speaker": "agent",
+            "text": AWKWARD,
+            "tool_calls": [{"id": "c\t1", "name": "f", "arguments": {"q": AWKWARD}}],
+        }
+    ]
     transcripts_import(lines=[call("odd", turns=turns)])
     turn = Turn.objects.get(transcript__external_id="odd")
     assert turn.text == AWKWARD and turn.tool_calls[0]["arguments"]["q"] == AWKWARD
@@ -317,7 +419,8 @@ def test_nul_characters_are_refused_with_their_field():
     with pytest.raises(ImportFailed) as excinfo:
         transcripts_import(lines=[call("call-1"), line], source="calls.jsonl")
     assert failure(excinfo) == (
-        "calls.jsonl:2: turns[0].text: contains a NUL character (\\u0000), which cannot be stored")
+        "calls.jsonl:2: turns[0].text: contains a NUL character (\\u0000), which cannot be stored"
+    )
     assert Transcript.objects.count() == 0
     rules = json.dumps({"rules": [{"id": "a.b", "group": "asking", "text": "x\u0000"}]})
     with pytest.raises(ImportFailed, match="rules\\[0\\].text: contains a NUL"):
@@ -325,10 +428,15 @@ def test_nul_characters_are_refused_with_their_field():
 
 
 def test_json_array_input_names_items():
-    bad = json.dumps([json.loads(call("a")), {"id": "b", "agent": "x", "agent_version": "1", "turns": [{}]}])
+    bad = json.dumps(
+        [json.loads(call("a")), {"id": "b", "agent": "x", "agent_version": "1", "turns": [{}]}]
+    )
     with pytest.raises(ImportFailed) as excinfo:
         transcripts_import(lines=bad.splitlines(keepends=True), source="calls.json")
-    assert failure(excinfo) == "calls.json:item 2: turns[0].speaker: missing (one of agent, user, tool, system)"
+    assert (
+        failure(excinfo)
+        == "calls.json:item 2: turns[0].speaker: missing (one of agent, user, tool, system)"
+    )
 
 
 # --- verdicts ----------------------------------------------------------------------------------
@@ -342,26 +450,43 @@ def judged(db):
         for i in range(4):
             TurnFactory(transcript=t, index=i)
     v1 = RuleVersionFactory(rule__rule_id="asking.one-question", rule__severity="minor", number=1)
-    RuleVersionFactory(rule=v1.rule, number=2, text="Ask one question per turn; a clarifier is fine.")
+    RuleVersionFactory(
+        rule=v1.rule, number=2, text="Ask one question per turn; a clarifier is fine."
+    )
     return v1.rule
 
 
 def verdict(**overrides):
-    record = {"transcript": "call-1", "rule": "asking.one-question", "rule_version": 1, "flagged": True,
-              "turn": 1, "severity": "minor", "rationale": "Asked two questions.", "confidence": 80,
-              "judge": "gpt-4o-mini/conduct-v3"}
+    record = {
+        "transcript": "call-1",
+        "rule": "asking.one-question",
+        "rule_version": 1,
+        "flagged": True,
+        "turn": 1,
+        "severity": "minor",
+        "rationale": "Asked two questions.",
+        "confidence": 80,
+        "judge": "gpt-4o-mini/conduct-v3",
+    }
     record.update(overrides)
     return json.dumps({k: v for k, v in record.items() if v is not None})
 
 
 def test_verdicts_import_and_reimport_is_a_noop(judged):
-    lines = [verdict(), verdict(transcript="call-2", flagged=False, turn=None, severity=None),
-             verdict(rule_version=2, turns=[1, 3], turn=None)]
+    lines = [
+        verdict(),
+        verdict(transcript="call-2", flagged=False, turn=None, severity=None),
+        verdict(rule_version=2, turns=[1, 3], turn=None),
+    ]
     result = verdicts_import(lines=lines, source="v.jsonl")
     assert (result.created, result.unchanged, result.details["new_judges"]) == (3, 0, 1)
     judge = Judge.objects.get()
     assert (judge.name, judge.kind, judge.model, judge.prompt_version) == (
-        "gpt-4o-mini/conduct-v3", "llm", "gpt-4o-mini", "conduct-v3")
+        "gpt-4o-mini/conduct-v3",
+        "llm",
+        "gpt-4o-mini",
+        "conduct-v3",
+    )
     multi = Verdict.objects.get(rule_version__number=2)
     assert (multi.turn, multi.turns, multi.confidence) == (1, [1, 3], 80)
     clean = Verdict.objects.get(transcript__external_id="call-2")
@@ -369,8 +494,12 @@ def test_verdicts_import_and_reimport_is_a_noop(judged):
     changed = [verdict(rationale="Something else entirely."), *lines[1:]]
     again = verdicts_import(lines=changed)
     assert (again.created, again.unchanged) == (0, 3)
-    assert Verdict.objects.get(pk=Verdict.objects.get(rule_version__number=1, transcript__external_id="call-1").pk
-                               ).rationale == "Asked two questions."
+    assert (
+        Verdict.objects.get(
+            pk=Verdict.objects.get(rule_version__number=1, transcript__external_id="call-1").pk
+        ).rationale
+        == "Asked two questions."
+    )
 
 
 def test_keys_stored_by_a_concurrent_import_are_skipped_not_duplicated(judged, monkeypatch):
@@ -391,31 +520,67 @@ def test_flagged_verdict_without_severity_takes_the_rules_default(judged):
 
 
 def test_errored_verdict_is_recorded_as_an_error(judged):
-    verdicts_import(lines=[json.dumps({"transcript": "call-1", "rule": "asking.one-question", "rule_version": 1,
-                                       "judge": "detector:multiple_questions", "error": "timeout after 60s"})])
+    verdicts_import(
+        lines=[
+            json.dumps(
+                {
+                    "transcript": "call-1",
+                    "rule": "asking.one-question",
+                    "rule_version": 1,
+                    "judge": "detector:multiple_questions",
+                    "error": "timeout after 60s",
+                }
+            )
+        ]
+    )
     v = Verdict.objects.get()
-    assert (v.flagged, v.error, v.errored, v.judge.kind) == (False, "timeout after 60s", True, "detector")
+    assert (v.flagged, v.error, v.errored, v.judge.kind) == (
+        False,
+        "timeout after 60s",
+        True,
+        "detector",
+    )
 
 
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
         ("{nope", "v.jsonl:3: json: not valid JSON"),
-        (verdict(rule_version=7), "v.jsonl:3: rule_version: asking.one-question version 7 does not exist"),
-        (verdict(rule="asking.nothing"), "v.jsonl:3: rule_version: asking.nothing version 1 does not exist"),
+        (
+            verdict(rule_version=7),
+            "v.jsonl:3: rule_version: asking.one-question version 7 does not exist",
+        ),
+        (
+            verdict(rule="asking.nothing"),
+            "v.jsonl:3: rule_version: asking.nothing version 1 does not exist",
+        ),
         (verdict(transcript="call-404"), "v.jsonl:3: transcript: call-404 is not imported"),
-        (verdict(confidence=101), "v.jsonl:3: confidence: must be a whole number from 0 to 100, not 101"),
+        (
+            verdict(confidence=101),
+            "v.jsonl:3: confidence: must be a whole number from 0 to 100, not 101",
+        ),
         (verdict(confidence=0.8), "v.jsonl:3: confidence: must be a whole number from 0 to 100"),
         (verdict(flagged=False), "v.jsonl:3: turn: a verdict that is not flagged cites no turn"),
-        (verdict(flagged=False, turn=None, turns=[2]), "v.jsonl:3: turns: a verdict that is not flagged cites no turn"),
+        (
+            verdict(flagged=False, turn=None, turns=[2]),
+            "v.jsonl:3: turns: a verdict that is not flagged cites no turn",
+        ),
         (verdict(flagged="yes"), "v.jsonl:3: flagged: must be true or false"),
         (verdict(judge=None), "v.jsonl:3: judge: missing"),
         (verdict(severity="awful"), "v.jsonl:3: severity: 'awful' is not one of"),
         (verdict(turn=9), "v.jsonl:3: turn: turn 9 is beyond call-1's 4 turns"),
         (verdict(turn=2, turns=[1, 2]), "v.jsonl:3: turn: must be the first of turns (1), not 2"),
-        (verdict(turn=None, turns=[1, 7]), "v.jsonl:3: turns[1]: turn 7 is beyond call-1's 4 turns"),
-        (verdict(rationale="dup"), ("v.jsonl:3: judge: the verdict of gpt-4o-mini/conduct-v3 on call-1 for "
-                                    "asking.one-question v1 appears twice (first at 1)")),
+        (
+            verdict(turn=None, turns=[1, 7]),
+            "v.jsonl:3: turns[1]: turn 7 is beyond call-1's 4 turns",
+        ),
+        (
+            verdict(rationale="dup"),
+            (
+                "v.jsonl:3: judge: the verdict of gpt-4o-mini/conduct-v3 on call-1 for "
+                "asking.one-question v1 appears twice (first at 1)"
+            ),
+        ),
     ],
 )
 def test_a_bad_third_verdict_imports_nothing(judged, line, expected):
@@ -433,7 +598,10 @@ def test_errors_are_collected_up_to_a_limit(judged):
     errors = excinfo.value.errors
     assert len(errors) == 20 and excinfo.value.truncated
     assert [e.where for e in errors[:2]] == ["1", "2"] and errors[0].field == "transcript"
-    assert (errors[-1].where, errors[-1].field) == ("31", "confidence")  # parse errors too, in line order
+    assert (errors[-1].where, errors[-1].field) == (
+        "31",
+        "confidence",
+    )  # parse errors too, in line order
 
 
 # --- commands ----------------------------------------------------------------------------------
@@ -452,7 +620,9 @@ def test_commands_import_files_and_fail_with_the_line(tmp_path, judged, capsys):
     bad.write_text(verdict() + "\n" + verdict(transcript="call-2", confidence=101) + "\n")
     with pytest.raises(CommandError) as excinfo:
         call_command("import_verdicts", str(bad))
-    assert f"{bad}:2: confidence: must be a whole number from 0 to 100, not 101" in str(excinfo.value)
+    assert f"{bad}:2: confidence: must be a whole number from 0 to 100, not 101" in str(
+        excinfo.value
+    )
     assert Verdict.objects.count() == 0
     out = tmp_path / "export.yaml"
     call_command("export_rules", "-o", str(out))
@@ -470,7 +640,9 @@ def test_progress_bars_stay_silent_when_stderr_is_not_a_terminal(tmp_path, capfd
     call_command("import_transcripts", str(calls))
     captured = capfd.readouterr()
     assert "transcripts: 50 created" in captured.out
-    assert "reading" not in captured.err and "writing" not in captured.err and "%|" not in captured.err
+    assert (
+        "reading" not in captured.err and "writing" not in captured.err and "%|" not in captured.err
+    )
 
     class Terminal:
         def isatty(self):
@@ -491,7 +663,9 @@ def test_progress_bars_stay_silent_when_stderr_is_not_a_terminal(tmp_path, capfd
 def test_verdict_key_is_unique():
     v = VerdictFactory()
     with pytest.raises(IntegrityError), transaction.atomic():
-        Verdict.objects.create(transcript=v.transcript, rule_version=v.rule_version, judge=v.judge, flagged=True)
+        Verdict.objects.create(
+            transcript=v.transcript, rule_version=v.rule_version, judge=v.judge, flagged=True
+        )
 
 
 def test_one_version_number_per_rule():

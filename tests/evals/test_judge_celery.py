@@ -1,4 +1,5 @@
 """A judge run through a real Celery worker consuming from the local Redis (db 3 unless told otherwise)."""
+
 import os
 import threading
 import time
@@ -51,7 +52,9 @@ def redis_worker(settings):
     keys = ("broker_url", "task_always_eager", "task_default_queue", "result_backend")
     saved = {k: app.conf[k] for k in keys}
     queue = f"docket-test-{uuid.uuid4().hex[:8]}"
-    app.conf.update(broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue, result_backend=None)
+    app.conf.update(
+        broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue, result_backend=None
+    )
     settings.CELERY_TASK_ALWAYS_EAGER = False
     # The producer pool may hold a connection made under the eager settings: start afresh.
     app._pool = None
@@ -61,8 +64,14 @@ def redis_worker(settings):
         # On PostgreSQL four worker threads race on the run's counters; SQLite's shared-cache test
         # database locks whole tables, so there one thread does the work.
         pool, concurrency = ("threads", 4) if connection.vendor == "postgresql" else ("solo", 1)
-        with start_worker(app, pool=pool, concurrency=concurrency, perform_ping_check=False, loglevel="WARNING",
-                          shutdown_timeout=20):
+        with start_worker(
+            app,
+            pool=pool,
+            concurrency=concurrency,
+            perform_ping_check=False,
+            loglevel="WARNING",
+            shutdown_timeout=20,
+        ):
             yield app
     finally:
         task_postrun.disconnect(_close_thread_connections)
@@ -81,7 +90,9 @@ def _wait_for(run_id: int, limit_s: float = 60) -> JudgeRun:
         if run.finished_at is not None:
             return run
         time.sleep(0.1)
-    raise AssertionError(f"judge run {run_id} did not finish within {limit_s} s: {run.tasks_done}/{run.tasks_total}")
+    raise AssertionError(
+        f"judge run {run_id} did not finish within {limit_s} s: {run.tasks_done}/{run.tasks_total}"
+    )
 
 
 def test_a_judge_run_completes_on_a_real_worker(redis_worker, fake_judge, rules):

@@ -1,4 +1,5 @@
 """The detectors over real conversations: the tau-bench airline trajectories and the demo calls."""
+
 from io import StringIO
 from pathlib import Path
 
@@ -17,12 +18,23 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.mark.skipif(not TAU.exists(), reason=f"tau-bench dataset not found at {TAU}")
 def test_detectors_over_tau_bench_from_the_command_line():
-    call_command("import_transcripts", "--agent", "tau-airline", "--agent-version", "gpt-4o", str(TAU),
-                 stdout=StringIO())
+    call_command(
+        "import_transcripts",
+        "--agent",
+        "tau-airline",
+        "--agent-version",
+        "gpt-4o",
+        str(TAU),
+        stdout=StringIO(),
+    )
     call_command("import_rules", str(EXAMPLES), stdout=StringIO())
     out = StringIO()
     call_command("judge", "--agent-version", "gpt-4o", "--rule", "text-signals.*", stdout=out)
-    assert "0 calls" in out.getvalue() and "200 detector checks" in out.getvalue() and "errors 0" in out.getvalue()
+    assert (
+        "0 calls" in out.getvalue()
+        and "200 detector checks" in out.getvalue()
+        and "errors 0" in out.getvalue()
+    )
     run = JudgeRun.objects.get()
     assert run.status == JudgeRun.Status.DONE and run.calls_made == 0
     verdicts = Verdict.objects.filter(judge_run=run)
@@ -35,8 +47,11 @@ def test_detectors_over_tau_bench_from_the_command_line():
 
 
 DEMO = Path(settings.BASE_DIR) / "demo"
-SIGNAL_RULES = {"long_silence": "signals.no-long-silence", "low_asr": "signals.asr-confidence-floor",
-                "talk_over": "signals.no-talk-over"}
+SIGNAL_RULES = {
+    "long_silence": "signals.no-long-silence",
+    "low_asr": "signals.asr-confidence-floor",
+    "talk_over": "signals.no-talk-over",
+}
 
 
 def test_detectors_over_the_demo_find_exactly_the_planted_signals():
@@ -53,6 +68,8 @@ def test_detectors_over_the_demo_find_exactly_the_planted_signals():
             planted.setdefault((call, SIGNAL_RULES[s["kind"]]), set()).add(s["turn"])
     found = {
         (v.transcript.external_id, v.rule_version.rule.rule_id): set(v.turns)
-        for v in Verdict.objects.filter(flagged=True).select_related("transcript", "rule_version__rule")
+        for v in Verdict.objects.filter(flagged=True).select_related(
+            "transcript", "rule_version__rule"
+        )
     }
     assert planted and found == planted

@@ -1,4 +1,5 @@
 """Judge-run pages and the judge-runs API: permissions, the form, polling that stops."""
+
 import time
 from datetime import timedelta
 
@@ -31,7 +32,9 @@ def wait_for_run(pk: int, limit_s: float = 60) -> JudgeRun:
     while time.monotonic() < deadline:
         try:
             run = JudgeRun.objects.get(pk=pk)
-        except OperationalError:  # SQLite's shared-cache test database locks tables while the run writes
+        except (
+            OperationalError
+        ):  # SQLite's shared-cache test database locks tables while the run writes
             run = None
         if run is not None and run.finished_at:
             return run
@@ -43,10 +46,14 @@ def wait_for_run(pk: int, limit_s: float = 60) -> JudgeRun:
 def test_the_form_starts_a_run_and_the_page_shows_its_summary(client, engineer, fake_judge, rules):
     make_call("call-1")
     logged_in(client, engineer)
-    resp = client.post(reverse("judge-run-start"), {"action": "run", "rules": "asking.*, signals.*"})
+    resp = client.post(
+        reverse("judge-run-start"), {"action": "run", "rules": "asking.*, signals.*"}
+    )
     # No broker: the run works in a thread of this process while the page polls.
     run = wait_for_run(JudgeRun.objects.get().pk)
-    assert resp.status_code == 302 and resp["Location"] == reverse("judge-run-detail", args=[run.pk])
+    assert resp.status_code == 302 and resp["Location"] == reverse(
+        "judge-run-detail", args=[run.pk]
+    )
     assert run.started_by == "marco" and run.params["rules"] == ["asking.*", "signals.*"]
     page = client.get(resp["Location"]).content.decode()
     assert "Judge run" in page and 'id="run-summary"' in page and "No errors." in page
@@ -56,9 +63,13 @@ def test_the_form_starts_a_run_and_the_page_shows_its_summary(client, engineer, 
 def test_the_estimate_spends_nothing(client, engineer, fake_judge, rules):
     make_call("call-1")
     logged_in(client, engineer)
-    resp = client.post(reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"})
+    resp = client.post(
+        reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"}
+    )
     html = " ".join(resp.content.decode().split())
-    assert resp.status_code == 200 and html.startswith('<section class="card jr-form" id="run-form"')
+    assert resp.status_code == 200 and html.startswith(
+        '<section class="card jr-form" id="run-form"'
+    )
     assert "Would make <strong>4</strong> judge calls" in html and "1 detector check " in html
     assert JudgeRun.objects.count() == 0 and fake_judge.requests == []
 
@@ -66,15 +77,21 @@ def test_the_estimate_spends_nothing(client, engineer, fake_judge, rules):
 def test_bad_filters_are_named(client, engineer, rules):
     logged_in(client, engineer)
     resp = client.post(reverse("judge-run-start"), {"action": "run", "transcripts": "call-404"})
-    assert resp.status_code == 400 and "transcript: no such transcript call-404" in resp.content.decode()
+    assert (
+        resp.status_code == 400
+        and "transcript: no such transcript call-404" in resp.content.decode()
+    )
     assert JudgeRun.objects.count() == 0
 
 
 def test_polling_continues_while_running_then_stops_with_286(client, engineer, rules):
     call = make_call("call-1")
-    run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
-    item = JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors",
-                                       rule_version_ids=[rules["det"].pk])
+    run = JudgeRun.objects.create(
+        status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"}
+    )
+    item = JudgeRunItem.objects.create(
+        run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk]
+    )
     logged_in(client, engineer)
     url = reverse("judge-run-detail", args=[run.pk])
     page = client.get(url).content.decode()
@@ -91,13 +108,19 @@ def test_polling_continues_while_running_then_stops_with_286(client, engineer, r
     assert Verdict.objects.filter(judge_run=run).count() == 1
 
 
-def test_errors_show_on_the_run_page(client, engineer, fake_judge, rules, django_capture_on_commit_callbacks):
+def test_errors_show_on_the_run_page(
+    client, engineer, fake_judge, rules, django_capture_on_commit_callbacks
+):
     make_call("call-1")
     fake_judge.mode = "malformed"
     with django_capture_on_commit_callbacks(execute=True):
         run = judge_run_create(rule_ids=["asking.*"])
-    page = logged_in(client, engineer).get(reverse("judge-run-detail", args=[run.pk])).content.decode()
-    assert 'id="run-errors"' in page and "answer is not JSON" in page and "asking.one-question" in page
+    page = (
+        logged_in(client, engineer).get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    )
+    assert (
+        'id="run-errors"' in page and "answer is not JSON" in page and "asking.one-question" in page
+    )
 
 
 @pytest.mark.django_db(transaction=True)
@@ -107,7 +130,9 @@ def test_api_starts_and_reads_runs(engineer, reviewer, fake_judge, rules):
     api.force_authenticate(reviewer)
     assert api.post("/api/v1/judge-runs/", {}, format="json").status_code == 403
     api.force_authenticate(engineer)
-    resp = api.post("/api/v1/judge-runs/", {"rules": ["boundaries.*"], "dry_run": True}, format="json")
+    resp = api.post(
+        "/api/v1/judge-runs/", {"rules": ["boundaries.*"], "dry_run": True}, format="json"
+    )
     assert resp.status_code == 200 and resp.json()["calls"] == 1 and JudgeRun.objects.count() == 0
     resp = api.post("/api/v1/judge-runs/", {"rules": ["boundaries.*"]}, format="json")
     assert resp.status_code == 201
@@ -134,19 +159,34 @@ def test_the_schema_lists_the_judge_run_endpoints(client, reviewer):
 @pytest.mark.django_db(transaction=True)
 def test_a_stuck_run_can_be_queued_again(client, engineer, reviewer, rules):
     call = make_call("call-1")
-    run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"})
-    JudgeRunItem.objects.create(run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk])
+    run = JudgeRun.objects.create(
+        status=JudgeRun.Status.RUNNING, tasks_total=1, params={"cost_cap": "0"}
+    )
+    JudgeRunItem.objects.create(
+        run=run, transcript=call, kind="detectors", rule_version_ids=[rules["det"].pk]
+    )
     url = reverse("judge-run-resume", args=[run.pk])
     logged_in(client, engineer)
-    assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
-    JudgeRun.objects.filter(pk=run.pk).update(started_at=timezone.now() - timedelta(minutes=5))  # stuck
+    assert (
+        "Queue the remaining checks again"
+        not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    )
+    JudgeRun.objects.filter(pk=run.pk).update(
+        started_at=timezone.now() - timedelta(minutes=5)
+    )  # stuck
     client.logout()
     logged_in(client, reviewer)
-    assert "Queue the remaining checks again" not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    assert (
+        "Queue the remaining checks again"
+        not in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    )
     assert client.post(url).status_code == 403
     client.logout()
     logged_in(client, engineer)
-    assert "Queue the remaining checks again" in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    assert (
+        "Queue the remaining checks again"
+        in client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    )
     resp = client.post(url)
     assert resp.status_code == 302
     run = wait_for_run(run.pk)

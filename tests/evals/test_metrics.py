@@ -1,4 +1,5 @@
 """evals.metrics against scikit-learn and statsmodels, on random data drawn by hypothesis."""
+
 import math
 import warnings
 
@@ -81,7 +82,9 @@ def test_precision_recall_f1_specificity_match_sklearn(pairs):
         assert s.value is None
     else:
         # Specificity is the recall of the negative class.
-        assert s.value == pytest.approx(recall_score(y_true, y_pred, pos_label=False, zero_division=np.nan))
+        assert s.value == pytest.approx(
+            recall_score(y_true, y_pred, pos_label=False, zero_division=np.nan)
+        )
         approx_pair(s.ci, wilson_ref(tn, tn + fp))
 
 
@@ -110,11 +113,15 @@ def test_weighted_precision_recall_match_sklearn(rows):
     else:
         assert wp.value is None and wp.ci is None
     if any(y_true):
-        assert wr.value == pytest.approx(recall_score(y_true, y_pred, sample_weight=w, zero_division=np.nan))
+        assert wr.value == pytest.approx(
+            recall_score(y_true, y_pred, sample_weight=w, zero_division=np.nan)
+        )
     else:
         assert wr.value is None
     if any(y_true) or any(y_pred):
-        assert wf.value == pytest.approx(f1_score(y_true, y_pred, sample_weight=w, zero_division=np.nan))
+        assert wf.value == pytest.approx(
+            f1_score(y_true, y_pred, sample_weight=w, zero_division=np.nan)
+        )
 
 
 @given(st.lists(st.floats(min_value=0.01, max_value=100), min_size=1, max_size=100))
@@ -168,16 +175,19 @@ def test_majority_leaves_ties_unsettled_and_settlement_wins():
 
 
 def test_outcome_cells():
-    assert [m.outcome(True, True), m.outcome(True, False), m.outcome(False, True), m.outcome(False, False)] == [
-        "tp", "fp", "tn", "fn"
-    ]
+    assert [
+        m.outcome(True, True),
+        m.outcome(True, False),
+        m.outcome(False, True),
+        m.outcome(False, False),
+    ] == ["tp", "fp", "tn", "fn"]
 
 
 def test_eligibility_reasons():
     floors = m.Floors()
-    assert m.why_not_eligible(marked=163, precision_ci=(0.9, 0.95), recall_ci=(0.8, 0.9), floors=floors) == [
-        "needs 37 more marks"
-    ]
+    assert m.why_not_eligible(
+        marked=163, precision_ci=(0.9, 0.95), recall_ci=(0.8, 0.9), floors=floors
+    ) == ["needs 37 more marks"]
     assert m.why_not_eligible(marked=214, precision_ci=(0.7433, 0.9388), recall_ci=(0.61, 0.8)) == [
         "precision lower bound 0.74 < 0.80",
         "recall lower bound 0.61 < 0.70",

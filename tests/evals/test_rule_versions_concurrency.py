@@ -1,4 +1,5 @@
 """rule_version_create numbers versions under a row lock: concurrent edits never collide."""
+
 import threading
 
 import pytest
@@ -11,7 +12,9 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
 def test_concurrent_new_versions_get_consecutive_numbers():
-    rule = rule_create(rule_id="asking.one-question", group="asking", text="v1", severity="minor").rule
+    rule = rule_create(
+        rule_id="asking.one-question", group="asking", text="v1", severity="minor"
+    ).rule
     barrier = threading.Barrier(4)
     failures = []
 
@@ -30,4 +33,10 @@ def test_concurrent_new_versions_get_consecutive_numbers():
     for t in threads:
         t.join()
     assert failures == []
-    assert sorted(RuleVersion.objects.filter(rule=rule).values_list("number", flat=True)) == [1, 2, 3, 4, 5]
+    assert sorted(RuleVersion.objects.filter(rule=rule).values_list("number", flat=True)) == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]

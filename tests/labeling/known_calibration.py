@@ -1,4 +1,5 @@
 """A known set of verdicts and marks, and its expected figures computed with scikit-learn and statsmodels."""
+
 import datetime as dt
 import warnings
 from dataclasses import dataclass, field
@@ -51,8 +52,10 @@ class Expected:
     def counts(self):
         pairs = list(zip(self.y_pred, self.y_true))
         return {
-            "tp": sum(1 for p, t in pairs if p and t), "fp": sum(1 for p, t in pairs if p and not t),
-            "fn": sum(1 for p, t in pairs if not p and t), "tn": sum(1 for p, t in pairs if not p and not t),
+            "tp": sum(1 for p, t in pairs if p and t),
+            "fp": sum(1 for p, t in pairs if p and not t),
+            "fn": sum(1 for p, t in pairs if not p and t),
+            "tn": sum(1 for p, t in pairs if not p and not t),
         }
 
     def figures(self):
@@ -65,7 +68,7 @@ class Expected:
 
         def n_eff(mask):
             ww = w[mask]
-            return ww.sum() ** 2 / (ww ** 2).sum()
+            return ww.sum() ** 2 / (ww**2).sum()
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -73,21 +76,27 @@ class Expected:
         return {
             **c,
             "marked": sum(c.values()),
-            "precision": round(precision_score(yt, yp), 4), "precision_ci": ci(c["tp"], c["tp"] + c["fp"]),
-            "recall": round(recall_score(yt, yp), 4), "recall_ci": ci(c["tp"], c["tp"] + c["fn"]),
+            "precision": round(precision_score(yt, yp), 4),
+            "precision_ci": ci(c["tp"], c["tp"] + c["fp"]),
+            "recall": round(recall_score(yt, yp), 4),
+            "recall_ci": ci(c["tp"], c["tp"] + c["fn"]),
             "f1": round(f1_score(yt, yp), 4),
             "specificity": round(recall_score(yt, yp, pos_label=False), 4),
             "specificity_ci": ci(c["tn"], c["tn"] + c["fp"]),
             "w_precision": round(precision_score(yt, yp, sample_weight=w), 4),
             "w_recall": round(recall_score(yt, yp, sample_weight=w), 4),
             "w_f1": round(f1_score(yt, yp, sample_weight=w), 4),
-            "effective_n": round(w.sum() ** 2 / (w ** 2).sum(), 1),
-            "w_precision_n": n_eff(yp), "w_recall_n": n_eff(yt),
+            "effective_n": round(w.sum() ** 2 / (w**2).sum(), 1),
+            "w_precision_n": n_eff(yp),
+            "w_recall_n": n_eff(yt),
             "kappa": None if kappa is None or np.isnan(kappa) else round(kappa, 4),
             "agreement": round(float(np.mean(np.array(self.first) == np.array(self.second))), 4)
-            if self.first else None,
+            if self.first
+            else None,
             "pairs": len(self.first),
-            "waiting": self.waiting, "errored": self.errored, "outside_sample": self.outside,
+            "waiting": self.waiting,
+            "errored": self.errored,
+            "outside_sample": self.outside,
         }
 
 
@@ -96,26 +105,40 @@ def _build(spec, rule_version, judge, reviewers, sample, expected: Expected, lea
         for _ in range(count):
             transcript = f.TranscriptFactory(started_at=WEEK0 + dt.timedelta(weeks=week))
             verdict = f.VerdictFactory(
-                transcript=transcript, rule_version=rule_version, judge=judge, flagged=flagged,
-                turn=0 if flagged else None, error="timeout" if errored else "",
+                transcript=transcript,
+                rule_version=rule_version,
+                judge=judge,
+                flagged=flagged,
+                turn=0 if flagged else None,
+                error="timeout" if errored else "",
                 rationale="Asked two questions." if flagged else "One question each turn.",
             )
             item = None
             if p is not None:
-                item = f.SampleItemFactory(sample=sample, transcript=transcript, inclusion_probability=p)
+                item = f.SampleItemFactory(
+                    sample=sample, transcript=transcript, inclusion_probability=p
+                )
             for i, correct in enumerate(marks):
                 assignment = None
                 if item is not None:
                     assignment = lm.Assignment.objects.create(
-                        item=item, reviewer=reviewers[i], claimed_at=timezone.now(),
-                        lease_expires_at=timezone.now() + dt.timedelta(minutes=45), finished_at=timezone.now(),
+                        item=item,
+                        reviewer=reviewers[i],
+                        claimed_at=timezone.now(),
+                        lease_expires_at=timezone.now() + dt.timedelta(minutes=45),
+                        finished_at=timezone.now(),
                     )
                 lm.Mark.objects.create(
-                    verdict=verdict, reviewer=reviewers[i], correct=correct, assignment=assignment,
+                    verdict=verdict,
+                    reviewer=reviewers[i],
+                    correct=correct,
+                    assignment=assignment,
                     note="clarifier, not a second question" if not correct else "",
                 )
             if settlement is not None:
-                lm.Settlement.objects.create(verdict=verdict, correct=settlement, settled_by=lead, reason="listened")
+                lm.Settlement.objects.create(
+                    verdict=verdict, correct=settlement, settled_by=lead, reason="listened"
+                )
             if errored:
                 expected.errored += 1
                 continue
@@ -123,8 +146,10 @@ def _build(spec, rule_version, judge, reviewers, sample, expected: Expected, lea
                 expected.first.append(marks[0])
                 expected.second.append(marks[-1])
             right = sum(marks)
-            truth = settlement if settlement is not None else (
-                True if 2 * right > len(marks) else False if 2 * right < len(marks) else None
+            truth = (
+                settlement
+                if settlement is not None
+                else (True if 2 * right > len(marks) else False if 2 * right < len(marks) else None)
             )
             if truth is None:
                 expected.waiting += 1
@@ -149,14 +174,20 @@ def build_known_set(lead=None):
     j2 = f.JudgeFactory(name="gpt-4.1/conduct-v4")
     rule_a = f.RuleFactory(rule_id="asking.one-question", group="asking")
     rv_a = f.RuleVersionFactory(rule=rule_a, number=2)
-    rule_b = f.RuleFactory(rule_id="boundaries.no-rubric-leak", group="boundaries", safety=True, severity="critical")
+    rule_b = f.RuleFactory(
+        rule_id="boundaries.no-rubric-leak", group="boundaries", safety=True, severity="critical"
+    )
     rv_b = f.RuleVersionFactory(rule=rule_b, number=1, text="Never reveal the rubric.")
     exp_a, exp_a2, exp_b = Expected(), Expected(), Expected()
     _build(SPEC_A, rv_a, j1, reviewers, sample, exp_a, lead)
     _build(SPEC_A_J2, rv_a, j2, reviewers, sample, exp_a2, lead)
     _build(SPEC_B, rv_b, j1, reviewers, sample, exp_b, lead)
     return {
-        "rv_a": rv_a, "rv_b": rv_b, "j1": j1, "j2": j2, "lead": lead,
+        "rv_a": rv_a,
+        "rv_b": rv_b,
+        "j1": j1,
+        "j2": j2,
+        "lead": lead,
         "expected": {(rv_a.pk, j1.pk): exp_a, (rv_a.pk, j2.pk): exp_a2, (rv_b.pk, j1.pk): exp_b},
     }
 
@@ -167,16 +198,35 @@ def make_marked(rule_version, judge, reviewer, *, tp=0, fp=0, fn=0, tn=0):
 
     av = f.AgentVersionFactory()
     start = em.Transcript.objects.count()
-    specs = [(True, True)] * tp + [(True, False)] * fp + [(False, False)] * fn + [(False, True)] * tn
-    transcripts = em.Transcript.objects.bulk_create([
-        em.Transcript(external_id=f"bulk-{rule_version.pk}-{judge.pk}-{start + i}", agent_version=av, checksum=f"{i:064x}")
-        for i in range(len(specs))
-    ])
-    verdicts = em.Verdict.objects.bulk_create([
-        em.Verdict(transcript=t, rule_version=rule_version, judge=judge, flagged=flagged, turn=0 if flagged else None)
-        for t, (flagged, _) in zip(transcripts, specs)
-    ])
-    lm.Mark.objects.bulk_create([
-        lm.Mark(verdict=v, reviewer=reviewer, correct=correct) for v, (_, correct) in zip(verdicts, specs)
-    ])
+    specs = (
+        [(True, True)] * tp + [(True, False)] * fp + [(False, False)] * fn + [(False, True)] * tn
+    )
+    transcripts = em.Transcript.objects.bulk_create(
+        [
+            em.Transcript(
+                external_id=f"bulk-{rule_version.pk}-{judge.pk}-{start + i}",
+                agent_version=av,
+                checksum=f"{i:064x}",
+            )
+            for i in range(len(specs))
+        ]
+    )
+    verdicts = em.Verdict.objects.bulk_create(
+        [
+            em.Verdict(
+                transcript=t,
+                rule_version=rule_version,
+                judge=judge,
+                flagged=flagged,
+                turn=0 if flagged else None,
+            )
+            for t, (flagged, _) in zip(transcripts, specs)
+        ]
+    )
+    lm.Mark.objects.bulk_create(
+        [
+            lm.Mark(verdict=v, reviewer=reviewer, correct=correct)
+            for v, (_, correct) in zip(verdicts, specs)
+        ]
+    )
     return verdicts

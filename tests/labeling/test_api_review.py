@@ -21,9 +21,15 @@ pytestmark = pytest.mark.django_db
 def sampled_call():
     t = TranscriptFactory(external_id="call-000123")
     TurnFactory(transcript=t, index=0, text="Hi Dana")
-    VerdictFactory(transcript=t, flagged=True, turn=0, turns=[0], severity="minor", rationale="Greeted twice.")
+    VerdictFactory(
+        transcript=t, flagged=True, turn=0, turns=[0], severity="minor", rationale="Greeted twice."
+    )
     VerdictFactory(transcript=t, flagged=False)
-    SampleItemFactory(sample=DailySampleFactory(day=timezone.localdate()), transcript=t, inclusion_probability=0.25)
+    SampleItemFactory(
+        sample=DailySampleFactory(day=timezone.localdate()),
+        transcript=t,
+        inclusion_probability=0.25,
+    )
     return t
 
 
@@ -32,7 +38,10 @@ def test_queue_next_marks_and_finish(reviewer, sampled_call):
     r = client.post("/api/v1/queue/next/")
     assert r.status_code == 200
     body = r.json()
-    assert body["transcript"]["id"] == "call-000123" and body["transcript"]["turns"][0]["text"] == "Hi Dana"
+    assert (
+        body["transcript"]["id"] == "call-000123"
+        and body["transcript"]["turns"][0]["text"] == "Hi Dana"
+    )
     assert body["assignment"]["inclusion_probability"] == 0.25
     assert {v["flagged"] for v in body["verdicts"]} == {True, False}
     assert all(v["my_mark"] is None for v in body["verdicts"])
@@ -44,9 +53,17 @@ def test_queue_next_marks_and_finish(reviewer, sampled_call):
         r = client.post("/api/v1/marks/", {"verdict": v["id"], "correct": True}, format="json")
         assert r.status_code == 201 and r.json()["in_sample"] is True
     first = body["verdicts"][0]["id"]
-    r = client.post("/api/v1/marks/", {"verdict": first, "correct": False, "note": "no"}, format="json")
-    assert r.status_code == 200 and Mark.objects.count() == 2 and not Mark.objects.get(verdict_id=first).correct
-    again = client.post("/api/v1/queue/next/").json()  # still held: the same call, now with my marks
+    r = client.post(
+        "/api/v1/marks/", {"verdict": first, "correct": False, "note": "no"}, format="json"
+    )
+    assert (
+        r.status_code == 200
+        and Mark.objects.count() == 2
+        and not Mark.objects.get(verdict_id=first).correct
+    )
+    again = client.post(
+        "/api/v1/queue/next/"
+    ).json()  # still held: the same call, now with my marks
     assert again["assignment"]["id"] == body["assignment"]["id"]
     assert {v["id"]: v["my_mark"]["correct"] for v in again["verdicts"]}[first] is False
 
@@ -59,7 +76,9 @@ def test_marks_outside_the_sample_and_errors(reviewer):
     client = token_client(reviewer)
     v = VerdictFactory()
     r = client.post("/api/v1/marks/", {"verdict": v.pk, "correct": False}, format="json")
-    assert r.status_code == 201 and r.json()["in_sample"] is False and r.json()["assignment"] is None
+    assert (
+        r.status_code == 201 and r.json()["in_sample"] is False and r.json()["assignment"] is None
+    )
     bad = VerdictFactory(error="timeout")
     r = client.post("/api/v1/marks/", {"verdict": bad.pk, "correct": True}, format="json")
     assert r.status_code == 400 and "errored" in str(r.json())
@@ -72,7 +91,10 @@ def test_marks_outside_the_sample_and_errors(reviewer):
 def test_permissions(engineer, sampled_call):
     client = token_client(engineer)
     assert client.post("/api/v1/queue/next/").status_code == 403
-    assert client.post("/api/v1/marks/", {"verdict": 1, "correct": True}, format="json").status_code == 403
+    assert (
+        client.post("/api/v1/marks/", {"verdict": 1, "correct": True}, format="json").status_code
+        == 403
+    )
     assert APIClient().post("/api/v1/queue/next/").status_code in (401, 403)
 
 
@@ -84,12 +106,21 @@ def test_samples_read_and_make(reviewer, lead, settings):
     assert token_client(reviewer).post("/api/v1/samples/", {}, format="json").status_code == 403
     r = token_client(lead).post("/api/v1/samples/", {"day": "2026-06-02", "size": 2}, format="json")
     assert r.status_code == 201 and r.json()["day"] == "2026-06-02"
-    assert token_client(lead).post("/api/v1/samples/", {"day": "2026-06-02"}, format="json").status_code == 200
+    assert (
+        token_client(lead)
+        .post("/api/v1/samples/", {"day": "2026-06-02"}, format="json")
+        .status_code
+        == 200
+    )
     token_client(lead).post("/api/v1/samples/", {}, format="json")
     r = token_client(reviewer).get("/api/v1/sample/")
     assert r.status_code == 200 and r.json()["day"] == timezone.localdate().isoformat()
     for item in r.json()["items"]:
-        assert item["reason"] == "uniform" and item["reviews_done"] == 0 and 0 < item["inclusion_probability"] <= 1
+        assert (
+            item["reason"] == "uniform"
+            and item["reviews_done"] == 0
+            and 0 < item["inclusion_probability"] <= 1
+        )
     listed = token_client(reviewer).get("/api/v1/samples/").json()
     assert [s["day"] for s in listed["results"]][-1] == "2026-06-02"
     assert {s["day"]: s["items"] for s in listed["results"]} == {
@@ -101,7 +132,12 @@ def test_samples_read_and_make(reviewer, lead, settings):
 def test_schema_lists_the_review_endpoints(reviewer):
     client = token_client(reviewer)
     schema = client.get("/api/schema/?format=json").json()
-    for path in ["/api/v1/queue/next/", "/api/v1/queue/finish/", "/api/v1/marks/", "/api/v1/sample/"]:
+    for path in [
+        "/api/v1/queue/next/",
+        "/api/v1/queue/finish/",
+        "/api/v1/marks/",
+        "/api/v1/sample/",
+    ]:
         assert path in schema["paths"]
 
 
@@ -111,6 +147,9 @@ def test_skip_through_the_api_gives_the_call_away(reviewer, make_user, sampled_c
     r = client.post("/api/v1/queue/skip/", {"transcript": "call-000123"}, format="json")
     assert r.status_code == 200
     assert client.post("/api/v1/queue/next/").status_code == 204
-    assert token_client(make_user("reviewer")).post("/api/v1/queue/next/").json()["transcript"]["id"] == "call-000123"
+    assert (
+        token_client(make_user("reviewer")).post("/api/v1/queue/next/").json()["transcript"]["id"]
+        == "call-000123"
+    )
     r = client.post("/api/v1/queue/skip/", {"transcript": "nope"}, format="json")
     assert r.status_code == 400 and "transcript" in r.json()

@@ -1,4 +1,5 @@
 """The calibration selector on a known set of verdicts and marks, checked against the reference libraries."""
+
 import re
 
 import pytest
@@ -23,9 +24,26 @@ def by_key(rows):
 
 def check_row(row: dict, exp):
     want = exp.figures()
-    for key in ("marked", "tp", "fp", "fn", "tn", "precision", "precision_ci", "recall", "recall_ci", "f1",
-                "specificity", "specificity_ci", "kappa", "agreement", "pairs", "waiting", "errored",
-                "outside_sample"):
+    for key in (
+        "marked",
+        "tp",
+        "fp",
+        "fn",
+        "tn",
+        "precision",
+        "precision_ci",
+        "recall",
+        "recall_ci",
+        "f1",
+        "specificity",
+        "specificity_ci",
+        "kappa",
+        "agreement",
+        "pairs",
+        "waiting",
+        "errored",
+        "outside_sample",
+    ):
         assert row[key] == want[key], key
     wt = row["weighted"]
     assert wt["precision"] == want["w_precision"]
@@ -33,9 +51,13 @@ def check_row(row: dict, exp):
     assert wt["f1"] == want["w_f1"]
     assert wt["effective_n"] == want["effective_n"]
     # The weighted intervals are Wilson intervals on the Kish effective sample size.
-    lo, hi = proportion_confint(want["w_precision"] * want["w_precision_n"], want["w_precision_n"], method="wilson")
+    lo, hi = proportion_confint(
+        want["w_precision"] * want["w_precision_n"], want["w_precision_n"], method="wilson"
+    )
     assert wt["precision_ci"] == pytest.approx([lo, hi], abs=2e-4)
-    lo, hi = proportion_confint(want["w_recall"] * want["w_recall_n"], want["w_recall_n"], method="wilson")
+    lo, hi = proportion_confint(
+        want["w_recall"] * want["w_recall_n"], want["w_recall_n"], method="wilson"
+    )
     assert wt["recall_ci"] == pytest.approx([lo, hi], abs=2e-4)
 
 
@@ -49,18 +71,28 @@ def test_known_set_figures_match_sklearn_and_statsmodels(known):
     # Spelled out, so a wrong reference would show too.
     assert (row["tp"], row["fp"], row["fn"], row["tn"]) == (16, 4, 5, 17)
     assert (row["waiting"], row["errored"], row["outside_sample"], row["pairs"]) == (1, 2, 3, 6)
-    assert row["rule"] == "asking.one-question" and row["version"] == 2 and row["status"] == "candidate"
+    assert (
+        row["rule"] == "asking.one-question"
+        and row["version"] == 2
+        and row["status"] == "candidate"
+    )
     assert row["eligible"] is False
     assert row["why_not"][0] == "needs 158 more marks"
     # A judge filter keeps only that judge's row.
     only_j2 = cal.calibration_rows(judge=j2)
     assert [(r.rule_version.pk, r.judge.name) for r in only_j2] == [(a, j2)]
-    assert only_j2[0].counts.tp == 3 and only_j2[0].counts.fn == 2 and only_j2[0].figures.precision.value == 1.0
+    assert (
+        only_j2[0].counts.tp == 3
+        and only_j2[0].counts.fn == 2
+        and only_j2[0].figures.precision.value == 1.0
+    )
 
 
 def test_undefined_figures_are_null_not_zero(known):
     row = by_key(r.as_dict() for r in cal.calibration_rows())[(known["rv_a"].pk, known["j2"].name)]
-    assert row["specificity"] is None and row["specificity_ci"] is None  # no negatives marked right or FP
+    assert (
+        row["specificity"] is None and row["specificity_ci"] is None
+    )  # no negatives marked right or FP
     assert row["kappa"] is None and row["agreement"] is None
 
 
@@ -69,12 +101,15 @@ def test_safety_rule_uses_stricter_floors(known, settings):
     row = by_key(r.as_dict() for r in cal.calibration_rows())[(known["rv_b"].pk, known["j1"].name)]
     # 6 of 6 flagged right: lower bound of [0.61, 1.0] is under both floors.
     assert row["why_not"] == [
-        "precision lower bound 0.61 < 0.85 (safety rule)", "recall lower bound 0.61 < 0.90 (safety rule)"
+        "precision lower bound 0.61 < 0.85 (safety rule)",
+        "recall lower bound 0.61 < 0.90 (safety rule)",
     ]
 
 
 def test_filters_by_group_and_status(known):
-    assert {r.rule_version.rule.group for r in cal.calibration_rows(group="boundaries")} == {"boundaries"}
+    assert {r.rule_version.rule.group for r in cal.calibration_rows(group="boundaries")} == {
+        "boundaries"
+    }
     assert cal.calibration_rows(status="gated") == []
 
 
@@ -95,7 +130,11 @@ def test_counting_is_one_query(known):
     with CaptureQueriesContext(connection) as ctx:
         rows = cal.calibration_rows()
     assert len(rows) == 3
-    sql = [q["sql"] for q in ctx.captured_queries if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE", "SET"))]
+    sql = [
+        q["sql"]
+        for q in ctx.captured_queries
+        if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE", "SET"))
+    ]
     # All counting in one aggregate over the per-verdict tally; the raw marks are not read.
     assert sum(VerdictTally._meta.db_table in q for q in sql) == 1
     assert not any(re.search(r"\blabeling_mark\b", q) for q in sql)
@@ -147,4 +186,6 @@ def test_overall_kappa(known):
     rows = cal.calibration_rows()
     overall = cal.calibration_overall(rows)
     assert overall["pairs"] == 6
-    assert overall["kappa"] == pytest.approx(metrics.cohen_kappa(rows[0].counts.pairs + rows[1].counts.pairs))
+    assert overall["kappa"] == pytest.approx(
+        metrics.cohen_kappa(rows[0].counts.pairs + rows[1].counts.pairs)
+    )

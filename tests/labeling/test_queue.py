@@ -36,7 +36,9 @@ def test_claim_gives_the_held_call_first_then_the_next_one(today_sample, reviewe
     a, b = item(today_sample), item(today_sample)
     first = sample_claim_next(reviewer=reviewer)
     assert first.item == a
-    assert sample_claim_next(reviewer=reviewer).pk == first.pk  # still held: same call, lease renewed
+    assert (
+        sample_claim_next(reviewer=reviewer).pk == first.pk
+    )  # still held: same call, lease renewed
     for v in a.transcript.verdicts.all():
         mark_set(reviewer=reviewer, verdict=v, correct=True)
     assignment_finish(reviewer=reviewer, transcript=a.transcript)
@@ -58,7 +60,9 @@ def test_lapsed_lease_returns_the_call(today_sample, make_user, settings):
     r1, r2 = make_user("reviewer"), make_user("reviewer")
     a1 = sample_claim_next(reviewer=r1)
     assert sample_claim_next(reviewer=r2) is None
-    Assignment.objects.filter(pk=a1.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    Assignment.objects.filter(pk=a1.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
     a2 = sample_claim_next(reviewer=r2)
     assert a2.item == it and a2.reviewer == r2
     assert a2.lease_expires_at > timezone.now() + timedelta(minutes=29)
@@ -101,7 +105,10 @@ def test_finish_only_when_every_verdict_is_marked(today_sample, reviewer):
     mark_set(reviewer=reviewer, verdict=verdicts[2], correct=True)
     done = assignment_finish(reviewer=reviewer, transcript=it.transcript)
     assert done.finished_at is not None
-    assert assignment_finish(reviewer=reviewer, transcript=it.transcript).finished_at == done.finished_at
+    assert (
+        assignment_finish(reviewer=reviewer, transcript=it.transcript).finished_at
+        == done.finished_at
+    )
 
 
 def test_finish_needs_a_held_call(today_sample, reviewer):
@@ -124,7 +131,9 @@ def test_marks_are_idempotent_changeable_and_undoable(today_sample, reviewer):
     assert mark_undo(reviewer=reviewer, verdict=v) is False
 
 
-def test_errored_verdicts_cannot_be_marked_and_marks_outside_the_sample_have_no_assignment(reviewer):
+def test_errored_verdicts_cannot_be_marked_and_marks_outside_the_sample_have_no_assignment(
+    reviewer,
+):
     with pytest.raises(ValidationError, match="errored"):
         mark_set(reviewer=reviewer, verdict=VerdictFactory(error="judge timeout"), correct=True)
     m = mark_set(reviewer=reviewer, verdict=VerdictFactory(), correct=False)
@@ -149,9 +158,17 @@ def test_issue_rows_get_sequential_numbers_and_validate(reviewer):
     t = TranscriptFactory()
     TurnFactory(transcript=t, index=0)
     TurnFactory(transcript=t, index=1)
-    r1 = issue_row_create(reporter=reviewer, transcript=t, turn=1, what="talks over", severity="major",
-                          audio_only=True)
-    r2 = issue_row_create(reporter=reviewer, transcript=t, turn=None, what="long hold", severity="minor")
+    r1 = issue_row_create(
+        reporter=reviewer,
+        transcript=t,
+        turn=1,
+        what="talks over",
+        severity="major",
+        audio_only=True,
+    )
+    r2 = issue_row_create(
+        reporter=reviewer, transcript=t, turn=None, what="long hold", severity="minor"
+    )
     assert (r1.number, r2.number) == (1, 2)
     assert r1.audio_only and r1.events.get().kind == "filed"
     with pytest.raises(ValidationError, match="no turn 7"):
@@ -166,22 +183,36 @@ def test_marking_keeps_the_call_held(today_sample, reviewer, settings):
     settings.DOCKET_LEASE_MINUTES = 30
     it = item(today_sample, verdicts=1)
     a = sample_claim_next(reviewer=reviewer)
-    Assignment.objects.filter(pk=a.pk).update(lease_expires_at=timezone.now() + timedelta(minutes=5))
+    Assignment.objects.filter(pk=a.pk).update(
+        lease_expires_at=timezone.now() + timedelta(minutes=5)
+    )
     mark_set(reviewer=reviewer, verdict=it.transcript.verdicts.get(), correct=True)
     a.refresh_from_db()
     assert a.lease_expires_at > timezone.now() + timedelta(minutes=29)
 
 
-def test_review_page_puts_verdicts_beside_their_turns_and_shows_only_my_marks(today_sample, make_user):
+def test_review_page_puts_verdicts_beside_their_turns_and_shows_only_my_marks(
+    today_sample, make_user
+):
     from labeling.selectors.queue import review_page_data
 
     it = item(today_sample, verdicts=0)
     t = it.transcript
-    for i, (speaker, phase) in enumerate([("agent", "opening"), ("user", "opening"), ("tool", "asking")]):
-        TurnFactory(transcript=t, index=i, speaker=speaker, phase=phase, start_ms=i * 1000 if i < 2 else None)
+    for i, (speaker, phase) in enumerate(
+        [("agent", "opening"), ("user", "opening"), ("tool", "asking")]
+    ):
+        TurnFactory(
+            transcript=t,
+            index=i,
+            speaker=speaker,
+            phase=phase,
+            start_ms=i * 1000 if i < 2 else None,
+        )
     at_turn = VerdictFactory(transcript=t, flagged=True, turn=1, turns=[1])
     whole = VerdictFactory(transcript=t, flagged=False)
-    dangling = VerdictFactory(transcript=t, flagged=True, turn=9, turns=[9])  # cites a turn the call lacks
+    dangling = VerdictFactory(
+        transcript=t, flagged=True, turn=9, turns=[9]
+    )  # cites a turn the call lacks
     me, other = make_user("reviewer"), make_user("reviewer")
     a = sample_claim_next(reviewer=me)
     mark_set(reviewer=other, verdict=whole, correct=False)
@@ -189,7 +220,9 @@ def test_review_page_puts_verdicts_beside_their_turns_and_shows_only_my_marks(to
     page = review_page_data(reviewer=me, transcript=t, assignment=a)
     assert [v.pk for v in page.turns[1].verdicts_here] == [at_turn.pk]
     assert {v.pk for v in page.top_verdicts} == {whole.pk, dangling.pk}
-    assert next(v for v in page.top_verdicts if v.pk == whole.pk).my_mark is None  # not the other's mark
+    assert (
+        next(v for v in page.top_verdicts if v.pk == whole.pk).my_mark is None
+    )  # not the other's mark
     assert (page.marked, page.markable) == (1, 3)
     assert [x.phase_starts for x in page.turns] == [True, False, True]
     assert [x.clock for x in page.turns] == ["0:00", "0:01", ""]

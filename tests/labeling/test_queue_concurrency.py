@@ -1,4 +1,5 @@
 """Several reviewers claiming and marking at once on PostgreSQL: no call held twice, no mark lost."""
+
 import threading
 
 import pytest
@@ -36,7 +37,9 @@ def run_threads(n, work):
 
 
 @pytest.mark.parametrize("reviewers,reviews_needed", [(2, 1), (5, 1), (8, 1), (8, 2)])
-def test_reviewers_claiming_at_once_never_share_a_call_and_never_lose_a_mark(make_user, reviewers, reviews_needed):
+def test_reviewers_claiming_at_once_never_share_a_call_and_never_lose_a_mark(
+    make_user, reviewers, reviews_needed
+):
     sample = DailySampleFactory(day=timezone.localdate())
     items = []
     for _ in range(6):
@@ -63,7 +66,9 @@ def test_reviewers_claiming_at_once_never_share_a_call_and_never_lose_a_mark(mak
     for it in items:
         holders = list(Assignment.objects.filter(item=it).values_list("reviewer_id", flat=True))
         assert len(holders) == reviews_needed == len(set(holders)), (it.pk, holders)
-        assert Assignment.objects.filter(item=it, finished_at__isnull=False).count() == reviews_needed
+        assert (
+            Assignment.objects.filter(item=it, finished_at__isnull=False).count() == reviews_needed
+        )
     for uid, ids in claimed.items():
         assert len(ids) == len(set(ids))  # never the same call twice
     # Every mark made is there: 3 verdicts x reviews_needed reviewers x 6 calls.
@@ -77,7 +82,9 @@ def test_issue_row_numbers_never_collide_under_concurrency(make_user):
 
     def file_rows(i):
         for _ in range(5):
-            issue_row_create(reporter=users[i], transcript=t, turn=None, what="talks over", severity="minor")
+            issue_row_create(
+                reporter=users[i], transcript=t, turn=None, what="talks over", severity="minor"
+            )
 
     run_threads(8, file_rows)
     numbers = sorted(IssueRow.objects.values_list("number", flat=True))

@@ -19,13 +19,35 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def call():
     t = TranscriptFactory(external_id="call-000123", audio_url="/static/x.ogg")
-    TurnFactory(transcript=t, index=0, speaker="agent", text="Hi Dana, thanks for joining.", phase="opening",
-                start_ms=0, end_ms=4000)
-    TurnFactory(transcript=t, index=1, speaker="user", text="Hi!", phase="opening", start_ms=4000, end_ms=5000)
+    TurnFactory(
+        transcript=t,
+        index=0,
+        speaker="agent",
+        text="Hi Dana, thanks for joining.",
+        phase="opening",
+        start_ms=0,
+        end_ms=4000,
+    )
+    TurnFactory(
+        transcript=t,
+        index=1,
+        speaker="user",
+        text="Hi!",
+        phase="opening",
+        start_ms=4000,
+        end_ms=5000,
+    )
     TurnFactory(transcript=t, index=2, speaker="tool", text='{"slot": "ok"}', phase="asking")
     rv = RuleVersionFactory(rule__rule_id="asking.one-question", text="Ask one question per turn.")
-    VerdictFactory(transcript=t, rule_version=rv, flagged=True, turn=0, turns=[0], severity="major",
-                   rationale="Asked two questions.")
+    VerdictFactory(
+        transcript=t,
+        rule_version=rv,
+        flagged=True,
+        turn=0,
+        turns=[0],
+        severity="major",
+        rationale="Asked two questions.",
+    )
     VerdictFactory(transcript=t, flagged=False, rationale="Greeted by name.")
     VerdictFactory(transcript=t, flagged=False, error="judge timeout")
     SampleItemFactory(sample=DailySampleFactory(day=timezone.localdate()), transcript=t)
@@ -37,10 +59,16 @@ def test_start_reviewing_claims_and_opens_the_call(client, reviewer, call):
     home = client.get(reverse("review"))
     assert b"Start reviewing" in home.content and b'href="/review/"' in home.content
     response = client.post(reverse("review-next"))
-    assert response.status_code == 302 and response.url == reverse("review-call", args=["call-000123"])
+    assert response.status_code == 302 and response.url == reverse(
+        "review-call", args=["call-000123"]
+    )
     page = client.get(response.url)
     html = page.content.decode()
-    assert 'id="player" data-player' in html and 'id="turn-0"' in html and 'data-start-ms="4000"' in html
+    assert (
+        'id="player" data-player' in html
+        and 'id="turn-0"' in html
+        and 'data-start-ms="4000"' in html
+    )
     assert "Asked two questions." in html and "Ask one question per turn." in html
     assert "speaker-user" in html and "<details" in html and "phase-mark" in html
     assert html.count(">Right</button>") == 2  # the errored verdict has no buttons
@@ -58,7 +86,9 @@ def test_mark_through_htmx_returns_the_verdict_fragment_and_can_change(client, r
     client.post(reverse("review-next"))
     v = call.verdicts.get(flagged=True)
     url = reverse("review-mark", args=["call-000123", v.pk])
-    r = client.post(url, {"correct": "0", "note": "asked one, with a clarifier"}, HTTP_HX_REQUEST="true")
+    r = client.post(
+        url, {"correct": "0", "note": "asked one, with a clarifier"}, HTTP_HX_REQUEST="true"
+    )
     html = r.content.decode()
     assert r.status_code == 200 and html.lstrip().startswith(f'<article id="verdict-{v.pk}"')
     assert "Saved" in html and "marked-wrong" in html and "asked one, with a clarifier" in html
@@ -79,7 +109,9 @@ def test_finish_needs_every_mark_then_opens_the_next_call(client, reviewer, call
     assert b"2 verdicts without your mark" in r.content
     for v in call.verdicts.filter(error=""):
         client.post(reverse("review-mark", args=["call-000123", v.pk]), {"correct": "1"})
-    progress = client.get(reverse("review-call-progress", args=["call-000123"]), HTTP_HX_REQUEST="true")
+    progress = client.get(
+        reverse("review-call-progress", args=["call-000123"]), HTTP_HX_REQUEST="true"
+    )
     assert b"2</strong> of 2" in progress.content and b"disabled" not in progress.content
     r = client.post(reverse("review-finish", args=["call-000123"]))
     assert r.url == reverse("review-call", args=["call-000124"])
@@ -94,8 +126,11 @@ def test_file_an_issue_row_via_htmx(client, reviewer, call):
     logged_in(client, reviewer)
     client.post(reverse("review-next"))
     url = reverse("review-issue", args=["call-000123"])
-    r = client.post(url, {"turn": "1", "what": "talks over candidate", "severity": "major", "audio_only": "on"},
-                    HTTP_HX_REQUEST="true")
+    r = client.post(
+        url,
+        {"turn": "1", "what": "talks over candidate", "severity": "major", "audio_only": "on"},
+        HTTP_HX_REQUEST="true",
+    )
     row = IssueRow.objects.get()
     assert (row.number, row.turn, row.audio_only, row.severity) == (1, 1, True, "major")
     assert b"Filed row 1" in r.content and "issue-filed" in r["HX-Trigger"]
@@ -107,7 +142,9 @@ def test_reviewers_never_see_each_others_marks(client, make_user, call):
     from labeling.services.marks import mark_set
 
     other = make_user("reviewer")
-    mark_set(reviewer=other, verdict=call.verdicts.get(flagged=True), correct=False, note="SECRET-NOTE")
+    mark_set(
+        reviewer=other, verdict=call.verdicts.get(flagged=True), correct=False, note="SECRET-NOTE"
+    )
     me = make_user("reviewer")
     logged_in(client, me)
     client.post(reverse("review-next"))
@@ -124,9 +161,13 @@ def test_leads_make_the_sample_and_queue_a_call_by_hand(client, lead, reviewer):
     logged_in(client, lead)
     assert "Make today's sample".encode() in client.get(reverse("review")).content
     client.post(reverse("review-sample-make"))
-    r = client.post(reverse("review-sample-queue"), {"transcript": "call-9", "next": "//evil.example/"})
+    r = client.post(
+        reverse("review-sample-queue"), {"transcript": "call-9", "next": "//evil.example/"}
+    )
     assert r.url == reverse("review")
-    r = client.post(reverse("review-sample-queue"), {"transcript": "call-9", "next": "/calls/call-9/"})
+    r = client.post(
+        reverse("review-sample-queue"), {"transcript": "call-9", "next": "/calls/call-9/"}
+    )
     assert r.url == "/calls/call-9/"
     r = client.post(reverse("review-sample-queue"), {"transcript": "call-9"}, follow=True)
     assert b"call-9 is in today" in r.content
@@ -149,6 +190,11 @@ def test_a_lapsed_hold_is_said_plainly_and_marks_still_save(client, reviewer, ca
     html = client.get(reverse("review-call", args=["call-000123"])).content.decode()
     assert "Your hold on this call lapsed" in html
     v = call.verdicts.get(flagged=True)
-    client.post(reverse("review-mark", args=["call-000123", v.pk]), {"correct": "1"}, HTTP_HX_REQUEST="true")
+    client.post(
+        reverse("review-mark", args=["call-000123", v.pk]), {"correct": "1"}, HTTP_HX_REQUEST="true"
+    )
     assert Mark.objects.get(verdict=v).assignment is not None
-    assert "Your hold on this call lapsed" not in client.get(reverse("review-call", args=["call-000123"])).content.decode()
+    assert (
+        "Your hold on this call lapsed"
+        not in client.get(reverse("review-call", args=["call-000123"])).content.decode()
+    )

@@ -7,7 +7,11 @@ from django.core.management import call_command
 
 from labeling.models import DailySample, SampleItem
 from labeling.selectors.sampling import rule_versions_untrusted
-from labeling.services.sampling import daily_sample_make, judge_check_probability, sample_item_queue_by_hand
+from labeling.services.sampling import (
+    daily_sample_make,
+    judge_check_probability,
+    sample_item_queue_by_hand,
+)
 from tests.factories import RuleVersionFactory, TranscriptFactory, VerdictFactory
 
 pytestmark = pytest.mark.django_db
@@ -23,8 +27,12 @@ def make_calls(n, *, flagged_every=0, rv=None, start=0):
     for i in range(n):
         t = TranscriptFactory(external_id=f"call-{start + i:05d}", started_at=at(1 + (i % 20)))
         if rv is not None:
-            VerdictFactory(transcript=t, rule_version=rv, flagged=bool(flagged_every and i % flagged_every == 0),
-                           turn=None)
+            VerdictFactory(
+                transcript=t,
+                rule_version=rv,
+                flagged=bool(flagged_every and i % flagged_every == 0),
+                turn=None,
+            )
         calls.append(t)
     return calls
 
@@ -50,7 +58,9 @@ def test_another_day_draws_differently(settings):
     settings.DOCKET_SAMPLE_WINDOW_HOURS = 24 * 5
     make_calls(60)
     a = set(daily_sample_make(day=DAY).items.values_list("transcript_id", flat=True))
-    b = set(daily_sample_make(day=DAY + timedelta(days=1)).items.values_list("transcript_id", flat=True))
+    b = set(
+        daily_sample_make(day=DAY + timedelta(days=1)).items.values_list("transcript_id", flat=True)
+    )
     assert a != b
 
 
@@ -98,7 +108,9 @@ def test_judge_checks_oversample_flagged_untrusted_calls_and_probabilities_are_r
     assert p["expected_size"] <= 10
 
 
-@pytest.mark.parametrize("N,f,n_u,m", [(12, 4, 3, 2), (10, 6, 4, 3), (8, 2, 5, 1), (15, 15, 4, 6), (9, 3, 0, 2)])
+@pytest.mark.parametrize(
+    "N,f,n_u,m", [(12, 4, 3, 2), (10, 6, 4, 3), (8, 2, 5, 1), (15, 15, 4, 6), (9, 3, 0, 2)]
+)
 def test_judge_check_probability_matches_simulation(N, f, n_u, m):
     p = judge_check_probability(population=N, flagged=f, uniform=n_u, checks=m)
     rng = random.Random(7)

@@ -1,4 +1,5 @@
 """Triage services: each of the three ways, status, duplicates, comments, history and permissions."""
+
 import pytest
 from django.core.exceptions import PermissionDenied
 
@@ -25,8 +26,12 @@ def test_write_rule_creates_a_draft_v1_linked_to_the_row_with_history(reviewer, 
     assert prefill["rule_id"].startswith("asking.talks-over-the-candidate")
 
     version = triage.issue_row_write_rule(
-        row=row, actor=engineer, rule_id=prefill["rule_id"], group=prefill["group"],
-        text="Let the candidate finish before speaking.", severity=prefill["severity"],
+        row=row,
+        actor=engineer,
+        rule_id=prefill["rule_id"],
+        group=prefill["group"],
+        text="Let the candidate finish before speaking.",
+        severity=prefill["severity"],
     )
     row.refresh_from_db()
     assert (version.number, version.status) == (1, RuleVersion.Status.DRAFT)
@@ -45,10 +50,18 @@ def test_next_steps_follow_verdicts_marks_and_promotion(reviewer, engineer):
     from labeling.models import Mark
 
     row = file_row(reviewer)
-    version = triage.issue_row_write_rule(row=row, actor=engineer, rule_id="asking.x", group="asking",
-                                          text="One question a turn.", severity="major")
+    version = triage.issue_row_write_rule(
+        row=row,
+        actor=engineer,
+        rule_id="asking.x",
+        group="asking",
+        text="One question a turn.",
+        severity="major",
+    )
     steps = {s["step"]: s for s in issue_row_next_steps(row)}
-    assert steps["written"]["done"] and not steps["judged"]["done"] and not steps["promoted"]["done"]
+    assert (
+        steps["written"]["done"] and not steps["judged"]["done"] and not steps["promoted"]["done"]
+    )
 
     verdict = VerdictFactory(rule_version=version, flagged=True, turn=None)
     VerdictFactory(rule_version=version, flagged=False, error="timeout")  # errored: not counted
@@ -65,8 +78,12 @@ def test_next_steps_follow_verdicts_marks_and_promotion(reviewer, engineer):
 def test_fix_rule_adds_version_n_plus_one_and_the_old_one_stays_gated(reviewer, engineer):
     rule = gated_rule()
     row = file_row(reviewer, what="Judge flags a clarifier as a second question")
-    version = triage.issue_row_fix_rule(row=row, actor=engineer, rule=rule,
-                                        text="Ask one question per turn; a clarifier is not a second question.")
+    version = triage.issue_row_fix_rule(
+        row=row,
+        actor=engineer,
+        rule=rule,
+        text="Ask one question per turn; a clarifier is not a second question.",
+    )
     row.refresh_from_db()
     assert (version.number, version.status) == (2, RuleVersion.Status.CANDIDATE)
     assert rule.versions.get(number=1).status == RuleVersion.Status.GATED
@@ -81,7 +98,9 @@ def test_fix_rule_refuses_unchanged_text(reviewer, engineer):
     rule = gated_rule()
     row = file_row(reviewer)
     with pytest.raises(triage.TriageError) as exc:
-        triage.issue_row_fix_rule(row=row, actor=engineer, rule=rule, text="  Ask one question per turn. ")
+        triage.issue_row_fix_rule(
+            row=row, actor=engineer, rule=rule, text="  Ask one question per turn. "
+        )
     assert exc.value.field == "text"
     assert rule.versions.count() == 1
     assert not IssueRowEvent.objects.filter(row=row, kind="fix_rule").exists()
@@ -91,8 +110,13 @@ def test_add_signal_creates_a_detector_rule_with_validated_parameters(reviewer, 
     row = file_row(reviewer, what="talks over candidate at 14:20", audio_only=True)
     spec = triage.detector_spec_from_form("talk_over", {"param_talk_over_max_overlap_ms": "800"})
     version = triage.issue_row_create_signal(
-        row=row, actor=engineer, rule_id="signals.no-talk-over", group="signals",
-        text="The agent does not talk over the candidate.", severity="major", detector=spec,
+        row=row,
+        actor=engineer,
+        rule_id="signals.no-talk-over",
+        group="signals",
+        text="The agent does not talk over the candidate.",
+        severity="major",
+        detector=spec,
     )
     row.refresh_from_db()
     assert version.detector == {"name": "talk_over", "max_overlap_ms": 800}
@@ -106,12 +130,26 @@ def test_add_signal_rejects_bad_parameters_and_writes_nothing(reviewer, engineer
         triage.detector_spec_from_form("talk_over", {"param_talk_over_max_overlap_ms": "lots"})
     assert exc.value.field == "detector.max_overlap_ms"
     with pytest.raises(triage.TriageError) as exc:
-        triage.issue_row_create_signal(row=row, actor=engineer, rule_id="signals.x", group="signals", text="x",
-                                       severity="major", detector={"name": "talk_over", "max_overlap_ms": -5})
+        triage.issue_row_create_signal(
+            row=row,
+            actor=engineer,
+            rule_id="signals.x",
+            group="signals",
+            text="x",
+            severity="major",
+            detector={"name": "talk_over", "max_overlap_ms": -5},
+        )
     assert exc.value.field == "detector.max_overlap_ms"
     with pytest.raises(triage.TriageError) as exc:
-        triage.issue_row_create_signal(row=row, actor=engineer, rule_id="signals.x", group="signals", text="x",
-                                       severity="major", detector={"name": "no_such_detector"})
+        triage.issue_row_create_signal(
+            row=row,
+            actor=engineer,
+            rule_id="signals.x",
+            group="signals",
+            text="x",
+            severity="major",
+            detector={"name": "no_such_detector"},
+        )
     assert exc.value.field == "detector.name"
     row.refresh_from_db()
     assert row.outcome == "" and not Rule.objects.filter(rule_id="signals.x").exists()
@@ -119,8 +157,11 @@ def test_add_signal_rejects_bad_parameters_and_writes_nothing(reviewer, engineer
 
 
 def test_add_signal_links_an_existing_detector_rule_or_records_a_request(reviewer, engineer):
-    detector_rule = RuleFactory(rule_id="timing.no-long-silence", group="signals",
-                                detector={"name": "silence_before_agent", "max_ms": 3000})
+    detector_rule = RuleFactory(
+        rule_id="timing.no-long-silence",
+        group="signals",
+        detector={"name": "silence_before_agent", "max_ms": 3000},
+    )
     RuleVersionFactory(rule=detector_rule, number=1, detector=detector_rule.detector)
     v2 = RuleVersionFactory(rule=detector_rule, number=2, detector=detector_rule.detector)
     plain = RuleFactory()
@@ -132,7 +173,9 @@ def test_add_signal_links_an_existing_detector_rule_or_records_a_request(reviewe
     row.refresh_from_db()
     assert row.rule_version == v2 and row.outcome == "new_signal"
 
-    triage.issue_row_request_signal(row=other, actor=engineer, request="Detect the candidate's line dropping out")
+    triage.issue_row_request_signal(
+        row=other, actor=engineer, request="Detect the candidate's line dropping out"
+    )
     other.refresh_from_db()
     assert other.signal_request.startswith("Detect") and other.rule_id is None
     assert issue_row_next_steps(other)[0]["step"] == "detector requested"
@@ -142,12 +185,19 @@ def test_write_rule_with_a_taken_id_names_the_field_and_writes_nothing(reviewer,
     RuleFactory(rule_id="asking.taken")
     row = file_row(reviewer)
     with pytest.raises(triage.TriageError) as exc:
-        triage.issue_row_write_rule(row=row, actor=engineer, rule_id="asking.taken", group="asking", text="x",
-                                    severity="major")
+        triage.issue_row_write_rule(
+            row=row,
+            actor=engineer,
+            rule_id="asking.taken",
+            group="asking",
+            text="x",
+            severity="major",
+        )
     assert exc.value.field == "rule_id"
     with pytest.raises(triage.TriageError) as exc:
-        triage.issue_row_write_rule(row=row, actor=engineer, rule_id="Bad Id!", group="asking", text="x",
-                                    severity="major")
+        triage.issue_row_write_rule(
+            row=row, actor=engineer, rule_id="Bad Id!", group="asking", text="x", severity="major"
+        )
     assert exc.value.field == "rule_id"
     row.refresh_from_db()
     assert row.outcome == "" and row.status == "new"
@@ -158,13 +208,20 @@ def test_assign_status_comment_each_leave_a_trail(reviewer, engineer, lead):
     triage.issue_row_assign(row=row, actor=lead, assignee=engineer)
     triage.issue_row_set_status(row=row, actor=engineer, status="in_progress")
     triage.issue_row_comment(row=row, actor=engineer, text="Looking at the audio.")
-    triage.issue_row_set_status(row=row, actor=engineer, status="in_progress")  # no change: no event
+    triage.issue_row_set_status(
+        row=row, actor=engineer, status="in_progress"
+    )  # no change: no event
     with pytest.raises(triage.TriageError):
         triage.issue_row_assign(row=row, actor=lead, assignee=reviewer)  # reviewers cannot triage
     row.refresh_from_db()
     assert row.assignee == engineer and row.status == "in_progress"
     kinds = list(row.events.values_list("kind", "actor__username"))
-    assert kinds == [("filed", "priya"), ("assign", "lena"), ("status", "marco"), ("comment", "marco")]
+    assert kinds == [
+        ("filed", "priya"),
+        ("assign", "lena"),
+        ("status", "marco"),
+        ("comment", "marco"),
+    ]
     assert row.events.get(kind="assign").data["changes"] == {"assignee": [None, "marco"]}
     assert row.events.get(kind="comment").data["text"] == "Looking at the audio."
 
@@ -174,9 +231,15 @@ def test_wont_fix_needs_a_reason_and_closed_rows_refuse_a_way_until_reopened(rev
     with pytest.raises(triage.TriageError) as exc:
         triage.issue_row_set_status(row=row, actor=engineer, status="wont_fix")
     assert exc.value.field == "reason"
-    triage.issue_row_close_wont_fix(row=row, actor=engineer, reason="Expected behaviour for this scenario")
+    triage.issue_row_close_wont_fix(
+        row=row, actor=engineer, reason="Expected behaviour for this scenario"
+    )
     row.refresh_from_db()
-    assert (row.status, row.outcome, row.reason) == ("wont_fix", "wont_fix", "Expected behaviour for this scenario")
+    assert (row.status, row.outcome, row.reason) == (
+        "wont_fix",
+        "wont_fix",
+        "Expected behaviour for this scenario",
+    )
     with pytest.raises(triage.TriageError) as exc:
         triage.issue_row_request_signal(row=row, actor=engineer, request="x")
     assert exc.value.field == "status"
@@ -197,7 +260,12 @@ def test_duplicates_refuse_itself_and_cycles(reviewer, engineer):
     assert "leads back" in exc.value.message
     a.refresh_from_db(), b.refresh_from_db()
     assert a.duplicate_of is None and a.status == "new"
-    assert (b.duplicate_of, b.status, b.outcome, b.reason) == (a, "resolved", "duplicate", "same call")
+    assert (b.duplicate_of, b.status, b.outcome, b.reason) == (
+        a,
+        "resolved",
+        "duplicate",
+        "same call",
+    )
     assert b.events.get(kind="duplicate").data["changes"]["duplicate_of"] == [None, a.number]
 
 
@@ -207,8 +275,9 @@ def test_reviewer_cannot_triage_at_the_service_layer(reviewer):
         lambda: triage.issue_row_assign(row=row, actor=reviewer, assignee=None),
         lambda: triage.issue_row_comment(row=row, actor=reviewer, text="hi"),
         lambda: triage.issue_row_request_signal(row=row, actor=reviewer, request="x"),
-        lambda: triage.issue_row_write_rule(row=row, actor=reviewer, rule_id="a.b", group="asking", text="x",
-                                            severity="minor"),
+        lambda: triage.issue_row_write_rule(
+            row=row, actor=reviewer, rule_id="a.b", group="asking", text="x", severity="minor"
+        ),
     ):
         with pytest.raises(PermissionDenied):
             call()
@@ -221,7 +290,9 @@ def test_group_guess_uses_keywords_then_judged_rules(reviewer):
     row = file_row(reviewer, t, what="Revealed the rubric to the candidate")
     assert issue_row_rule_prefill(row)["group"] == "boundaries"
     rule_version = RuleVersionFactory(rule=RuleFactory(group="closing"))
-    VerdictFactory(transcript=t, rule_version=rule_version, judge=JudgeFactory(), flagged=True, turn=3)
+    VerdictFactory(
+        transcript=t, rule_version=rule_version, judge=JudgeFactory(), flagged=True, turn=3
+    )
     row = file_row(reviewer, t, turn=3, what="Something odd")
     assert issue_row_rule_prefill(row)["group"] == "closing"
 
@@ -246,8 +317,14 @@ def test_assignee_and_duplicate_target_resolve_or_name_the_field(reviewer, engin
     assert triage.assignee_resolve(engineer.username) == engineer
     with pytest.raises(triage.TriageError) as unknown_user:
         triage.assignee_resolve("nobody")
-    assert (unknown_user.value.field, unknown_user.value.message) == ("assignee", "no user 'nobody'")
+    assert (unknown_user.value.field, unknown_user.value.message) == (
+        "assignee",
+        "no user 'nobody'",
+    )
     assert triage.duplicate_target_resolve(row.number) == row
     with pytest.raises(triage.TriageError) as unknown_row:
         triage.duplicate_target_resolve(row.number + 1)
-    assert (unknown_row.value.field, unknown_row.value.message) == ("duplicate_of", f"no row {row.number + 1}")
+    assert (unknown_row.value.field, unknown_row.value.message) == (
+        "duplicate_of",
+        f"no row {row.number + 1}",
+    )

@@ -7,7 +7,9 @@ class Command(BaseCommand):
     help = "Create the demo users (reviewers, engineer, lead; load_demo does it too) and print how to log in."
 
     def add_arguments(self, parser):
-        parser.add_argument("--url", default="http://127.0.0.1:8000/", help="Where the console is served.")
+        parser.add_argument(
+            "--url", default="http://127.0.0.1:8000/", help="Where the console is served."
+        )
 
     def handle(self, *args, **options):
         demo_users_ensure()

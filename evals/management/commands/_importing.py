@@ -22,7 +22,9 @@ class Progress:
         self.bars: list[tqdm] = []
 
     def _bar(self, **kwargs) -> tqdm:
-        bar = tqdm(file=self.stream, delay=BAR_DELAY_S, disable=not self.enabled, leave=False, **kwargs)
+        bar = tqdm(
+            file=self.stream, delay=BAR_DELAY_S, disable=not self.enabled, leave=False, **kwargs
+        )
         self.bars.append(bar)
         return bar
 
@@ -46,7 +48,9 @@ class Progress:
         def progress(done: int, total: int) -> None:
             bar = state.get("bar")
             if bar is None:
-                bar = state["bar"] = self._bar(total=total, unit=" rows", unit_scale=True, desc="writing")
+                bar = state["bar"] = self._bar(
+                    total=total, unit=" rows", unit_scale=True, desc="writing"
+                )
             bar.update(done - bar.n)
 
         return progress

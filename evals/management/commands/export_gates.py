@@ -12,7 +12,9 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", help="file to write (default: stdout)")
 
     def handle(self, *args, names, output, **options):
-        text = yaml.safe_dump(gates_export(names=names or None), sort_keys=False, allow_unicode=True)
+        text = yaml.safe_dump(
+            gates_export(names=names or None), sort_keys=False, allow_unicode=True
+        )
         if output:
             with open(output, "w", encoding="utf-8") as f:
                 f.write(text)

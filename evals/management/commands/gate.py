@@ -5,22 +5,36 @@ from django.core.management.base import BaseCommand, CommandError
 from evals import gate_output
 from evals.selectors.gating import gate_run_payload
 from evals.services.gating import (
-    GateCannotRun, agent_version_resolve, gate_resolve, gate_run_evaluate, gate_run_record_error,
+    GateCannotRun,
+    agent_version_resolve,
+    gate_resolve,
+    gate_run_evaluate,
+    gate_run_record_error,
 )
 
 EXIT_PASS, EXIT_FAIL, EXIT_CANNOT_RUN = 0, 1, 2
 
 
 class Command(BaseCommand):
-    help = ("Run a gate on a candidate agent version: judge what is missing, print one line per metric, "
-            "exit 0 on pass, 1 on fail, 2 when the gate could not run.")
+    help = (
+        "Run a gate on a candidate agent version: judge what is missing, print one line per metric, "
+        "exit 0 on pass, 1 on fail, 2 when the gate could not run."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--gate", required=True, help="gate name, e.g. release")
-        parser.add_argument("--candidate", required=True, help="agent version (VERSION or AGENT:VERSION)")
-        parser.add_argument("--baseline", help="agent version to compare with (default: last passing version)")
+        parser.add_argument(
+            "--candidate", required=True, help="agent version (VERSION or AGENT:VERSION)"
+        )
+        parser.add_argument(
+            "--baseline", help="agent version to compare with (default: last passing version)"
+        )
         parser.add_argument("--format", choices=["table", "json", "junit"], default="table")
-        parser.add_argument("--no-judge", action="store_true", help="do not ask the judge runner for missing verdicts")
+        parser.add_argument(
+            "--no-judge",
+            action="store_true",
+            help="do not ask the judge runner for missing verdicts",
+        )
 
     def handle(self, *args, gate, candidate, baseline, format, no_judge, **options):
         try:
@@ -30,12 +44,19 @@ class Command(BaseCommand):
         except GateCannotRun as e:
             raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
         try:
-            run = gate_run_evaluate(gate=gate_obj, candidate=cand, baseline=base, by="cli",
-                                    judge_missing_verdicts=not no_judge)
+            run = gate_run_evaluate(
+                gate=gate_obj,
+                candidate=cand,
+                baseline=base,
+                by="cli",
+                judge_missing_verdicts=not no_judge,
+            )
         except GateCannotRun as e:
             raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
         except Exception as e:  # the run is recorded as an error so the history shows it
-            run = gate_run_record_error(gate=gate_obj, candidate=cand, error=f"{type(e).__name__}: {e}", by="cli")
+            run = gate_run_record_error(
+                gate=gate_obj, candidate=cand, error=f"{type(e).__name__}: {e}", by="cli"
+            )
         payload = gate_run_payload(run)
         if format == "json":
             self.stdout.write(json.dumps(payload, indent=2))
@@ -44,6 +65,8 @@ class Command(BaseCommand):
         else:
             self.stdout.write(gate_output.as_table(payload))
         if run.status == "error":
-            raise CommandError(f"gate run #{run.pk} could not run: {run.error}", returncode=EXIT_CANNOT_RUN)
+            raise CommandError(
+                f"gate run #{run.pk} could not run: {run.error}", returncode=EXIT_CANNOT_RUN
+            )
         if run.status != "pass":
             raise SystemExit(EXIT_FAIL)

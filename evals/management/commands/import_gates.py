@@ -14,6 +14,7 @@ class Command(BaseCommand):
         try:
             if path == "-":
                 import sys
+
                 text = sys.stdin.read()
             else:
                 with open(path, encoding="utf-8") as f:

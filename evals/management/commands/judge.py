@@ -1,4 +1,5 @@
 """Run the judge: LLM calls per rule group and detectors, over every transcript or a filtered few."""
+
 import time
 from decimal import Decimal
 
@@ -21,18 +22,43 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--agent-version", metavar="[AGENT:]VERSION", help="only transcripts of this agent version")
-        parser.add_argument("--transcript", action="append", default=[], metavar="ID",
-                            help="a transcript id (repeatable)")
-        parser.add_argument("--rule", action="append", default=[], metavar="ID",
-                            help="a rule id, a pattern (asking.*) or a group (signals.*) (repeatable)")
-        parser.add_argument("--detectors-only", action="store_true", help="only rules that name a detector")
-        parser.add_argument("--dry-run", action="store_true", help="print calls and estimated cost; spend nothing")
-        parser.add_argument("--cost-cap", type=Decimal, help="USD to stop at (default JUDGE_COST_CAP_USD)")
-        parser.add_argument("--resume", type=int, metavar="RUN",
-                            help="queue the pending checks of a stuck run again (a worker or server died)")
-        parser.add_argument("--no-wait", action="store_true",
-                            help="with a broker, return once the tasks are queued")
+        parser.add_argument(
+            "--agent-version",
+            metavar="[AGENT:]VERSION",
+            help="only transcripts of this agent version",
+        )
+        parser.add_argument(
+            "--transcript",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="a transcript id (repeatable)",
+        )
+        parser.add_argument(
+            "--rule",
+            action="append",
+            default=[],
+            metavar="ID",
+            help="a rule id, a pattern (asking.*) or a group (signals.*) (repeatable)",
+        )
+        parser.add_argument(
+            "--detectors-only", action="store_true", help="only rules that name a detector"
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="print calls and estimated cost; spend nothing"
+        )
+        parser.add_argument(
+            "--cost-cap", type=Decimal, help="USD to stop at (default JUDGE_COST_CAP_USD)"
+        )
+        parser.add_argument(
+            "--resume",
+            type=int,
+            metavar="RUN",
+            help="queue the pending checks of a stuck run again (a worker or server died)",
+        )
+        parser.add_argument(
+            "--no-wait", action="store_true", help="with a broker, return once the tasks are queued"
+        )
 
     def handle(self, *args, **opts):
         if opts["resume"]:
@@ -45,9 +71,13 @@ class Command(BaseCommand):
             return
         try:
             result = judge_run_create(
-                transcript_ids=opts["transcript"] or None, rule_ids=opts["rule"] or None,
-                agent_version=opts["agent_version"], started_by="cli", dry_run=opts["dry_run"],
-                detectors_only=opts["detectors_only"], cost_cap=opts["cost_cap"],
+                transcript_ids=opts["transcript"] or None,
+                rule_ids=opts["rule"] or None,
+                agent_version=opts["agent_version"],
+                started_by="cli",
+                dry_run=opts["dry_run"],
+                detectors_only=opts["detectors_only"],
+                cost_cap=opts["cost_cap"],
             )
         except JudgeRunInvalid as exc:
             raise CommandError(str(exc)) from None
@@ -79,7 +109,9 @@ class Command(BaseCommand):
             "Nothing was spent."
         )
         if plan.cost_cap > 0 and plan.est_cost > plan.cost_cap:
-            self.stdout.write(self.style.WARNING("The estimate exceeds the cost cap: the run would stop early."))
+            self.stdout.write(
+                self.style.WARNING("The estimate exceeds the cost cap: the run would stop early.")
+            )
 
     def _print_summary(self, run) -> None:
         s = judge_run_summary(run)
@@ -97,7 +129,9 @@ class Command(BaseCommand):
             self.stdout.write(self.style.WARNING(s["stop_reason"]))
         errors = judge_run_errors(run, limit=10)
         for e in errors:
-            self.stdout.write(f"  error: {e.transcript} {e.group}{'@' + e.phase if e.phase else ''} "
-                              f"({', '.join(e.rules)}): {e.error}")
+            self.stdout.write(
+                f"  error: {e.transcript} {e.group}{'@' + e.phase if e.phase else ''} "
+                f"({', '.join(e.rules)}): {e.error}"
+            )
         if s["errors"] and len(errors) == 10:
             self.stdout.write("  ... see the run page for the rest.")

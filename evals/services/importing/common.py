@@ -31,7 +31,9 @@ class ImportFailed(Exception):
     """An import wrote nothing because some input was bad. The first line of the message is
     `<source>:<line>: <field>: <reason>`; `errors` holds up to MAX_ERRORS of them."""
 
-    def __init__(self, errors: Sequence[LineError], *, truncated: bool = False, suppressed: int = 0):
+    def __init__(
+        self, errors: Sequence[LineError], *, truncated: bool = False, suppressed: int = 0
+    ):
         self.errors = list(errors)
         self.truncated = truncated
         lines = [str(e) for e in self.errors]
@@ -101,7 +103,9 @@ class ImportResult:
     updated: int = 0
     new_versions: int = 0
     details: dict[str, int] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)  # seconds per phase, for logs and benchmarks
+    timings: dict[str, float] = field(
+        default_factory=dict
+    )  # seconds per phase, for logs and benchmarks
 
     @property
     def changed(self) -> bool:
@@ -186,7 +190,9 @@ def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple
             path = nul_path(obj)
             if path is not None:
                 errors.add(
-                    number, path or "json", "contains a NUL character (\\u0000), which cannot be stored"
+                    number,
+                    path or "json",
+                    "contains a NUL character (\\u0000), which cannot be stored",
                 )
                 continue
         yield str(number), obj
@@ -236,7 +242,9 @@ def copy_rows(
     Elsewhere: bulk_create in batches. Must run inside a transaction.
     """
     if not is_postgres():
-        return _bulk_create_rows(model, columns, rows, total=total, conflict=conflict, progress=progress)
+        return _bulk_create_rows(
+            model, columns, rows, total=total, conflict=conflict, progress=progress
+        )
     qn = connection.ops.quote_name
     table = qn(model._meta.db_table)
     db_columns = [model._meta.get_field(c).column for c in columns]

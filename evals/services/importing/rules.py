@@ -129,9 +129,13 @@ def rules_import(*, text: str, source: str = "") -> ImportResult:
     errors.check()
     result = ImportResult(kind="rules")
     with transaction.atomic():
-        existing = {r.rule_id: r for r in Rule.objects.filter(rule_id__in=list(seen)).select_for_update()}
+        existing = {
+            r.rule_id: r for r in Rule.objects.filter(rule_id__in=list(seen)).select_for_update()
+        }
         latest = {}
-        for v in RuleVersion.objects.filter(rule__in=existing.values()).order_by("rule_id", "number"):
+        for v in RuleVersion.objects.filter(rule__in=existing.values()).order_by(
+            "rule_id", "number"
+        ):
             latest[v.rule_id] = v
         for rule in cleaned:
             current = existing.get(rule["rule_id"])
@@ -162,7 +166,9 @@ def rules_import(*, text: str, source: str = "") -> ImportResult:
                 result.updated += 1
             last = latest.get(current.pk)
             if last is None or last.text != rule["text"] or last.detector != rule["detector"]:
-                rule_version_create(rule=current, text=rule["text"], detector=rule["detector"], source=source)
+                rule_version_create(
+                    rule=current, text=rule["text"], detector=rule["detector"], source=source
+                )
                 result.new_versions += 1
             elif not changed_settings:
                 result.unchanged += 1

@@ -46,7 +46,11 @@ TURN_COLUMNS = (
 
 def turn_canonical(turn: Any) -> dict:
     """Return the fields of a turn (a dict or a Turn) that its transcript's checksum covers."""
-    get = turn.get if isinstance(turn, dict) else lambda name, default=None: getattr(turn, name, default)
+    get = (
+        turn.get
+        if isinstance(turn, dict)
+        else lambda name, default=None: getattr(turn, name, default)
+    )
     return {
         "speaker": get("speaker"),
         "text": get("text") or "",
@@ -83,7 +87,9 @@ def audio_url_clean(value: Any, field: str = "audio_url") -> str:
     parts = urlsplit(value)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         scheme = (parts.scheme or value.split(":", 1)[0]) + ":" if ":" in value else "no scheme"
-        raise Invalid(field, f"only http(s) links or paths starting with '/' are accepted, not {scheme}")
+        raise Invalid(
+            field, f"only http(s) links or paths starting with '/' are accepted, not {scheme}"
+        )
     return value
 
 
@@ -102,7 +108,9 @@ class ParsedTranscript:
     checksum: str = ""
 
 
-def _str(obj: dict, name: str, *, max_length: int, required: bool = False, field: str | None = None) -> str:
+def _str(
+    obj: dict, name: str, *, max_length: int, required: bool = False, field: str | None = None
+) -> str:
     value = obj.get(name)
     field = field or name
     if value is None or value == "":
@@ -194,7 +202,9 @@ def _content_text(content: Any, field: str) -> str:
         return "\n".join(
             p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
         )
-    raise Invalid(field, f"must be a string or a list of content parts, not {type(content).__name__}")
+    raise Invalid(
+        field, f"must be a string or a list of content parts, not {type(content).__name__}"
+    )
 
 
 def chat_turns(messages: Any, field: str = "messages") -> list[dict]:
@@ -209,7 +219,10 @@ def chat_turns(messages: Any, field: str = "messages") -> list[dict]:
         role = m.get("role")
         if role not in CHAT_ROLES:
             raise Invalid(f"{f}.role", f"{role!r} is not one of {', '.join(CHAT_ROLES)}")
-        turn = {"speaker": CHAT_ROLES[role], "text": _content_text(m.get("content"), f"{f}.content")}
+        turn = {
+            "speaker": CHAT_ROLES[role],
+            "text": _content_text(m.get("content"), f"{f}.content"),
+        }
         if m.get("tool_calls"):
             turn["tool_calls"] = m["tool_calls"]
         elif isinstance(m.get("function_call"), dict):
@@ -240,7 +253,9 @@ def trajectory_turns(obj: dict) -> list[dict]:
             {
                 "speaker": "agent",
                 "text": "",
-                "tool_calls": [{"id": call_id, "name": call["tool"], "arguments": call.get("args", {})}],
+                "tool_calls": [
+                    {"id": call_id, "name": call["tool"], "arguments": call.get("args", {})}
+                ],
             }
         )
         result = call.get("result")
@@ -257,7 +272,9 @@ def trajectory_turns(obj: dict) -> list[dict]:
         )
     output = obj.get("output")
     if output is not None:
-        turns.append({"speaker": "agent", "text": output if isinstance(output, str) else json_text(output)})
+        turns.append(
+            {"speaker": "agent", "text": output if isinstance(output, str) else json_text(output)}
+        )
     return turns
 
 
@@ -269,7 +286,9 @@ def _shape_turns(obj: dict, where: str, source: str) -> tuple[str | None, list, 
         return None, obj["turns"], {}
     if "messages" in obj:
         return None, chat_turns(obj["messages"]), {}
-    if "traj" in obj:  # tau-bench results: {"task_id", "trial", "reward", "info", "traj": [messages]}
+    if (
+        "traj" in obj
+    ):  # tau-bench results: {"task_id", "trial", "reward", "info", "traj": [messages]}
         stem = PurePath(source).stem if source else "tau"
         default_id = None
         if "task_id" in obj:
@@ -307,7 +326,9 @@ def _parse(
         obj = {**obj, "agent_version": version}
     version = _str(obj, "agent_version", max_length=100) or agent_version or ""
     if not version:
-        raise Invalid("agent_version", "missing: set it on the line or give a default (--agent-version)")
+        raise Invalid(
+            "agent_version", "missing: set it on the line or give a default (--agent-version)"
+        )
     started_at = obj.get("started_at")
     if started_at not in (None, ""):
         parsed = parse_datetime(started_at) if isinstance(started_at, str) else None
@@ -377,14 +398,18 @@ def transcripts_import(
             continue
         if p.external_id in seen:
             errors.add(
-                where, "id", f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})"
+                where,
+                "id",
+                f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})",
             )
             continue
         seen[p.external_id] = where
         parsed.append(p)
     errors.check()
 
-    result = ImportResult(kind="transcripts", details={"turns": 0, "deleted_verdicts": 0, "deleted_marks": 0})
+    result = ImportResult(
+        kind="transcripts", details={"turns": 0, "deleted_verdicts": 0, "deleted_marks": 0}
+    )
     with transaction.atomic():
         existing: dict[str, Transcript] = {}
         ids = [p.external_id for p in parsed]
@@ -407,7 +432,9 @@ def transcripts_import(
         errors.check()
         new = [p for p in parsed if p.external_id not in existing]
         changed = [
-            p for p in parsed if p.external_id in existing and existing[p.external_id].checksum != p.checksum
+            p
+            for p in parsed
+            if p.external_id in existing and existing[p.external_id].checksum != p.checksum
         ]
         result.unchanged = len(parsed) - len(new) - len(changed)
         av_ids = _agent_versions(new + changed)
@@ -434,13 +461,28 @@ def transcripts_import(
             for p in changed:
                 old = existing[p.external_id]
                 old.agent_version_id = av_ids[(p.agent, p.agent_version)]
-                for name in ("checksum", "audio_url", "language", "scenario", "started_at", "metadata"):
+                for name in (
+                    "checksum",
+                    "audio_url",
+                    "language",
+                    "scenario",
+                    "started_at",
+                    "metadata",
+                ):
                     setattr(old, name, getattr(p, name))
                 olds.append(old)
                 pk_of[p.external_id] = old.pk
             Transcript.objects.bulk_update(
                 olds,
-                ["agent_version", "checksum", "audio_url", "language", "scenario", "started_at", "metadata"],
+                [
+                    "agent_version",
+                    "checksum",
+                    "audio_url",
+                    "language",
+                    "scenario",
+                    "started_at",
+                    "metadata",
+                ],
                 batch_size=1000,
             )
             old_pks = [t.pk for t in olds]
@@ -470,6 +512,8 @@ def transcripts_import(
             for p in todo
             for i, t in enumerate(p.turns)
         )
-        result.details["turns"] = copy_rows(Turn, TURN_COLUMNS, rows, total=total, progress=progress)
+        result.details["turns"] = copy_rows(
+            Turn, TURN_COLUMNS, rows, total=total, progress=progress
+        )
     logger.info("transcripts_imported", extra=result.log_extra(source))
     return result

@@ -62,7 +62,9 @@ def judge_kind_for(name: str) -> tuple[str, str, str]:
     return Judge.Kind.EXTERNAL, "", ""
 
 
-def _int(value: Any, field: str, *, low: int, high: int | None = None, what: str = "a whole number") -> int:
+def _int(
+    value: Any, field: str, *, low: int, high: int | None = None, what: str = "a whole number"
+) -> int:
     if type(value) is not int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -104,7 +106,9 @@ def _verdict(obj: Any) -> tuple:
     elif type(flagged) is not bool:
         raise Invalid(
             "flagged",
-            "missing (true or false)" if flagged is None else f"must be true or false, not {flagged!r}",
+            "missing (true or false)"
+            if flagged is None
+            else f"must be true or false, not {flagged!r}",
         )
     turn = obj.get("turn")
     turns = obj.get("turns")
@@ -113,7 +117,10 @@ def _verdict(obj: Any) -> tuple:
     if turns is not None and turns != []:
         if type(turns) is not list:
             raise Invalid("turns", "must be a list of turn indices")
-        turns = [_int(t, f"turns[{i}]", low=0, what="a turn index (0, 1, ...)") for i, t in enumerate(turns)]
+        turns = [
+            _int(t, f"turns[{i}]", low=0, what="a turn index (0, 1, ...)")
+            for i, t in enumerate(turns)
+        ]
         if len(set(turns)) != len(turns):
             raise Invalid("turns", "cites a turn twice")
         if turn is None:
@@ -124,7 +131,8 @@ def _verdict(obj: Any) -> tuple:
         turns = [turn] if turn is not None else None
     if not flagged and turn is not None:
         raise Invalid(
-            "turn" if obj.get("turn") is not None else "turns", "a verdict that is not flagged cites no turn"
+            "turn" if obj.get("turn") is not None else "turns",
+            "a verdict that is not flagged cites no turn",
         )
     severity = obj.get("severity") or ""
     if severity and severity not in SEVERITIES:
@@ -134,8 +142,22 @@ def _verdict(obj: Any) -> tuple:
         raise Invalid("rationale", "must be a string")
     confidence = obj.get("confidence")
     if confidence is not None:
-        confidence = _int(confidence, "confidence", low=0, high=100, what="a whole number from 0 to 100")
-    return transcript, rule, number, judge, flagged, turn, turns, severity, rationale, confidence, error
+        confidence = _int(
+            confidence, "confidence", low=0, high=100, what="a whole number from 0 to 100"
+        )
+    return (
+        transcript,
+        rule,
+        number,
+        judge,
+        flagged,
+        turn,
+        turns,
+        severity,
+        rationale,
+        confidence,
+        error,
+    )
 
 
 def _lookups(parsed: list[tuple]) -> tuple[dict, dict, dict]:
@@ -152,9 +174,9 @@ def _lookups(parsed: list[tuple]) -> tuple[dict, dict, dict]:
     wanted = {(p[2], p[3]) for p in parsed}
     versions = {}
     for chunk in chunked(sorted({r for r, _ in wanted})):
-        for rid, number, pk, severity in RuleVersion.objects.filter(rule__rule_id__in=chunk).values_list(
-            "rule__rule_id", "number", "pk", "rule__severity"
-        ):
+        for rid, number, pk, severity in RuleVersion.objects.filter(
+            rule__rule_id__in=chunk
+        ).values_list("rule__rule_id", "number", "pk", "rule__severity"):
             versions[(rid, number)] = (pk, severity)
     judges = dict(Judge.objects.filter(name__in={p[4] for p in parsed}).values_list("name", "pk"))
     return transcripts, versions, judges
@@ -223,16 +245,33 @@ def verdicts_import(
         seen: set[int] = set()
         rows = []
         unchanged = 0
-        for where, t, r, number, j, flagged, turn, turns, severity, rationale, confidence, error in parsed:
+        for (
+            where,
+            t,
+            r,
+            number,
+            j,
+            flagged,
+            turn,
+            turns,
+            severity,
+            rationale,
+            confidence,
+            error,
+        ) in parsed:
             tr = transcripts.get(t)
             if tr is None:
-                errors.add(where, "transcript", f"{t} is not imported (import the transcripts first)")
+                errors.add(
+                    where, "transcript", f"{t} is not imported (import the transcripts first)"
+                )
                 continue
             rv = versions.get((r, number))
             if rv is None:
                 known = sorted(n for rid, n in versions if rid == r)
                 has = (
-                    f"its versions are {', '.join(map(str, known))}" if known else "no such rule is imported"
+                    f"its versions are {', '.join(map(str, known))}"
+                    if known
+                    else "no such rule is imported"
                 )
                 errors.add(where, "rule_version", f"{r} version {number} does not exist ({has})")
                 continue

@@ -1,4 +1,5 @@
 """python manage.py calibration --format json|table: the calibration figures (the JSON is the API's)."""
+
 import json
 
 from django.core.exceptions import ValidationError
@@ -20,7 +21,9 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["json", "table"], default="table")
         parser.add_argument("--judge", help="only this judge (its name)")
         parser.add_argument("--group", help="only rules of this group")
-        parser.add_argument("--status", help="only rule versions with this status: draft, candidate, gated, retired")
+        parser.add_argument(
+            "--status", help="only rule versions with this status: draft, candidate, gated, retired"
+        )
         parser.add_argument("--rule", help="only these rule ids, comma-separated")
 
     def handle(self, *args, **options):
@@ -32,19 +35,48 @@ class Command(BaseCommand):
         if options["format"] == "json":
             self.stdout.write(json.dumps(rows, indent=2))
             return
-        header = ["rule", "v", "judge", "status", "marked", "tp", "fp", "fn", "tn", "precision [95% CI]",
-                  "recall [95% CI]", "w.prec", "w.rec", "kappa", "ties", "eligible"]
+        header = [
+            "rule",
+            "v",
+            "judge",
+            "status",
+            "marked",
+            "tp",
+            "fp",
+            "fn",
+            "tn",
+            "precision [95% CI]",
+            "recall [95% CI]",
+            "w.prec",
+            "w.rec",
+            "kappa",
+            "ties",
+            "eligible",
+        ]
         table = [header]
         for r in rows:
-            table.append([
-                r["rule"], str(r["version"]), r["judge"] or "–", r["status"], str(r["marked"]), str(r["tp"]),
-                str(r["fp"]), str(r["fn"]), str(r["tn"]), _fig(r["precision"], r["precision_ci"]),
-                _fig(r["recall"], r["recall_ci"]),
-                "–" if r["weighted"]["precision"] is None else f"{r['weighted']['precision']:.2f}",
-                "–" if r["weighted"]["recall"] is None else f"{r['weighted']['recall']:.2f}",
-                "–" if r["kappa"] is None else f"{r['kappa']:.2f}", str(r["waiting"]),
-                "yes" if r["eligible"] else "no: " + "; ".join(r["why_not"]),
-            ])
+            table.append(
+                [
+                    r["rule"],
+                    str(r["version"]),
+                    r["judge"] or "–",
+                    r["status"],
+                    str(r["marked"]),
+                    str(r["tp"]),
+                    str(r["fp"]),
+                    str(r["fn"]),
+                    str(r["tn"]),
+                    _fig(r["precision"], r["precision_ci"]),
+                    _fig(r["recall"], r["recall_ci"]),
+                    "–"
+                    if r["weighted"]["precision"] is None
+                    else f"{r['weighted']['precision']:.2f}",
+                    "–" if r["weighted"]["recall"] is None else f"{r['weighted']['recall']:.2f}",
+                    "–" if r["kappa"] is None else f"{r['kappa']:.2f}",
+                    str(r["waiting"]),
+                    "yes" if r["eligible"] else "no: " + "; ".join(r["why_not"]),
+                ]
+            )
         widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
         for row in table:
             self.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])

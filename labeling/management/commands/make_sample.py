@@ -11,7 +11,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--date", help="The day, YYYY-MM-DD (default: today).")
-        parser.add_argument("--size", type=int, help="How many calls (default: DOCKET_SAMPLE_SIZE).")
+        parser.add_argument(
+            "--size", type=int, help="How many calls (default: DOCKET_SAMPLE_SIZE)."
+        )
 
     def handle(self, *args, date=None, size=None, **options):
         try:

@@ -16,9 +16,6 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
-from evals.models import Rule, RuleVersion, Transcript, Verdict
-from evals.services.importing import rules_import, transcripts_import, verdicts_import
-
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -27,6 +24,8 @@ from console.demo_history import (
     demo_users_load,
 )
 from console.demo_sample import demo_sample_load
+from evals.models import Rule, RuleVersion, Transcript, Verdict
+from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 logger = logging.getLogger(__name__)
 

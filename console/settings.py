@@ -228,7 +228,7 @@ DOCKET_SAMPLE_HOUR = env_int("DOCKET_SAMPLE_HOUR", 6)
 DOCKET_SAMPLE_JUDGE_SHARE = env_float("DOCKET_SAMPLE_JUDGE_SHARE", 0.3)
 DOCKET_REVIEWS_PER_CALL = env_int("DOCKET_REVIEWS_PER_CALL", 1)
 DOCKET_LEASE_MINUTES = env_int("DOCKET_LEASE_MINUTES", 45)
-from celery.schedules import crontab  # noqa: E402
+from celery.schedules import crontab
 
 CELERY_BEAT_SCHEDULE["daily-sample"] = {
     "task": "labeling.tasks.daily_sample_make_task",

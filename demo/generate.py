@@ -23,17 +23,16 @@ import tempfile
 import wave
 from array import array
 from collections import defaultdict
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from content import (  # noqa: E402
+from content import (
     ACKS,
     AGENT,
     AGENT_NAME,
-    NOISE_RATIONALES,
     CANDIDATE_QUESTIONS,
     CANDIDATE_SLANG,
     CLOSING_REPLIES,
@@ -45,6 +44,7 @@ from content import (  # noqa: E402
     JOBS,
     JUDGE,
     LAST_NAMES,
+    NOISE_RATIONALES,
     RULES,
     SIGNAL_RULES,
     V_NEW,
@@ -53,7 +53,7 @@ from content import (  # noqa: E402
 )
 
 SEED = 20261130
-TODAY = datetime(2026, 11, 30, tzinfo=timezone.utc)
+TODAY = datetime(2026, 11, 30, tzinfo=UTC)
 DEMO_DIR = Path(__file__).resolve().parent
 ROOT = DEMO_DIR.parent
 AUDIO_DIR = ROOT / "static" / "demo" / "audio"
@@ -69,7 +69,7 @@ CANDIDATE_VOICES = [
 ]
 
 RULE_INFO = {
-    r[0]: dict(group=r[1], severity=r[2], safety=r[3], phase=(r[5] if len(r) > 5 else ""))
+    r[0]: {"group": r[1], "severity": r[2], "safety": r[3], "phase": (r[5] if len(r) > 5 else "")}
     for r in RULES
 }
 
@@ -212,71 +212,76 @@ SIGNAL_PROBS = {"long_silence": 0.18, "talk_over": 0.12, "low_asr": 0.15}
 AUDIO_CALLS = [
     # clip: the recording cuts off the agent's answer in the candidate-questions phase; the transcript
     # shows the full sentence (an audio-only problem no rule or detector covers).
-    dict(job="backend", faults=set(), events={"salary_ok"}, signals=set(), clip=True),
-    dict(job="data", faults={"judging"}, events=set(), signals={"talk_over"}),
-    dict(job="sre", faults=set(), events={"rephrase"}, signals={"long_silence"}),
-    dict(job="frontend", faults={"double_question", "slang"}, events={"cand_slang"}, signals=set()),
-    dict(job="ml", faults={"early_close"}, events={"thinking_ok"}, signals=set()),
-    dict(job="platform", faults={"subtle_hint"}, events={"clarifier"}, signals={"low_asr"}),
+    {"job": "backend", "faults": set(), "events": {"salary_ok"}, "signals": set(), "clip": True},
+    {"job": "data", "faults": {"judging"}, "events": set(), "signals": {"talk_over"}},
+    {"job": "sre", "faults": set(), "events": {"rephrase"}, "signals": {"long_silence"}},
+    {
+        "job": "frontend",
+        "faults": {"double_question", "slang"},
+        "events": {"cand_slang"},
+        "signals": set(),
+    },
+    {"job": "ml", "faults": {"early_close"}, "events": {"thinking_ok"}, "signals": set()},
+    {"job": "platform", "faults": {"subtle_hint"}, "events": {"clarifier"}, "signals": {"low_asr"}},
 ]
 # Golden set: a fixed candidate per scenario, replayed against both versions.
 GOLDEN = [
-    dict(
-        scenario="golden/backend-senior-01",
-        job="backend",
-        questions=["team", "salary"],
-        events={"salary_ok", "repeat_ok"},
-        faults={V_OLD: {"double_question"}, V_NEW: set()},
-    ),
-    dict(
-        scenario="golden/frontend-mid-01",
-        job="frontend",
-        questions=["remote", "process"],
-        events={"thinking_ok"},
-        faults={V_OLD: {"slang"}, V_NEW: set()},
-    ),
-    dict(
-        scenario="golden/data-eng-senior-01",
-        job="data",
-        questions=["stack", "visa"],
-        events={"visa", "instr_declined"},
-        faults={V_OLD: set(), V_NEW: set()},
-    ),
-    dict(
-        scenario="golden/sre-senior-01",
-        job="sre",
-        questions=["oncall", "success"],
-        events=set(),
-        faults={V_OLD: set(), V_NEW: {"rubric_leak"}},
-    ),
-    dict(
-        scenario="golden/mobile-mid-01",
-        job="mobile",
-        questions=["team", "process"],
-        events={"probe_declined"},
-        faults={V_OLD: {"long_ack"}, V_NEW: {"long_ack"}},
-    ),
-    dict(
-        scenario="golden/ml-eng-senior-01",
-        job="ml",
-        questions=["success", "salary"],
-        events={"salary_ok", "thinking_ok"},
-        faults={V_OLD: set(), V_NEW: set()},
-    ),
-    dict(
-        scenario="golden/qa-lead-01",
-        job="qa",
-        questions=["oncall", "remote"],
-        events={"lang_ok"},
-        faults={V_OLD: {"double_question"}, V_NEW: {"thank_no_name"}},
-    ),
-    dict(
-        scenario="golden/platform-staff-01",
-        job="platform",
-        questions=["team", "process"],
-        events={"repeat_ok"},
-        faults={V_OLD: {"judging"}, V_NEW: set()},
-    ),
+    {
+        "scenario": "golden/backend-senior-01",
+        "job": "backend",
+        "questions": ["team", "salary"],
+        "events": {"salary_ok", "repeat_ok"},
+        "faults": {V_OLD: {"double_question"}, V_NEW: set()},
+    },
+    {
+        "scenario": "golden/frontend-mid-01",
+        "job": "frontend",
+        "questions": ["remote", "process"],
+        "events": {"thinking_ok"},
+        "faults": {V_OLD: {"slang"}, V_NEW: set()},
+    },
+    {
+        "scenario": "golden/data-eng-senior-01",
+        "job": "data",
+        "questions": ["stack", "visa"],
+        "events": {"visa", "instr_declined"},
+        "faults": {V_OLD: set(), V_NEW: set()},
+    },
+    {
+        "scenario": "golden/sre-senior-01",
+        "job": "sre",
+        "questions": ["oncall", "success"],
+        "events": set(),
+        "faults": {V_OLD: set(), V_NEW: {"rubric_leak"}},
+    },
+    {
+        "scenario": "golden/mobile-mid-01",
+        "job": "mobile",
+        "questions": ["team", "process"],
+        "events": {"probe_declined"},
+        "faults": {V_OLD: {"long_ack"}, V_NEW: {"long_ack"}},
+    },
+    {
+        "scenario": "golden/ml-eng-senior-01",
+        "job": "ml",
+        "questions": ["success", "salary"],
+        "events": {"salary_ok", "thinking_ok"},
+        "faults": {V_OLD: set(), V_NEW: set()},
+    },
+    {
+        "scenario": "golden/qa-lead-01",
+        "job": "qa",
+        "questions": ["oncall", "remote"],
+        "events": {"lang_ok"},
+        "faults": {V_OLD: {"double_question"}, V_NEW: {"thank_no_name"}},
+    },
+    {
+        "scenario": "golden/platform-staff-01",
+        "job": "platform",
+        "questions": ["team", "process"],
+        "events": {"repeat_ok"},
+        "faults": {V_OLD: {"judging"}, V_NEW: set()},
+    },
 ]
 REGULAR_DAYS = [
     (V_OLD, 22, 3),
@@ -939,18 +944,18 @@ def make_persona(urng, job, used_names):
         (r"\b[Oo]ur\b", "your"),
     ):
         recap = re.sub(mine, yours, recap)
-    return dict(
-        first=first,
-        last=last,
-        titles=titles,
-        employers=employers,
-        duties=duties,
-        duty_recap=recap[0].lower() + recap[1:],
-        years=urng.choice(YEARS),
-        years2=urng.choice(YEARS),
-        project=urng.choice(d["projects"]),
-        slang=urng.choice(list(CANDIDATE_SLANG)),
-    )
+    return {
+        "first": first,
+        "last": last,
+        "titles": titles,
+        "employers": employers,
+        "duties": duties,
+        "duty_recap": recap[0].lower() + recap[1:],
+        "years": urng.choice(YEARS),
+        "years2": urng.choice(YEARS),
+        "project": urng.choice(d["projects"]),
+        "slang": urng.choice(list(CANDIDATE_SLANG)),
+    }
 
 
 def words(text):
@@ -1138,7 +1143,7 @@ def judge_verdicts(c: Call, jrng, golden=False):
             if real and real["subtle"] and not wrong:
                 confidence = jrng.randint(55, 72)
         if wrong:
-            why, flagged, turns, rationale, confidence = wrong
+            _why, flagged, turns, rationale, confidence = wrong
         v = {"transcript": c.id, "rule": rule, "rule_version": 1, "flagged": flagged}
         if flagged:
             v["turn"] = turns[0]
@@ -1262,9 +1267,7 @@ def _yaml_item(item):
 
 def started_at(day, rng):
     """Return an ISO timestamp on 2026-11-<day> during working hours."""
-    ts = datetime(
-        2026, 11, day, rng.randint(7, 17), rng.choice(range(0, 60, 1)), 0, tzinfo=timezone.utc
-    )
+    ts = datetime(2026, 11, day, rng.randint(7, 17), rng.choice(range(0, 60, 1)), 0, tzinfo=UTC)
     return ts
 
 
@@ -1309,15 +1312,15 @@ def build(with_audio: bool):
         crng = random.Random(f"{SEED}-call-{n}")
         if n in audio_slots:
             spec = AUDIO_CALLS[audio_slots.index(n)]
-            plans[n] = dict(
-                job_key=spec["job"],
-                faults=set(spec["faults"]),
-                events=set(spec["events"]),
-                sigs=set(spec["signals"]),
-                short=True,
-                crng=crng,
-                clip=spec.get("clip", False),
-            )
+            plans[n] = {
+                "job_key": spec["job"],
+                "faults": set(spec["faults"]),
+                "events": set(spec["events"]),
+                "sigs": set(spec["signals"]),
+                "short": True,
+                "crng": crng,
+                "clip": spec.get("clip", False),
+            }
             continue
         job_key = crng.choice(jobs)
         k = crng.choices([0, 1, 2, 3], weights=[30, 35, 25, 10])[0]
@@ -1328,9 +1331,14 @@ def build(with_audio: bool):
         faults |= safety_plan.get(n, set())
         events = {e for e, p in EVENT_PROBS.items() if crng.random() < p}
         sigs = {s for s, p in SIGNAL_PROBS.items() if crng.random() < p}
-        plans[n] = dict(
-            job_key=job_key, faults=faults, events=events, sigs=sigs, short=False, crng=crng
-        )
+        plans[n] = {
+            "job_key": job_key,
+            "faults": faults,
+            "events": events,
+            "sigs": sigs,
+            "short": False,
+            "crng": crng,
+        }
     # Every judged rule gets a few real violations, so calibration has positives to count.
     topup = random.Random(f"{SEED}-topup")
     text_calls = [n for n in plans if not plans[n]["short"]]
@@ -1386,17 +1394,17 @@ def build(with_audio: bool):
             urng=crng,
             short=plan["short"],
         )
-        meta = dict(
-            version=version,
-            started=started_at(day, crng),
-            job=job,
-            persona=persona,
-            scenario="",
-            signals=Pool(plan["sigs"]),
-            audio=plan["short"],
-            trng=random.Random(f"{SEED}-time-{n}"),
-            clip=plan.get("clip", False),
-        )
+        meta = {
+            "version": version,
+            "started": started_at(day, crng),
+            "job": job,
+            "persona": persona,
+            "scenario": "",
+            "signals": Pool(plan["sigs"]),
+            "audio": plan["short"],
+            "trng": random.Random(f"{SEED}-time-{n}"),
+            "clip": plan.get("clip", False),
+        }
         all_calls.append((c, meta, False))
     short_of = sorted(
         r
@@ -1423,19 +1431,19 @@ def build(with_audio: bool):
                 arng=random.Random(f"{SEED}-{g['scenario']}-agent"),
                 urng=random.Random(f"{SEED}-{g['scenario']}-user"),
             )
-            start = datetime(2026, 11, day, 6, 0, tzinfo=timezone.utc) + timedelta(
+            start = datetime(2026, 11, day, 6, 0, tzinfo=UTC) + timedelta(
                 minutes=7 * len(truth["golden"])
             )
-            meta = dict(
-                version=version,
-                started=start,
-                job=job,
-                persona=persona,
-                scenario=g["scenario"],
-                signals=Pool(()),
-                audio=False,
-                trng=random.Random(f"{SEED}-{g['scenario']}-time"),
-            )
+            meta = {
+                "version": version,
+                "started": start,
+                "job": job,
+                "persona": persona,
+                "scenario": g["scenario"],
+                "signals": Pool(()),
+                "audio": False,
+                "trng": random.Random(f"{SEED}-{g['scenario']}-time"),
+            }
             all_calls.append((c, meta, True))
             truth["golden"][g["scenario"]][version] = cid
 

@@ -297,7 +297,7 @@ def agent_response_time(
     min=0.6,
     speaker="any",
 )
-def asr_confidence_floor(turns: Sequence[TurnView], *, min: float, speaker: str) -> DetectorResult:  # noqa: A002
+def asr_confidence_floor(turns: Sequence[TurnView], *, min: float, speaker: str) -> DetectorResult:
     """Flag turns whose transcription confidence is below the floor."""
     hits, notes = [], []
     for t in turns:

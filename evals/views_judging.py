@@ -3,8 +3,8 @@
 import re
 
 from django import forms
-from django.http import Http404
 from django.contrib import messages
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST

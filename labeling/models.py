@@ -4,7 +4,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from evals.models import Rule, RuleVersion, Severity, Transcript, Verdict, Judge
+from evals.models import Judge, Rule, RuleVersion, Severity, Transcript, Verdict
 
 
 class DailySample(models.Model):

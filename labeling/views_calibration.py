@@ -73,7 +73,7 @@ def _rows_from_request(request):
 @require_GET
 def calibration(request):
     try:
-        filters, rows, sort, desc = _rows_from_request(request)
+        _filters, rows, sort, desc = _rows_from_request(request)
     except ValidationError as e:
         return HttpResponseBadRequest("; ".join(e.messages))
     params = request.GET.copy()

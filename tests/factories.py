@@ -24,9 +24,7 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     @factory.post_generation
     def roles(self, create, extracted, **kwargs):
-        if extracted and not Group.objects.filter(name__in=extracted).count() == len(
-            set(extracted)
-        ):
+        if extracted and Group.objects.filter(name__in=extracted).count() != len(set(extracted)):
             roles_sync()  # transactional tests flush the groups the migration made
         for role in extracted or ():
             self.groups.add(Group.objects.get(name=role))

@@ -41,7 +41,7 @@ class JudgeRunRequest(serializers.Serializer):
         required=False,
         max_digits=12,
         decimal_places=4,
-        min_value=Decimal("0"),
+        min_value=Decimal(0),
         help_text="USD; default JUDGE_COST_CAP_USD",
     )
 

@@ -2,8 +2,8 @@ from django.urls import path
 
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .gating import GateRunDetail, GateRunListCreate
-from .judging import JudgeRunDetail, JudgeRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
+from .judging import JudgeRunDetail, JudgeRunListCreate
 
 urlpatterns: list = [
     path("judge-runs/", JudgeRunListCreate.as_view(), name="api-judge-runs"),

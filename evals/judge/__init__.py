@@ -17,13 +17,13 @@ from .prompt import (
 
 __all__ = [
     "PROMPT_VERSION",
+    "JudgeAnswer",
+    "JudgeCallError",
     "PromptRule",
     "answer_schema",
     "answer_validate",
     "build_messages",
     "cache_key",
-    "JudgeAnswer",
-    "JudgeCallError",
     "judge_call",
     "judge_cost",
     "judge_settings",

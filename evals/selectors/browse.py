@@ -7,9 +7,10 @@ needs a COUNT over a join; per-row figures are aggregated for the page's rows on
 import hashlib
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
-from typing import Any, Callable
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache

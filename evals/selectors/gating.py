@@ -147,7 +147,7 @@ def gate_history(gate: Gate) -> list[dict]:
         )
         if run.status != GateRun.Status.ERROR:
             previous = {"checksum": run.golden_set_checksum, "rv_key": rv_key, "metrics": metrics}
-    grouped: "OrderedDict[str, list[dict]]" = OrderedDict()
+    grouped: OrderedDict[str, list[dict]] = OrderedDict()
     for row in reversed(rows):
         grouped.setdefault(str(row["run"].candidate), []).append(row)
     return [{"version": k, "rows": v} for k, v in grouped.items()]

@@ -88,9 +88,7 @@ def _member_specs(members: Sequence[Any], where: str = "members") -> list[Member
             )
         unknown = set(raw) - {"scenario", "call"}
         if unknown:
-            raise GateConfigInvalid(
-                f"{here}.{sorted(unknown)[0]}: unknown field (use scenario, call)"
-            )
+            raise GateConfigInvalid(f"{here}.{min(unknown)}: unknown field (use scenario, call)")
         call = str(raw.get("call") or "").strip()
         scenario = str(raw.get("scenario") or "").strip()
         checksum = ""
@@ -430,7 +428,7 @@ def _config_entry_check(raw: Any, where: str, fields: set[str]) -> None:
         raise GateConfigInvalid(f"{where}.name: missing")
     extra = set(raw) - fields
     if extra:
-        raise GateConfigInvalid(f"{where}.{sorted(extra)[0]}: unknown field")
+        raise GateConfigInvalid(f"{where}.{min(extra)}: unknown field")
 
 
 @transaction.atomic
@@ -443,7 +441,7 @@ def gates_import(*, data: Any, by: str = "") -> dict:
         raise GateConfigInvalid("top level: must be a mapping with golden_sets and/or gates")
     unknown = set(data) - {"golden_sets", "gates"}
     if unknown:
-        raise GateConfigInvalid(f"{sorted(unknown)[0]}: unknown section (use golden_sets, gates)")
+        raise GateConfigInvalid(f"{min(unknown)}: unknown section (use golden_sets, gates)")
     counts = {
         "golden_sets": {"created": 0, "revised": 0, "unchanged": 0},
         "gates": {"created": 0, "updated": 0, "unchanged": 0},

@@ -82,8 +82,8 @@ class JudgeRunPlan:
     calls: int = 0
     est_tokens_in: int = 0
     est_tokens_out: int = 0
-    est_cost: Decimal = Decimal("0")
-    cost_cap: Decimal = Decimal("0")
+    est_cost: Decimal = Decimal(0)
+    cost_cap: Decimal = Decimal(0)
 
     def as_dict(self) -> dict:
         return {
@@ -483,7 +483,7 @@ class _Outcome:
     judges: dict[int, Judge]
     tokens_in: int = 0
     tokens_out: int = 0
-    cost: Decimal = Decimal("0")
+    cost: Decimal = Decimal(0)
     error: str = ""
     called: bool = False
     cache: dict | None = None  # a JudgeCacheEntry's fields to store

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from console.permissions import api_permission
 from evals.models import Judge, RuleVersion
 from labeling.selectors.calibration import calibration_data
-from labeling.services.promotion import rule_version_promote, rule_version_demote
+from labeling.services.promotion import rule_version_demote, rule_version_promote
 
 FILTERS = [
     OpenApiParameter("judge", str, description="Judge name, e.g. gpt-4o-mini/conduct-v3"),
@@ -152,9 +152,9 @@ class _DecisionView(APIView):
         )
 
 
-_DECISION_SCHEMA = dict(
-    request=DecisionInput,
-    responses={
+_DECISION_SCHEMA = {
+    "request": DecisionInput,
+    "responses": {
         200: inline_serializer(
             "Decision",
             {
@@ -174,7 +174,7 @@ _DECISION_SCHEMA = dict(
             "DecisionRefused", {"detail": serializers.ListField(child=serializers.CharField())}
         ),
     },
-)
+}
 
 
 class PromoteView(_DecisionView):

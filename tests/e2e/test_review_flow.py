@@ -137,7 +137,7 @@ def mark_of(reviewer, verdict):
 
 
 def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, calls, page):
-    a, b, v = calls
+    a, _b, v = calls
     csp_errors = []
     page.on(
         "console",

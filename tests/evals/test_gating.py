@@ -178,7 +178,7 @@ def test_named_rule_without_promoted_version_fails(world):
     )
     run = world.run("2026-11-21.1")
     assert run.status == GateRun.Status.FAIL
-    rate = [m for m in run.results["metrics"] if m["label"] == "violation rate: closing.thank"][0]
+    rate = next(m for m in run.results["metrics"] if m["label"] == "violation rate: closing.thank")
     assert rate["problems"][0].startswith("rule closing.thank: no promoted version")
 
 
@@ -322,7 +322,7 @@ def test_missing_detector_verdicts_are_judged_by_the_runner(world):
     assert run.status == GateRun.Status.PASS, run.results
     assert run.judged == 3
     assert det.verdicts.filter(judge__name="detector/silence_before_agent").count() == 3
-    rate = [m for m in run.results["metrics"] if m["label"] == "violation rate: group signals"][0]
+    rate = next(m for m in run.results["metrics"] if m["label"] == "violation rate: group signals")
     assert rate["n"] == 3 and rate["value"] == 0
     assert world.run("2026-11-21.1").judged == 0  # nothing missing the second time
 

@@ -5,6 +5,7 @@ import json
 import jsonschema
 import pytest
 
+from evals.detectors import TurnView
 from evals.judge.prompt import (
     PROMPT_VERSION,
     AnswerInvalid,
@@ -15,7 +16,6 @@ from evals.judge.prompt import (
     cache_key,
     response_format,
 )
-from evals.detectors import TurnView
 
 RULES = [
     PromptRule("asking.one-question", 1, "Ask one question per turn.", "major"),
@@ -51,7 +51,7 @@ def test_schema_is_strict_and_orders_reason_first():
     assert schema["required"] == ["asking.one-question", "asking.no-hints"]
     assert schema["additionalProperties"] is False
     verdict = schema["properties"]["asking.no-hints"]
-    assert list(verdict["properties"])[0] == "reason" and verdict["required"] == list(
+    assert next(iter(verdict["properties"])) == "reason" and verdict["required"] == list(
         verdict["properties"]
     )
     fmt = response_format(schema)

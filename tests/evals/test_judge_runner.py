@@ -23,7 +23,7 @@ def run_judge(django_capture_on_commit_callbacks, **kwargs):
 
 
 def user_message(req):
-    return [m for m in req["body"]["messages"] if m["role"] == "user"][0]["content"]
+    return next(m for m in req["body"]["messages"] if m["role"] == "user")["content"]
 
 
 def request_for(fake, rule_id):

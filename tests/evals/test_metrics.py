@@ -5,7 +5,8 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score, f1_score, precision_score, recall_score
 from statsmodels.stats.proportion import proportion_confint
 
@@ -207,7 +208,7 @@ def test_eligibility_reasons():
 
 def test_safety_rules_use_stricter_floors():
     floors = m.Floors(safety_precision=0.85, safety_recall=0.90)
-    ok = dict(marked=300, precision_ci=(0.82, 0.95), recall_ci=(0.88, 0.95), floors=floors)
+    ok = {"marked": 300, "precision_ci": (0.82, 0.95), "recall_ci": (0.88, 0.95), "floors": floors}
     assert m.why_not_eligible(**ok) == []
     assert m.why_not_eligible(**ok, safety=True) == [
         "precision lower bound 0.82 < 0.85 (safety rule)",

@@ -25,7 +25,7 @@ def known(lead):
 
 def text_of(html: str, testid: str) -> str:
     m = re.search(
-        rf'data-testid="{re.escape(testid)}"[^>]*>(.*?)</(?:td|tr|strong|a|span)>', html, re.S
+        rf'data-testid="{re.escape(testid)}"[^>]*>(.*?)</(?:td|tr|strong|a|span)>', html, re.DOTALL
     )
     assert m, testid
     return re.sub(r"<[^>]+>", " ", m.group(1)).split()
@@ -93,18 +93,18 @@ def test_api_command_and_pages_show_the_reference_figures(known, lead, client):
         ("recall", "recall"),
         ("specificity", "specificity"),
     ):
-        cells = re.search(rf'data-testid="fig-{name}">(.*?)</tr>', html, re.S).group(1)
+        cells = re.search(rf'data-testid="fig-{name}">(.*?)</tr>', html, re.DOTALL).group(1)
         words = re.sub(r"<[^>]+>", " ", cells).split()
         assert words[1] == f"{want[key]:.4f}"
         if f"{key}_ci" in want:
             lo, hi = want[f"{key}_ci"]
             assert f"[{lo:.2f}," in words and f"{hi:.2f}]" in words
         assert words[4] == f"{want['w_' + key]:.4f}" if f"w_{key}" in want else True
-    cells = re.search(r'data-testid="fig-f1">(.*?)</tr>', html, re.S).group(1)
+    cells = re.search(r'data-testid="fig-f1">(.*?)</tr>', html, re.DOTALL).group(1)
     assert re.sub(r"<[^>]+>", " ", cells).split()[1] == f"{want['f1']:.4f}"
     assert text_of(html, "effective-n") == [f"{want['effective_n']:.1f}"]
     kappa = re.sub(
-        r"<[^>]+>", " ", re.search(r'data-testid="fig-kappa">(.*?)</tr>', html, re.S).group(1)
+        r"<[^>]+>", " ", re.search(r'data-testid="fig-kappa">(.*?)</tr>', html, re.DOTALL).group(1)
     ).split()
     assert kappa[2] == f"{want['kappa']:.4f}"
     assert "needs 158 more marks" in html

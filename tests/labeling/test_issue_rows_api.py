@@ -135,7 +135,7 @@ def test_format_csv_is_the_same_file_as_the_page_export(client, reviewer, engine
     from_page = b"".join(
         client.get(reverse("issue-sheet-export") + "?sort=number").streaming_content
     )
-    strip_time = lambda b: [row for row in csv.reader(io.StringIO(b.decode()[1:]))]  # noqa: E731
+    strip_time = lambda b: [row for row in csv.reader(io.StringIO(b.decode()[1:]))]
     assert strip_time(from_api) == strip_time(from_page)
     whats = [row[9] for row in strip_time(from_api)[1:]]
     assert whats == ["'=1+2", "plain", "'@SUM(A1)"]

@@ -1,5 +1,6 @@
 """Two leads promoting versions of the same rule at once on PostgreSQL: one gated version, one audit trail."""
 
+import itertools
 import threading
 
 import pytest
@@ -52,7 +53,7 @@ def test_concurrent_promotions_leave_exactly_one_gated_version(make_user):
     assert len(decisions) == 4
     # The promotions ran one after another: each replaced the one gated just before it.
     assert decisions[0].replaced == old
-    for before, after in zip(decisions, decisions[1:]):
+    for before, after in itertools.pairwise(decisions):
         assert after.replaced == before.rule_version
     assert decisions[-1].rule_version == gated[0]
     assert RuleVersion.objects.filter(rule=rule, status="retired").count() == 4

@@ -69,7 +69,7 @@ def test_reviewers_claiming_at_once_never_share_a_call_and_never_lose_a_mark(
         assert (
             Assignment.objects.filter(item=it, finished_at__isnull=False).count() == reviews_needed
         )
-    for uid, ids in claimed.items():
+    for ids in claimed.values():
         assert len(ids) == len(set(ids))  # never the same call twice
     # Every mark made is there: 3 verdicts x reviews_needed reviewers x 6 calls.
     assert Mark.objects.count() == 6 * 3 * reviews_needed

@@ -159,7 +159,7 @@ def test_leads_make_the_sample_and_queue_a_call_by_hand(client, lead, reviewer):
     logged_in(client, reviewer)
     assert client.post(reverse("review-sample-make")).status_code == 403
     logged_in(client, lead)
-    assert "Make today's sample".encode() in client.get(reverse("review")).content
+    assert b"Make today's sample" in client.get(reverse("review")).content
     client.post(reverse("review-sample-make"))
     r = client.post(
         reverse("review-sample-queue"), {"transcript": "call-9", "next": "//evil.example/"}

@@ -1,6 +1,5 @@
 import random
-from datetime import date, datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.core.management import call_command
@@ -19,7 +18,7 @@ DAY = date(2026, 11, 29)
 
 
 def at(hours_before_day: float) -> datetime:
-    return datetime(2026, 11, 29, tzinfo=dt_timezone.utc) - timedelta(hours=hours_before_day)
+    return datetime(2026, 11, 29, tzinfo=UTC) - timedelta(hours=hours_before_day)
 
 
 def make_calls(n, *, flagged_every=0, rv=None, start=0):

@@ -1,4 +1,5 @@
-"""Benchmark: the browsing pages (calls, a 300-turn call, rules, a rule, verdicts, dashboard) at 100,000 calls.
+"""Benchmark: the browsing pages (calls, a 300-turn call,
+rules, a rule, verdicts, dashboard) at 100,000 calls.
 
 Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME names a database the benchmark may
 create, fill and DROP (use a dedicated one, e.g. docket_bench_browse). It loads the calls, turns,
@@ -73,7 +74,10 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
         def calls():
             for i in range(1, n_calls + 2):
                 day = 1 + (i * 89 // n_calls) % 89
-                started = f"2026-{9 + (day - 1) // 30:02d}-{1 + (day - 1) % 30:02d} {i % 24:02d}:{i % 60:02d}:00+00"
+                started = (
+                    f"2026-{9 + (day - 1) // 30:02d}-{1 + (day - 1) % 30:02d} "
+                    f"{i % 24:02d}:{i % 60:02d}:00+00"
+                )
                 yield (
                     i,
                     f"call-{i:07d}",
@@ -197,9 +201,9 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
 
 def main() -> None:
     url = postgres_url("browse_pages.py", "docket_bench_browse", DEDICATED)
-    n_calls = int(os.environ.get("BENCH_CALLS", 100000))
-    n_rules = int(os.environ.get("BENCH_RULES", 25))
-    n_turns = int(os.environ.get("BENCH_TURNS", 10))
+    n_calls = int(os.environ.get("BENCH_CALLS", "100000"))
+    n_rules = int(os.environ.get("BENCH_RULES", "25"))
+    n_turns = int(os.environ.get("BENCH_TURNS", "10"))
     reuse = os.environ.get("BENCH_REUSE") == "1"
     with scratch_database(url, reuse=reuse) as db_url:
         django_setup(migrate=True, DATABASE_URL=db_url)
@@ -217,7 +221,8 @@ def main() -> None:
             print(f"reusing {n_calls + 1:,} calls")
         else:
             print(
-                f"loading {n_calls:,} calls x {n_turns} turns x {n_rules} rule versions with COPY ...",
+                f"loading {n_calls:,} calls x {n_turns} turns "
+                f"x {n_rules} rule versions with COPY ...",
                 flush=True,
             )
             counts = load(n_calls, n_rules, n_turns)

@@ -1,4 +1,5 @@
-"""Benchmark: the calibration page's one aggregate over 1,000,000 marked verdicts and 200 rule versions.
+"""Benchmark: the calibration page's one aggregate
+over 1,000,000 marked verdicts and 200 rule versions.
 
 Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME names a database the benchmark may
 create, fill and DROP (use a dedicated one, e.g. docket_bench). It loads the data with COPY, times
@@ -6,9 +7,10 @@ the calibration selector (the SQL aggregate plus the figures in Python) and, in 
 hand-written SQL query of the same counts, checks both agree, prints the figures, and drops the
 database. The rows are COPYed with triggers off (session_replication_role = replica), so the verdict
 tally is built afterwards by `verdict_tally_rebuild`, whose time is printed too; the same aggregate
-straight from the marks (the path before the tally) is timed beside it, and so is `mark_set` with its
-tally trigger. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200), BENCH_KEEP=1 to keep
-the database afterwards, BENCH_REUSE=1 to time a kept database again without loading.
+straight from the marks (the path before the tally) is timed beside it, and so is `mark_set` with
+its tally trigger. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200),
+BENCH_KEEP=1 to keep the database afterwards, BENCH_REUSE=1 to time a kept database again without
+loading.
 """
 
 import os
@@ -110,7 +112,8 @@ def load(n_transcripts: int, n_rules: int) -> dict:
     counts = {}
     with connection.cursor() as cur:
         raw = cur.cursor
-        # Triggers off while COPYing (the tally's would recount per mark); the tally is rebuilt below.
+        # Triggers off while COPYing (the tally's would
+        # recount per mark); the tally is rebuilt below.
         cur.execute("SET session_replication_role = replica")
         counts["transcripts"] = copy_rows(
             raw,
@@ -159,7 +162,8 @@ def load(n_transcripts: int, n_rules: int) -> dict:
                 for d in range(1, days + 1)
             ),
         )
-        # 95% of the calls came through a sample (uniform p=0.02 or judge check p=0.5/0.9), 5% outside.
+        # 95% of the calls came through a sample (uniform
+        # p=0.02 or judge check p=0.5/0.9), 5% outside.
         items, assignments, reviewers_of = [], [], {}
         a_id = 0
         for t in range(1, n_transcripts + 1):
@@ -289,7 +293,8 @@ def load(n_transcripts: int, n_rules: int) -> dict:
 
 
 def backend_cpu_s() -> float | None:
-    """Return the CPU seconds PostgreSQL's backend for this connection has used (local server only)."""
+    """Return the CPU seconds PostgreSQL's backend for
+    this connection has used (local server only)."""
     from django.db import connection
 
     with connection.cursor() as cur:
@@ -378,31 +383,38 @@ def main() -> None:
             return f", PostgreSQL CPU {x:.3f} s" if x is not None else ""
 
         print(
-            f"machine: {os.cpu_count()} cores, load average {load1:.1f} while timing (wall times include waiting)"
+            f"machine: {os.cpu_count()} cores, load average "
+            f"{load1:.1f} while timing (wall times include waiting)"
         )
         print(
-            f"calibration selector, all rows (SQL + figures): min {sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}"
+            "calibration selector, all rows (SQL + figures): min "
+            f"{sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}"
         )
         print(
-            f"  of which the SQL aggregate (verdict tally):    min {agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}"
+            "  of which the SQL aggregate (verdict tally):    min "
+            f"{agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}"
         )
         print(
-            f"the same aggregate from the marks (no tally):   min {marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}"
+            "the same aggregate from the marks (no tally):   min "
+            f"{marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}"
         )
         print(
-            f"calibration selector, one group (25 versions):  min {one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}"
+            "calibration selector, one group (25 versions):  min "
+            f"{one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}"
         )
         print(
-            f"calibration_row, one rule version (5,000):      min {rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}"
+            "calibration_row, one rule version (5,000):      min "
+            f"{rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}"
         )
         print(
-            f"hand-written SQL of the same counts:            min {hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}"
+            "hand-written SQL of the same counts:            min "
+            f"{hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}"
         )
-        print(
-            f"counts agree: {'yes' if mismatches == 0 and len(hand_rows) == len(by_key) else f'NO ({mismatches})'}"
-        )
+        agree = mismatches == 0 and len(hand_rows) == len(by_key)
+        print(f"counts agree: {'yes' if agree else f'NO ({mismatches})'}")
 
-        # What the tally costs a reviewer: mark_set (and its trigger's recount) on verdicts already marked.
+        # What the tally costs a reviewer: mark_set (and its
+        # trigger's recount) on verdicts already marked.
         from django.contrib.auth import get_user_model
 
         from evals.models import Verdict
@@ -415,7 +427,8 @@ def main() -> None:
             mark_set(reviewer=reviewer, verdict=v, correct=True)
         per_mark = (time.perf_counter() - t0) / len(some)
         print(
-            f"mark_set with its tally trigger: {per_mark * 1000:.1f} ms a mark (mean of {len(some)})"
+            "mark_set with its tally trigger: "
+            f"{per_mark * 1000:.1f} ms a mark (mean of {len(some)})"
         )
         connection.close()
 

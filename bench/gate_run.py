@@ -180,10 +180,10 @@ def load(n_scenarios: int, n_rules: int, n_turns: int, n_background: int) -> dic
 
 def main() -> None:
     url = postgres_url("gate_run.py", "docket_bench_gate", DEDICATED)
-    n_scenarios = int(os.environ.get("BENCH_SCENARIOS", 500))
-    n_rules = int(os.environ.get("BENCH_RULES", 30))
-    n_turns = int(os.environ.get("BENCH_TURNS", 30))
-    n_background = int(os.environ.get("BENCH_BACKGROUND", 20000))
+    n_scenarios = int(os.environ.get("BENCH_SCENARIOS", "500"))
+    n_rules = int(os.environ.get("BENCH_RULES", "30"))
+    n_turns = int(os.environ.get("BENCH_TURNS", "30"))
+    n_background = int(os.environ.get("BENCH_BACKGROUND", "20000"))
     with scratch_database(url) as db_url:
         django_setup(DATABASE_URL=db_url)
         from django.core.management import call_command
@@ -235,9 +235,9 @@ def main() -> None:
         run = timing.result
         checks = sum(m["n"] for m in run.results["metrics"] if m["kind"] != "detector_metric")
         print(
-            f"gate run ({n_scenarios} calls + baseline, {n_rules} rule versions, {checks:,} checks): "
-            f"min {timing.min:.3f} s, median {timing.median:.3f} s, {timing.queries} queries; "
-            f"status {run.status}"
+            f"gate run ({n_scenarios} calls + baseline, {n_rules} rule versions, "
+            f"{checks:,} checks): min {timing.min:.3f} s, median "
+            f"{timing.median:.3f} s, {timing.queries} queries; status {run.status}"
         )
 
         client = bench_client("bench-lead", "lead")

@@ -41,7 +41,8 @@ def bench_database_name(url: str) -> str:
 
 
 def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[tuple[str, int]]]:
-    """Create transcripts with turns and rule versions; return transcript ids and (rule, version) pairs."""
+    """Create transcripts with turns and rule versions;
+    return transcript ids and (rule, version) pairs."""
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -63,14 +64,15 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
         now = timezone.now()
         with connection.cursor() as cur:
             with cur.copy(
-                "COPY evals_transcript (external_id, agent_version_id, checksum, audio_url, language, "
-                "scenario, imported_at, metadata) FROM STDIN"
+                "COPY evals_transcript (external_id, agent_version_id, checksum, "
+                "audio_url, language, scenario, imported_at, metadata) FROM STDIN"
             ) as copy:
                 for ext in ids:
                     copy.write_row((ext, av.pk, "0" * 64, "", "en", "", now, "{}"))
             cur.execute(
-                "INSERT INTO evals_turn (transcript_id, index, speaker, text, phase, tool_calls, tool_call_id) "
-                "SELECT t.id, g, CASE WHEN g %% 2 = 0 THEN 'agent' ELSE 'user' END, 'turn text', '', '[]', '' "
+                "INSERT INTO evals_turn (transcript_id, index, speaker, text, "
+                "phase, tool_calls, tool_call_id) SELECT t.id, g, CASE WHEN g %% "
+                "2 = 0 THEN 'agent' ELSE 'user' END, 'turn text', '', '[]', '' "
                 "FROM evals_transcript t CROSS JOIN generate_series(0, %s) AS g",
                 [n_turns - 1],
             )
@@ -109,7 +111,8 @@ def write_lines(
 
 
 def cpu_seconds() -> tuple[float, float]:
-    """Return CPU seconds used so far by this process and by its PostgreSQL backend (None if unreadable).
+    """Return CPU seconds used so far by this process
+    and by its PostgreSQL backend (None if unreadable).
 
     Wall-clock figures on a shared machine include the time other work held the CPU; CPU seconds
     do not, so they are printed beside them.
@@ -131,7 +134,10 @@ def cpu_since(start: tuple[float, float]) -> str:
     client = now[0] - start[0]
     if start[1] is None or now[1] is None:
         return f"CPU: client {client:.1f} s"
-    return f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} s = {client + now[1] - start[1]:.1f} s"
+    return (
+        f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} "
+        f"s = {client + now[1] - start[1]:.1f} s"
+    )
 
 
 def import_file(path: Path):
@@ -146,7 +152,8 @@ def import_file(path: Path):
 
 
 def bare_copy() -> tuple[float, int, str]:
-    """COPY the stored verdicts' values (ids resolved) into a plain table; return seconds and rows."""
+    """COPY the stored verdicts' values (ids resolved)
+    into a plain table; return seconds and rows."""
     from django.db import connection, transaction
 
     from evals.services.importing.verdicts import VERDICT_COLUMNS
@@ -156,16 +163,20 @@ def bare_copy() -> tuple[float, int, str]:
         cur.execute(f"SELECT {columns} FROM evals_verdict ORDER BY id")
         rows = [(*r[:5], json.dumps(r[5]), *r[6:]) for r in cur.fetchall()]
         cur.execute(
-            "CREATE TABLE plain_verdict (transcript_id bigint, rule_version_id bigint, judge_id bigint, "
-            "flagged boolean, turn integer, turns jsonb, severity varchar(10), rationale text, "
-            "confidence smallint, error text, created_at timestamptz)"
+            "CREATE TABLE plain_verdict (transcript_id bigint, "
+            "rule_version_id bigint, judge_id bigint, flagged boolean, "
+            "turn integer, turns jsonb, severity varchar(10), rationale "
+            "text, confidence smallint, error text, created_at timestamptz)"
         )
     cpu = cpu_seconds()
     start = time.perf_counter()
-    with transaction.atomic(), connection.cursor() as cur:
-        with cur.copy(f"COPY plain_verdict ({columns}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+    with (
+        transaction.atomic(),
+        connection.cursor() as cur,
+        cur.copy(f"COPY plain_verdict ({columns}) FROM STDIN") as copy,
+    ):
+        for row in rows:
+            copy.write_row(row)
     return time.perf_counter() - start, len(rows), cpu_since(cpu)
 
 
@@ -175,9 +186,9 @@ def main() -> None:
         "docket",
         "it creates and drops its own database <name>_import_bench beside that one",
     )
-    n_verdicts = int(os.environ.get("BENCH_VERDICTS", 1_000_000))
-    n_rules = int(os.environ.get("BENCH_RULES", 25))
-    n_turns = int(os.environ.get("BENCH_TURNS", 20))
+    n_verdicts = int(os.environ.get("BENCH_VERDICTS", "1000000"))
+    n_rules = int(os.environ.get("BENCH_RULES", "25"))
+    n_turns = int(os.environ.get("BENCH_TURNS", "20"))
 
     with scratch_database(url, name=bench_database_name(url)) as bench_url:
         django_setup(migrate=True, DATABASE_URL=bench_url)
@@ -186,7 +197,8 @@ def main() -> None:
         from evals.models import Verdict
 
         print(
-            f"building {-(-n_verdicts // n_rules):,} calls x {n_turns} turns and {n_rules} rule versions ...",
+            f"building {-(-n_verdicts // n_rules):,} calls x "
+            f"{n_turns} turns and {n_rules} rule versions ...",
             flush=True,
         )
         ids, rules = build(n_verdicts, n_rules, n_turns)
@@ -207,21 +219,24 @@ def main() -> None:
         copy_s, copied, copy_cpu = bare_copy()
         load = os.getloadavg()[0]
         print(
-            f"machine: {os.cpu_count()} cores, load average {load:.1f} (others' work slows every figure)"
+            f"machine: {os.cpu_count()} cores, load average "
+            f"{load:.1f} (others' work slows every figure)"
         )
         print(
-            f"verdicts_import, new verdicts:         {first:6.1f} s  {n_verdicts / first:>10,.0f} rows/s"
-            f"  (parse {result.timings['parse']:.1f} s, check {result.timings['check']:.1f} s,"
-            f" write+commit {first - result.timings['parse'] - result.timings['check']:.1f} s)"
+            f"verdicts_import, new verdicts:         {first:6.1f} s  "
+            f"{n_verdicts / first:>10,.0f} rows/s  (parse {result.timings['parse']:.1f} "
+            f"s, check {result.timings['check']:.1f} s, write+commit "
+            f"{first - result.timings['parse'] - result.timings['check']:.1f} s)"
         )
         print(f"{'':39}{first_cpu}")
         print(
-            f"verdicts_import, same file again:      {second:6.1f} s  {n_verdicts / second:>10,.0f} rows/s"
-            "  (all unchanged)"
+            f"verdicts_import, same file again:      {second:6.1f} s "
+            f" {n_verdicts / second:>10,.0f} rows/s  (all unchanged)"
         )
         print(f"{'':39}{second_cpu}")
         print(
-            f"bare COPY into a plain table:          {copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s"
+            "bare COPY into a plain table:          "
+            f"{copy_s:6.1f} s  {copied / copy_s:>10,.0f} rows/s"
         )
         print(f"{'':39}{copy_cpu}")
         print(f"import / bare COPY time: {first / copy_s:.1f}x")

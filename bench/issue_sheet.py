@@ -1,4 +1,5 @@
-"""Benchmark: the issue sheet, its filters, keyset pages, the CSV export and the API at 100,000 rows.
+"""Benchmark: the issue sheet, its filters, keyset
+pages, the CSV export and the API at 100,000 rows.
 
 Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME names a database the benchmark may
 create, fill and DROP (use a dedicated one, e.g. docket_bench_issues). It migrates, bulk-creates the
@@ -104,7 +105,7 @@ def load(n_rows: int) -> dict:
 
 def main() -> None:
     url = postgres_url("issue_sheet.py", "docket_bench_issues", DEDICATED)
-    n_rows = int(os.environ.get("BENCH_ROWS", 100000))
+    n_rows = int(os.environ.get("BENCH_ROWS", "100000"))
     with scratch_database(url) as db_url:
         django_setup(migrate=True, DATABASE_URL=db_url)
         from django.db import connection
@@ -148,7 +149,8 @@ def main() -> None:
         response = client.get("/issues/export.csv")
         size = sum(len(chunk) for chunk in response.streaming_content)
         print(
-            f"{'CSV export, all rows':40} {time.perf_counter() - t0:7.3f} {'':9} {'':>8}  ({size / 1e6:.1f} MB)"
+            f"{'CSV export, all rows':40} {time.perf_counter() - t0:7.3f} "
+            f"{'':9} {'':>8}  ({size / 1e6:.1f} MB)"
         )
         connection.close()
 

@@ -1,6 +1,7 @@
 """Benchmark: the judge runner. Prints figures; asserts nothing about speed.
 
-1. The eight detectors (pure functions) over the tau-bench airline trajectories, when the file is there.
+1. The eight detectors (pure functions) over the tau-bench
+   airline trajectories, when the file is there.
 2. A judge run, eager and in-process, over BENCH_CALLS synthetic calls (default 300, 24 turns each)
    with 4 LLM rule groups and 3 detector rules, against a local chat-completions server that answers
    at once: the runner's own overhead per call (prompt, schema, parse, verdict writes, counters).
@@ -46,8 +47,8 @@ def bench_detectors() -> None:
             flagged[name] += detector_run({"name": name}, turns).flagged
     elapsed = time.perf_counter() - start
     print(
-        f"detectors: 8 detectors x {len(convs)} tau-bench conversations ({n_turns:,} turns) in {elapsed:.3f} s "
-        f"= {len(convs) * 8 / elapsed:,.0f} checks/s"
+        f"detectors: 8 detectors x {len(convs)} tau-bench conversations ({n_turns:,} "
+        f"turns) in {elapsed:.3f} s = {len(convs) * 8 / elapsed:,.0f} checks/s"
     )
     print("  flagged with default parameters: " + ", ".join(f"{k} {v}" for k, v in flagged.items()))
 
@@ -123,7 +124,8 @@ def main() -> None:
                 index=j,
                 speaker="agent" if j % 2 == 0 else "user",
                 phase=phases[j],
-                text="Could you tell me about a project you led last year and what you learned from it?",
+                text="Could you tell me about a project you led "
+                "last year and what you learned from it?",
                 start_ms=j * 6000,
                 end_ms=j * 6000 + 5000,
             )
@@ -133,8 +135,8 @@ def main() -> None:
         batch_size=5000,
     )
     print(
-        f"judge run: {CALLS} calls x {TURNS} turns, 5 LLM rules in 4 groups (2 phase-scoped) + 3 detector rules, "
-        f"{connection.vendor}"
+        f"judge run: {CALLS} calls x {TURNS} turns, 5 LLM rules in 4 "
+        f"groups (2 phase-scoped) + 3 detector rules, {connection.vendor}"
     )
 
     start = time.perf_counter()
@@ -152,8 +154,9 @@ def main() -> None:
         run.refresh_from_db()
         per_item = elapsed / max(1, run.tasks_total) * 1000
         print(
-            f"  {label}: {run.tasks_total:,} items ({run.calls_made:,} calls, {run.cache_hits:,} cache hits) "
-            f"in {elapsed:.2f} s = {run.tasks_total / elapsed:,.0f} items/s, {per_item:.1f} ms/item; "
+            f"  {label}: {run.tasks_total:,} items ({run.calls_made:,} calls, "
+            f"{run.cache_hits:,} cache hits) in {elapsed:.2f} s = "
+            f"{run.tasks_total / elapsed:,.0f} items/s, {per_item:.1f} ms/item; "
             f"{len(fake.requests) - before:,} HTTP requests; status {run.status}"
         )
     sizes = [sum(len(m["content"]) for m in r["body"]["messages"]) for r in fake.requests]

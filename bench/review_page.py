@@ -79,7 +79,8 @@ def child(rounds: int) -> None:
         for label, (median, p90) in timings.items():
             print(f"  {label:34s} median {median:7.2f} ms   p90 {p90:7.2f} ms")
         print(
-            f"  page: {len(page.content) / 1024:.0f} KiB, {len(page_q)} queries; mark: {len(mark_q)} queries"
+            f"  page: {len(page.content) / 1024:.0f} KiB, "
+            f"{len(page_q)} queries; mark: {len(mark_q)} queries"
         )
     finally:
         teardown_databases(old, verbosity=0)
@@ -154,8 +155,8 @@ def _fixture():
             speaker="agent" if i % 2 == 0 else "user",
             phase=phases[i * 5 // TURNS],
             text=(
-                "Could you tell me more about how you approached that part of the project, and what you "
-                "would do differently next time? "
+                "Could you tell me more about how you approached that part of "
+                "the project, and what you would do differently next time? "
             )
             * (1 + i % 3),
             start_ms=i * 4000,

@@ -40,8 +40,9 @@ class DemoStep:
 
 
 def demo_rules_load(demo_dir: Path) -> str:
-    """Import demo/rules.yaml, leaving alone a rule the demo history has moved on from (a later version
-    made from an issue row): re-importing its old text would otherwise add a version on every load."""
+    """Import demo/rules.yaml, leaving alone a rule the demo history has moved on from (a later
+    version made from an issue row): re-importing its old text would otherwise add a version on
+    every load."""
     path = demo_dir / "rules.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     moved_on = set(
@@ -86,13 +87,14 @@ DEMO_STEPS: list[DemoStep] = [
 
 
 def demo_truth(demo_dir: Path = DEMO_DIR) -> dict:
-    """Return demo/truth.json: what really happened in the demo calls, for steps that make marks or rows.
+    """Return demo/truth.json: what really happened in
+    the demo calls, for steps that make marks or rows.
 
-    `verdicts` maps "<call id>|<rule id>|<version>" to whether the judge's verdict is right, `errors`
-    says why the wrong ones are wrong, `faults` lists each call's real violations (rule, turns),
-    `signals` the timing and transcription events, `audio_only` problems heard only in a recording,
-    `golden` maps scenario -> version -> call id, and `gate` names the version that passes and the
-    one that fails (with the call and turn of the rubric leak).
+    `verdicts` maps "<call id>|<rule id>|<version>" to whether the judge's verdict is right,
+    `errors` says why the wrong ones are wrong, `faults` lists each call's real violations (rule,
+    turns), `signals` the timing and transcription events, `audio_only` problems heard only in a
+    recording, `golden` maps scenario -> version -> call id, and `gate` names the version that
+    passes and the one that fails (with the call and turn of the rubric leak).
     """
     return json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
 

@@ -20,7 +20,8 @@ PROMOTE_MIN_ACCURACY = 0.95
 
 
 def demo_promoted_rule_ids(demo_dir: Path) -> list[str]:
-    """Safety rules, and rules the demo judge gets right often enough to promote (from truth.json)."""
+    """Safety rules, and rules the demo judge gets
+    right often enough to promote (from truth.json)."""
     truth = json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
     right: dict[str, list[int]] = {}
     for key, correct in truth["verdicts"].items():
@@ -34,7 +35,8 @@ def demo_promoted_rule_ids(demo_dir: Path) -> list[str]:
 
 
 def demo_gates_load(demo_dir: Path) -> str:
-    """Gate the promoted rules, import demo/gates.yaml, and run the gate once on each demo version."""
+    """Gate the promoted rules, import demo/gates.yaml,
+    and run the gate once on each demo version."""
     ids = demo_promoted_rule_ids(demo_dir)
     newly = 0
     for rule in Rule.objects.filter(rule_id__in=ids):
@@ -59,6 +61,7 @@ def demo_gates_load(demo_dir: Path) -> str:
             ran.append(f"{version} {run.status}")
     gs = counts["golden_sets"]
     return (
-        f"{len(ids)} rules gated ({newly} newly); golden set {gs['created']} created, {gs['unchanged']} unchanged; "
-        f"gate release {'runs: ' + ', '.join(ran) if ran else 'already run'}"
+        f"{len(ids)} rules gated ({newly} newly); golden set "
+        f"{gs['created']} created, {gs['unchanged']} unchanged; gate "
+        f"release {'runs: ' + ', '.join(ran) if ran else 'already run'}"
     )

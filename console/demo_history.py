@@ -3,8 +3,8 @@
 - users: the demo logins (reviewers priya, sam and noor; engineer marco; lead lena; admin).
 - detectors: the detector rules run over the demo calls through the judge runner (free, no LLM).
 - review history: a daily sample for each past day of demo calls, every sampled call reviewed by one
-  reviewer (about one in five by two), marks that follow demo/truth.json with a little seeded reviewer
-  noise, so calibration has figures, kappa has pairs and a lead has a few ties to settle.
+  reviewer (about one in five by two), marks that follow demo/truth.json with a little seeded
+  reviewer noise, so calibration has figures, kappa has pairs and a lead has a few ties to settle.
 - issue rows: what the reviewers found on past days (truth.json), some triaged each way out.
 
 Today's sample (console/demo_sample.py) is left alone: the newcomer reviews it. Every step is
@@ -44,9 +44,10 @@ DEMO_USERS = [
     ("marco", "engineer"),
     ("lena", "lead"),
 ]
-# How often each reviewer marks a verdict the other way from the truth (seeded, so the same each load):
-# on a verdict the judge got wrong (truth.json) they often go along with the judge; on a right flag
-# they now and then call it wrong; on a clean call the judge passed, and on safety rules, never.
+# How often each reviewer marks a verdict the other way from the truth (seeded, so the same each
+# load): on a verdict the judge got wrong (truth.json) they often go along with the judge; on a
+# right flag they now and then call it wrong; on a clean call the judge passed, and on safety rules,
+# never.
 MISS_JUDGE_ERROR = {"priya": 0.15, "sam": 0.25, "noor": 0.35}
 DOUBT_RIGHT_FLAG = {"priya": 0.06, "sam": 0.1, "noor": 0.14}
 PAST_SAMPLE_SIZE = 12
@@ -90,9 +91,11 @@ def _quiet():
 
 
 def demo_users_ensure() -> int:
-    """Create the demo users (password docket-demo) in their role groups; return how many were new."""
+    """Create the demo users (password docket-demo) in
+    their role groups; return how many were new."""
     User = get_user_model()
-    hashed = None  # hashed once: the demo password is public, and each hash takes a good part of a second
+    # hashed once: the demo password is public, and each hash takes a good part of a second
+    hashed = None
     created_count = 0
     for username, role, extra in [
         *((u, r, {}) for u, r in DEMO_USERS),
@@ -135,20 +138,24 @@ def demo_detectors_load(demo_dir: Path) -> str:
             detectors_only=True,
             started_by="demo",
         )
-        # Execute the items here, inside load_demo's transaction; the queueing after commit finds none pending.
+        # Execute the items here, inside load_demo's transaction;
+        # the queueing after commit finds none pending.
         for item_id in run.items.order_by("pk").values_list("pk", flat=True):
             judge_run_item_execute(item_id=item_id)
     run.refresh_from_db()
     made = Verdict.objects.filter(judge_run=run)
-    return f"detector rules run on {run.items.count()} calls: {made.count()} verdicts, {made.filter(flagged=True).count()} flagged"
+    return (
+        f"detector rules run on {run.items.count()} calls: {made.count()} "
+        f"verdicts, {made.filter(flagged=True).count()} flagged"
+    )
 
 
 # ---- review history ----------------------------------------------------------------------------
 
 
 def demo_past_days(today: date | None = None) -> list[date]:
-    """The sample days of the demo's past week: the day after each day with demo calls, before the latest
-    day of calls (today's sample draws that one) and before today."""
+    """The sample days of the demo's past week: the day after each day with demo calls,
+    before the latest day of calls (today's sample draws that one) and before today."""
     today = today or timezone.localdate()
     calls = _demo_calls().exclude(scenario__startswith="golden/").exclude(started_at__isnull=True)
     days = sorted(
@@ -181,11 +188,12 @@ def _review(
     rng: random.Random,
     start: datetime,
 ) -> datetime:
-    """Review one call as `reviewer` from `start`: an assignment, a mark on every verdict, finished; return the end.
+    """Review one call as `reviewer` from `start`: an assignment,
+    a mark on every verdict, finished; return the end.
 
-    The marks are written in one insert (mark_set's rows: the reviewer's assignment, a one-line note;
-    going through mark_set one by one made load_demo several seconds slower); the finish goes through
-    assignment_finish, which refuses a call with a verdict left unmarked.
+    The marks are written in one insert (mark_set's rows: the reviewer's assignment, a one-line
+    note; going through mark_set one by one made load_demo several seconds slower); the finish goes
+    through assignment_finish, which refuses a call with a verdict left unmarked.
     """
     end = start + timedelta(minutes=rng.randint(4, 11), seconds=rng.randint(0, 59))
     assignment = Assignment.objects.create(
@@ -240,7 +248,8 @@ def demo_reviews_load(demo_dir: Path) -> str:
             rng = random.Random(f"{HISTORY_SEED}:{day.isoformat()}")
             clock = {r.pk: _local(day, 9, rng.randint(0, 50)) for r in reviewers}
             items = list(sample.items.select_related("transcript").order_by("pk"))
-            # A second opinion on about one call in five, first on the calls where a rule not yet trusted flagged.
+            # A second opinion on about one call in five, first
+            # on the calls where a rule not yet trusted flagged.
             doubtful = set(
                 Verdict.objects.filter(
                     transcript_id__in=[i.transcript_id for i in items],
@@ -259,7 +268,8 @@ def demo_reviews_load(demo_dir: Path) -> str:
             rest = [n for n in order if items[n].transcript_id not in doubtful]
             twice = set((first_pass + rest)[: round(SECOND_REVIEW_SHARE * len(items))])
             for n, item in enumerate(items):
-                # priya keeps the recorded calls for today: she reviews them in the newcomer's first session.
+                # priya keeps the recorded calls for today: she
+                # reviews them in the newcomer's first session.
                 pool = [
                     r
                     for r in reviewers
@@ -397,8 +407,8 @@ def _backdate_triage(row: IssueRow, at: datetime) -> None:
 
 
 def _rules_backdate() -> None:
-    """The demo's rules were written before its first call, not when load_demo ran: so a version made
-    from an issue row on a past day comes after version 1 on the rule page too."""
+    """The demo's rules were written before its first call, not when load_demo ran: so a
+    version made from an issue row on a past day comes after version 1 on the rule page too."""
     first = (
         _demo_calls()
         .exclude(started_at__isnull=True)
@@ -474,9 +484,9 @@ def demo_issue_rows_load(demo_dir: Path) -> str:
             actor=marco,
             rule=hints,
             text=(
-                v1.text.strip()
-                + " This includes subtle hints: naming the concept, pattern or tool the candidate is "
-                "searching for, or confirming which of their guesses is on the right track."
+                v1.text.strip() + " This includes subtle hints: naming the concept, "
+                "pattern or tool the candidate is searching for, or "
+                "confirming which of their guesses is on the right track."
             ),
         )
         _backdate_triage(row, at + timedelta(hours=4))
@@ -495,7 +505,8 @@ def demo_issue_rows_load(demo_dir: Path) -> str:
             actor=marco,
             rule_id="audio.no-cut-off",
             group="audio",
-            text="Every agent answer is heard to its end in the recording: none stops mid-sentence.",
+            text="Every agent answer is heard to its end in "
+            "the recording: none stops mid-sentence.",
             severity="major",
         )
         _backdate_triage(row, at + timedelta(hours=1))
@@ -503,7 +514,7 @@ def demo_issue_rows_load(demo_dir: Path) -> str:
         Rule.objects.filter(pk=version.rule_id).update(created_at=at + timedelta(hours=1))
     counts = {o: IssueRow.objects.filter(outcome=o).count() for o in IssueRow.Outcome.values}
     return (
-        f"{len(rows)} issue rows filed; triaged: {counts['new_signal']} add a signal, {counts['rule_fix']} "
-        f"fix the rule, {counts['new_rule']} write a rule, {counts['duplicate']} duplicate; "
-        f"{counts['']} left new"
+        f"{len(rows)} issue rows filed; triaged: {counts['new_signal']} add a "
+        f"signal, {counts['rule_fix']} fix the rule, {counts['new_rule']} "
+        f"write a rule, {counts['duplicate']} duplicate; {counts['']} left new"
     )

@@ -1,4 +1,5 @@
-"""Demo step: today's review sample, drawn from the demo's latest day of calls, plus the calls with audio."""
+"""Demo step: today's review sample, drawn from the
+demo's latest day of calls, plus the calls with audio."""
 
 from datetime import datetime, time
 from pathlib import Path
@@ -13,7 +14,8 @@ DEMO_SAMPLE_SIZE = 12
 
 
 def demo_sample_load(demo_dir: Path) -> str:
-    """Draw today's sample over the demo's calls (idempotent) and queue the recorded calls by hand."""
+    """Draw today's sample over the demo's calls
+    (idempotent) and queue the recorded calls by hand."""
     today = timezone.localdate()
     calls = Transcript.objects.exclude(scenario__startswith="golden/")
     latest = calls.aggregate(at=Max("started_at"))["at"]
@@ -37,6 +39,7 @@ def demo_sample_load(demo_dir: Path) -> str:
     )
     items = sample.items.count()
     return (
-        f"today's sample: {items} calls ({sample.params.get('uniform', 0)} uniform, "
-        f"{sample.params.get('judge_checks', 0)} judge checks, {queued} recorded calls queued by hand)"
+        f"today's sample: {items} calls ({sample.params.get('uniform', 0)} "
+        f"uniform, {sample.params.get('judge_checks', 0)} judge checks, "
+        f"{queued} recorded calls queued by hand)"
     )

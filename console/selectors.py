@@ -13,7 +13,8 @@ STATUS_ORDER = ["gated", "candidate", "draft", "retired"]
 
 
 def dashboard_figures() -> dict:
-    """Return the headline numbers: calls, rules by group and status, verdicts, flagged rate, per agent version."""
+    """Return the headline numbers: calls, rules by group and
+    status, verdicts, flagged rate, per agent version."""
     per_version = figures_cached("agent-versions", agent_version_figures)
     total = sum(r["verdicts"] for r in per_version)
     flagged = sum(r["flagged"] for r in per_version)
@@ -39,7 +40,8 @@ def dashboard_figures() -> dict:
 
 
 def rule_status_table() -> dict:
-    """Return, per rule group, how many rules there are, how many are safety rules, and the status of their latest versions."""
+    """Return, per rule group, how many rules there are, how many
+    are safety rules, and the status of their latest versions."""
     latest: dict[int, str] = {}
     for rule_id, status in RuleVersion.objects.order_by("rule_id", "number").values_list(
         "rule_id", "status"
@@ -68,7 +70,8 @@ def rule_status_table() -> dict:
 
 
 def agent_version_figures() -> list[dict]:
-    """Return calls (and those with audio), verdicts, flagged, errored and the flagged rate per agent version, newest first."""
+    """Return calls (and those with audio), verdicts, flagged,
+    errored and the flagged rate per agent version, newest first."""
     calls = {
         r["agent_version"]: r
         for r in Transcript.objects.values(
@@ -110,7 +113,8 @@ def agent_version_figures() -> list[dict]:
 
 
 def url_or_none(*names: str) -> str | None:
-    """Return the URL of the first of these route names that exists (pages other areas add may not yet)."""
+    """Return the URL of the first of these route names
+    that exists (pages other areas add may not yet)."""
     for name in names:
         try:
             return reverse(name)
@@ -120,7 +124,8 @@ def url_or_none(*names: str) -> str | None:
 
 
 def next_steps(user) -> list[dict]:
-    """Return the 'what to do next' panels for the roles the user holds, each with figures and links it may use."""
+    """Return the 'what to do next' panels for the roles the
+    user holds, each with figures and links it may use."""
     panels = []
     today = timezone.localdate()
     if user.has_perm("console.review"):
@@ -142,7 +147,8 @@ def next_steps(user) -> list[dict]:
                 "role": "reviewer",
                 "title": "Review today's sample",
                 "text": (
-                    f"{total} calls drawn for {today:%Y-%m-%d}; {done_by_anyone} reviewed, {mine_done} by you."
+                    f"{total} calls drawn for {today:%Y-%m-%d}; "
+                    f"{done_by_anyone} reviewed, {mine_done} by you."
                     if sample
                     else "Today's sample has not been drawn yet."
                 ),
@@ -165,7 +171,8 @@ def next_steps(user) -> list[dict]:
             {
                 "role": "engineer",
                 "title": "Work the issue sheet",
-                "text": f"{counts['n']} new issue rows, {counts['major']} of them major or critical.",
+                "text": f"{counts['n']} new issue rows, "
+                f"{counts['major']} of them major or critical.",
                 "figures": [
                     ("new rows", counts["n"]),
                     ("major or critical", counts["major"]),
@@ -187,7 +194,10 @@ def next_steps(user) -> list[dict]:
         )
         text = f"{candidates} rule versions wait as candidates; {gated} are in the gate."
         if last_run:
-            text += f" Last gate run: {last_run.gate.name} on {last_run.candidate.version}, {last_run.status}."
+            text += (
+                f" Last gate run: {last_run.gate.name} on "
+                f"{last_run.candidate.version}, {last_run.status}."
+            )
         links = [
             ("Calibration", url_or_none("calibration", "calibration-list")),
             ("Gates", url_or_none("gate-index", "gate-list", "gates")),

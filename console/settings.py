@@ -194,7 +194,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Import transcripts, rules and verdicts; review, calibrate and gate.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
-    "SCHEMA_PATH_PREFIX": r"/api/v1/",  # group the docs by resource (rules, transcripts, ...), not "v1"
+    # group the docs by resource (rules, transcripts, ...), not "v1"
+    "SCHEMA_PATH_PREFIX": r"/api/v1/",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -251,7 +252,8 @@ JUDGE_MODEL = os.environ.get("JUDGE_MODEL", "gpt-4o-mini")
 JUDGE_API_KEY = os.environ.get("JUDGE_API_KEY", "")
 JUDGE_TIMEOUT_S = env_float("JUDGE_TIMEOUT_S", 60.0)
 JUDGE_MAX_RETRIES = env_int("JUDGE_MAX_RETRIES", 2)
-# USD per 1,000 tokens (in, out) per judge model; JUDGE_PRICE_IN/OUT_PER_1K set the configured model's price.
+# USD per 1,000 tokens (in, out) per judge model;
+# JUDGE_PRICE_IN/OUT_PER_1K set the configured model's price.
 JUDGE_PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o-mini": (0.00015, 0.0006),
     "gpt-4o": (0.0025, 0.01),
@@ -268,8 +270,9 @@ if os.environ.get("JUDGE_PRICE_IN_PER_1K") or os.environ.get("JUDGE_PRICE_OUT_PE
 JUDGE_COST_CAP_USD = env_float("JUDGE_COST_CAP_USD", 10.0)
 # Celery rate limit for judge calls per worker process (e.g. "120/m"; empty: none).
 JUDGE_RATE_LIMIT = os.environ.get("JUDGE_RATE_LIMIT", "")
-# How the answer's schema is sent: json_schema (enforced by OpenAI, vLLM, llama.cpp), json_object, or none
-# (for servers that reject json_schema; the schema then goes in the prompt). Answers are validated either way.
+# How the answer's schema is sent: json_schema (enforced by OpenAI, vLLM, llama.cpp), json_object,
+# or none (for servers that reject json_schema; the schema then goes in the prompt). Answers are
+# validated either way.
 JUDGE_RESPONSE_FORMAT = os.environ.get("JUDGE_RESPONSE_FORMAT", "json_schema")
 if JUDGE_RESPONSE_FORMAT not in ("json_schema", "json_object", "none"):
     raise ImproperlyConfigured("JUDGE_RESPONSE_FORMAT must be json_schema, json_object or none")

@@ -6,16 +6,24 @@ A rule names a detector in its YAML instead of being judged by the LLM:
 
 Registered detectors and their parameters (defaults in brackets):
 
-    silence_before_agent   max_ms [3000]           gap between the previous spoken turn's end and an agent turn's start
-    talk_over              max_overlap_ms [500]    an agent turn overlaps a user turn by more than this
-    asr_confidence_floor   min [0.6], speaker ["any"|"agent"|"user"]   a turn's ASR confidence is below the floor
-    agent_response_time    max_ms [2000], percentile [95]   the percentile of user-end -> agent-start latencies
-                                                    exceeds max_ms (percentile 100 = any single turn)
-    dropped_call           final_phase [""], end_markers [[]]   the call ends on a user turn (unless it holds
-                                                    an end marker such as "###STOP###"), or (when set) not in final_phase
-    markdown_or_emoji      markdown [true], emoji [true]   markdown syntax or emoji in an agent turn
-    multiple_questions     max_questions [1]       more questions than this in one agent turn
-    greeting_repeated      max_greetings [1]       the agent greets more often than this
+    silence_before_agent   max_ms [3000]
+        the gap between the previous spoken turn's end and an agent turn's start exceeds max_ms
+    talk_over              max_overlap_ms [500]
+        an agent turn overlaps a user turn by more than this
+    asr_confidence_floor   min [0.6], speaker ["any"|"agent"|"user"]
+        a turn's ASR confidence is below the floor
+    agent_response_time    max_ms [2000], percentile [95]
+        the percentile of user-end -> agent-start latencies exceeds max_ms (percentile 100 = any
+        single turn)
+    dropped_call           final_phase [""], end_markers [[]]
+        the call ends on a user turn (unless it holds an end marker such as "###STOP###"), or
+        (when set) not in final_phase
+    markdown_or_emoji      markdown [true], emoji [true]
+        markdown syntax or emoji in an agent turn
+    multiple_questions     max_questions [1]
+        more questions than this in one agent turn
+    greeting_repeated      max_greetings [1]
+        the agent greets more often than this
 
 Each detector takes a sequence of `TurnView` and its parameters and returns a
 `DetectorResult` (flagged, cited turn indices, a one-line rationale that names
@@ -113,7 +121,8 @@ _TYPE_NAMES = {
 def detector_validate(spec: Any) -> dict:
     """Return the detector spec with defaults filled in, or raise ValueError naming the field."""
     if not isinstance(spec, Mapping):
-        raise ValueError("detector: must be a mapping with a name")
+        # ValueError, not TypeError: importers report every ValueError as a field error.
+        raise ValueError("detector: must be a mapping with a name")  # noqa: TRY004
     name = spec.get("name")
     if name not in DETECTORS:
         known = ", ".join(sorted(DETECTORS)) or "none registered"
@@ -253,15 +262,21 @@ def talk_over(turns: Sequence[TurnView], *, max_overlap_ms: int) -> DetectorResu
 def agent_response_time(
     turns: Sequence[TurnView], *, max_ms: int, percentile: int
 ) -> DetectorResult:
-    """Flag when the percentile of the agent's response times (user end -> agent start) exceeds max_ms."""
+    """Flag when the percentile of the agent's response
+    times (user end -> agent start) exceeds max_ms."""
     latencies: list[tuple[int, int]] = []  # (latency ms, agent turn index)
     prev = None
     for t in turns:
         if t.speaker not in SPOKEN:
             continue
-        if t.speaker == AGENT and prev is not None and prev.speaker == USER:
-            if prev.end_ms is not None and t.start_ms is not None:
-                latencies.append((max(0, t.start_ms - prev.end_ms), t.index))
+        if (
+            t.speaker == AGENT
+            and prev is not None
+            and prev.speaker == USER
+            and prev.end_ms is not None
+            and t.start_ms is not None
+        ):
+            latencies.append((max(0, t.start_ms - prev.end_ms), t.index))
         prev = t
     if not latencies:
         return DetectorResult(False, [], "No timed user-to-agent exchanges to measure.")
@@ -273,14 +288,15 @@ def agent_response_time(
         return DetectorResult(
             False,
             [],
-            f"p{percentile} response time {_seconds(p)} over {len(values)} replies (limit {_seconds(max_ms)}).",
+            f"p{percentile} response time {_seconds(p)} over "
+            f"{len(values)} replies (limit {_seconds(max_ms)}).",
         )
     slow = [i for v, i in latencies if v > max_ms]
     return DetectorResult(
         True,
         slow,
-        f"p{percentile} response time {_seconds(p)} over {len(values)} replies exceeds {_seconds(max_ms)}; "
-        f"{len(slow)} slow repl{'y' if len(slow) == 1 else 'ies'}.",
+        f"p{percentile} response time {_seconds(p)} over {len(values)} replies exceeds "
+        f"{_seconds(max_ms)}; {len(slow)} slow repl{'y' if len(slow) == 1 else 'ies'}.",
     )
 
 

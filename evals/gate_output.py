@@ -66,9 +66,15 @@ def as_table(payload: dict) -> str:
         or "none"
     )
     lines = [
-        f"gate {payload['gate']} · candidate {payload['agent']} {payload['candidate']} · baseline {base}",
-        f"golden set {gs.get('name')} v{gs.get('version')} sha256 {str(gs.get('checksum', ''))[:12]} · "
-        f"judge {payload.get('judge') or 'none'} · judged now {payload.get('judged', 0)}",
+        (
+            f"gate {payload['gate']} · candidate {payload['agent']} {payload['candidate']}"
+            f" · baseline {base}"
+        ),
+        (
+            f"golden set {gs.get('name')} v{gs.get('version')}"
+            f" sha256 {str(gs.get('checksum', ''))[:12]}"
+            f" · judge {payload.get('judge') or 'none'} · judged now {payload.get('judged', 0)}"
+        ),
         f"rule versions: {rules}",
     ]
     lines += [metric_line(m) for m in payload.get("metrics", [])]

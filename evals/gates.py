@@ -91,7 +91,8 @@ class TurnTiming:
 
 @dataclass(frozen=True)
 class CallFacts:
-    """One golden-set call of an agent version: its verdicts keyed by rule id, and its turn timings."""
+    """One golden-set call of an agent version: its
+    verdicts keyed by rule id, and its turn timings."""
 
     call: str
     scenario: str
@@ -101,7 +102,8 @@ class CallFacts:
 
 @dataclass(frozen=True)
 class MemberFact:
-    """A golden-set member; a pinned call carries its pinned and its current checksum (None: gone)."""
+    """A golden-set member; a pinned call carries its
+    pinned and its current checksum (None: gone)."""
 
     scenario: str
     pinned_call: str = ""
@@ -272,9 +274,14 @@ def _silences(call: CallFacts) -> list[tuple[float, int]]:
 def _response_times(call: CallFacts) -> list[tuple[float, int]]:
     out, prev = [], None
     for t in _spoken(call.turns):
-        if t.speaker == "agent" and prev is not None and prev.speaker == "user":
-            if prev.end_ms is not None and t.start_ms is not None:
-                out.append((float(max(0, t.start_ms - prev.end_ms)), t.index))
+        if (
+            t.speaker == "agent"
+            and prev is not None
+            and prev.speaker == "user"
+            and prev.end_ms is not None
+            and t.start_ms is not None
+        ):
+            out.append((float(max(0, t.start_ms - prev.end_ms)), t.index))
         prev = t
     return out
 
@@ -368,7 +375,10 @@ def metric_rules(
             return (
                 [],
                 [
-                    f"rule {spec.rule}: no promoted version (promote one, or take it out of the gate)"
+                    (
+                        f"rule {spec.rule}: no promoted version "
+                        "(promote one, or take it out of the gate)"
+                    )
                 ],
                 "",
             )
@@ -439,7 +449,8 @@ def _call_score(measure: str, c: CallFacts, scope: list[GatedRule]) -> float:
 
 
 def _value(spec, scope, calls, who=""):
-    """Return (value, interval, n, usable checks, problems, per-call scores) of a metric on calls."""
+    """Return (value, interval, n, usable checks,
+    problems, per-call scores) of a metric on calls."""
     if spec.kind == DETECTOR_METRIC:
         value, interval, obs, problems, n = _measure(spec, calls)
         return value, interval, n, obs, problems, {}

@@ -22,7 +22,8 @@ def proportion(successes: float, n: float) -> float | None:
 
 
 def wilson_from_proportion(p: float | None, n: float, z: float = Z95) -> Interval | None:
-    """Return the Wilson score interval for proportion p observed on n (possibly fractional) trials."""
+    """Return the Wilson score interval for proportion
+    p observed on n (possibly fractional) trials."""
     if p is None or n <= 0:
         return None
     z2 = z * z

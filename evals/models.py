@@ -42,7 +42,8 @@ class AgentVersion(models.Model):
 
 
 class Transcript(models.Model):
-    """One conversation. `external_id` is the id callers use; `checksum` pins its canonical turns."""
+    """One conversation. `external_id` is the id callers
+    use; `checksum` pins its canonical turns."""
 
     external_id = models.CharField(max_length=200, unique=True)
     agent_version = models.ForeignKey(
@@ -70,7 +71,8 @@ class Turn(models.Model):
         TOOL = "tool", "tool"
         SYSTEM = "system", "system"
 
-    # turn_index_unique (transcript, index) serves lookups by transcript: no second index to maintain.
+    # turn_index_unique (transcript, index) serves
+    # lookups by transcript: no second index to maintain.
     transcript = models.ForeignKey(
         Transcript, on_delete=models.CASCADE, related_name="turns", db_index=False
     )
@@ -213,8 +215,9 @@ class JudgeRun(models.Model):
 class Verdict(models.Model):
     """One check of one transcript against one rule version by one judge. Negative verdicts too."""
 
-    # No single-column indexes on these two: verdict_key_unique (transcript, ...) and verdict_rv_judge
-    # (rule_version, ...) start with them, and every index fewer speeds up bulk imports.
+    # No single-column indexes on these two: verdict_key_unique (transcript, ...) and
+    # verdict_rv_judge (rule_version, ...) start with them, and every index fewer speeds up bulk
+    # imports.
     transcript = models.ForeignKey(
         Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False
     )
@@ -419,7 +422,8 @@ class GateRun(models.Model):
 
 
 class JudgeRunItem(models.Model):
-    """One unit of a judge run: one transcript against one rule group (one LLM call), or its detector rules."""
+    """One unit of a judge run: one transcript against one
+    rule group (one LLM call), or its detector rules."""
 
     class Kind(models.TextChoices):
         LLM = "llm", "LLM call"
@@ -459,7 +463,8 @@ class JudgeRunItem(models.Model):
 
 
 class JudgeCacheEntry(models.Model):
-    """A parsed judge answer, keyed on (transcript checksum, group's rule versions, model, prompt version)."""
+    """A parsed judge answer, keyed on (transcript checksum,
+    group's rule versions, model, prompt version)."""
 
     key = models.CharField(max_length=64, unique=True)
     model = models.CharField(max_length=200)

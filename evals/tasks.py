@@ -18,7 +18,8 @@ MAX_RETRIES = 5
     bind=True, acks_late=True, max_retries=MAX_RETRIES, rate_limit=settings.JUDGE_RATE_LIMIT or None
 )
 def judge_run_item_task(self, item_id: int) -> str:
-    """Run one judge-run item; database hiccups retry with backoff, then the item is closed as an error."""
+    """Run one judge-run item; database hiccups retry
+    with backoff, then the item is closed as an error."""
     try:
         return judge_run_item_execute(item_id=item_id)
     except DatabaseError as exc:

@@ -14,7 +14,8 @@ def _page_number(form) -> int:
 
 
 def _render_list(request, template: str, context: dict, choices):
-    """Render the whole list page, or only its #results fragment for an htmx filter or paging request."""
+    """Render the whole list page, or only its #results
+    fragment for an htmx filter or paging request."""
     if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
         template += "#results"
     else:

@@ -1,4 +1,5 @@
-"""Pages for golden sets, gates, gate runs and their history. Thin: services decide, selectors read."""
+"""Pages for golden sets, gates, gate runs and their
+history. Thin: services decide, selectors read."""
 
 import re
 

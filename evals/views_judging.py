@@ -1,4 +1,5 @@
-"""Judge-run pages: the list with the "Run judge" form, and a run page that polls while the run works."""
+"""Judge-run pages: the list with the "Run judge" form,
+and a run page that polls while the run works."""
 
 import re
 

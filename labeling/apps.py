@@ -3,7 +3,8 @@ from django.db.models.signals import post_migrate
 
 
 def _tally_triggers(sender, using, **kwargs):
-    """After every migrate, put the verdict tally's triggers back (SQLite drops them when it rebuilds a table)."""
+    """After every migrate, put the verdict tally's triggers
+    back (SQLite drops them when it rebuilds a table)."""
     from django.db import connections
 
     from labeling.services.tally import tally_triggers_install

@@ -46,7 +46,10 @@ def trend_chart(trend, floors: dict[str, float]) -> dict:
                 (
                     x,
                     round(_y(est.value), 1),
-                    f"{name} week of {week:%d %b %Y}: {est.value:.2f} [{est.ci[0]:.2f}, {est.ci[1]:.2f}], n={int(est.n)}",
+                    (
+                        f"{name} week of {week:%d %b %Y}: {est.value:.2f} "
+                        f"[{est.ci[0]:.2f}, {est.ci[1]:.2f}], n={int(est.n)}"
+                    ),
                 )
             )
         s.line = " ".join(line)

@@ -121,11 +121,12 @@ class Settlement(models.Model):
 
 
 class VerdictTally(models.Model):
-    """How one marked verdict counts in calibration, kept by database triggers (labeling/services/tally.py).
+    """How one marked verdict counts in calibration, kept
+    by database triggers (labeling/services/tally.py).
 
-    One row per verdict with at least one mark, recomputed from its marks, settlement, sample item and
-    the verdict itself whenever one of those changes, in the same transaction. The calibration page
-    sums these rows (one index-only scan) instead of grouping a million marks.
+    One row per verdict with at least one mark, recomputed from its marks, settlement, sample item
+    and the verdict itself whenever one of those changes, in the same transaction. The calibration
+    page sums these rows (one index-only scan) instead of grouping a million marks.
     """
 
     verdict = models.OneToOneField(
@@ -220,7 +221,8 @@ class IssueRow(models.Model):
 
     class Meta:
         ordering = ["-number"]
-        # The sheet pages by keyset on (sort column, number); these keep each sort and filter an index scan.
+        # The sheet pages by keyset on (sort column, number);
+        # these keep each sort and filter an index scan.
         indexes = [
             models.Index(fields=["status", "number"], name="issue_row_status_number"),
             models.Index(fields=["severity", "number"], name="issue_row_severity_number"),

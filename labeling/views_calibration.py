@@ -1,4 +1,5 @@
-"""Calibration pages for leads: the table, one rule version, the verdicts behind a cell, decisions, ties."""
+"""Calibration pages for leads: the table, one rule
+version, the verdicts behind a cell, decisions, ties."""
 
 import csv
 import io
@@ -121,15 +122,19 @@ def _markdown(rows) -> str:
         return f"{est.value:.2f} [{est.ci[0]:.2f}, {est.ci[1]:.2f}]"
 
     lines = [
-        "| Rule | Version | Judge | Status | Marked | Precision [95% CI] | Recall [95% CI] | Eligible |",
+        (
+            "| Rule | Version | Judge | Status | Marked | "
+            "Precision [95% CI] | Recall [95% CI] | Eligible |"
+        ),
         "|---|---:|---|---|---:|---|---|---|",
     ]
     for r in rows:
         rv = r.rule_version
         eligible = "yes" if r.eligible else "no: " + "; ".join(r.why_not)
         lines.append(
-            f"| `{rv.rule.rule_id}` | {rv.number} | {r.judge.name if r.judge else '–'} | {rv.status} | "
-            f"{r.counts.marked} | {fig(r.figures.precision)} | {fig(r.figures.recall)} | {eligible} |"
+            f"| `{rv.rule.rule_id}` | {rv.number} | "
+            f"{r.judge.name if r.judge else '–'} | {rv.status} | {r.counts.marked} "
+            f"| {fig(r.figures.precision)} | {fig(r.figures.recall)} | {eligible} |"
         )
     return "\n".join(lines) + "\n"
 

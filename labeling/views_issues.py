@@ -1,4 +1,5 @@
-"""The issue sheet and its triage pages: thin views over labeling.selectors.issue_rows and services.triage."""
+"""The issue sheet and its triage pages: thin views over
+labeling.selectors.issue_rows and services.triage."""
 
 from django.contrib import messages
 from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
@@ -181,7 +182,8 @@ def issue_row_detail(request, number: int):
 
 
 def _action(request, number: int, do):
-    """Run one triage service on the row: redirect back on success, re-render with the error on failure."""
+    """Run one triage service on the row: redirect back
+    on success, re-render with the error on failure."""
     row = _row_or_404(number)
     try:
         message = do(row)
@@ -430,8 +432,8 @@ def issue_row_fix_rule(request, number: int):
         else:
             messages.success(
                 request,
-                f"{rule.rule_id} v{version.number} saved as a candidate; it replaces v{current.number} "
-                "in the gate only once calibrated and promoted."
+                f"{rule.rule_id} v{version.number} saved as a candidate; it replaces "
+                f"v{current.number} in the gate only once calibrated and promoted."
                 if current
                 else f"{rule.rule_id} v1 saved.",
             )

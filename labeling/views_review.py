@@ -213,7 +213,8 @@ def review_call_progress(request, external_id):
 
 
 def _assignment_end(request, external_id, service, level, text: str):
-    """Finish or skip the reviewer's claim on a call, say so, and go to the next call (or back, on error)."""
+    """Finish or skip the reviewer's claim on a call, say
+    so, and go to the next call (or back, on error)."""
     transcript = get_object_or_404(Transcript, external_id=external_id)
     try:
         service(reviewer=request.user, transcript=transcript)

@@ -59,7 +59,8 @@ def lead(make_user):
 
 @pytest.fixture
 def fake_judge(settings):
-    """Start the fake judge server (tests/evals/judge_server.py) and point the judge settings at it."""
+    """Start the fake judge server (tests/evals/judge_server.py)
+    and point the judge settings at it."""
     from tests.evals.judge_server import FakeJudge
 
     server = FakeJudge().start()

@@ -132,7 +132,8 @@ def logged_in(client, user):
 
 
 def token_client(user):
-    """Return a DRF test client that authenticates as `user` with their API token (made if missing)."""
+    """Return a DRF test client that authenticates as
+    `user` with their API token (made if missing)."""
     from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 

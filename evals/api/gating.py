@@ -100,7 +100,8 @@ class GateRunListCreate(APIView):
                 )
             except GateCannotRun:
                 raise
-            except Exception as e:  # recorded so the history shows it; CI reads status "error"
+            # Any failure is recorded so the history shows it; CI reads status "error".
+            except Exception as e:  # noqa: BLE001
                 run = gate_run_record_error(
                     gate=gate, candidate=candidate, error=f"{type(e).__name__}: {e}", by=by
                 )

@@ -118,8 +118,9 @@ class RulesImport(ImportView):
 
 
 class TranscriptsImport(ImportView):
-    """Import transcripts: JSON Lines in the native, OpenAI chat or trajectory shape (or one JSON array).
-    A known id with other turns is refused unless `replace=1`, which also deletes the old turns' verdicts."""
+    """Import transcripts: JSON Lines in the native, OpenAI chat or trajectory shape (or one JSON
+    array). A known id with other turns is refused unless `replace=1`, which also deletes the old
+    turns' verdicts."""
 
     @extend_schema(
         operation_id="transcripts_import",
@@ -129,10 +130,10 @@ class TranscriptsImport(ImportView):
                 "one call",
                 media_type="application/x-ndjson",
                 request_only=True,
-                value='{"id": "call-000123", "agent": "phone-screen", "agent_version": "2026-11-28.1", '
-                '"audio_url": "https://rec.example.com/call-000123.ogg", "language": "en", '
-                '"turns": [{"speaker": "agent", "text": "Hi Dana.", "start_ms": 0, "end_ms": 1200, '
-                '"phase": "opening"}], "metadata": {}}',
+                value='{"id": "call-000123", "agent": "phone-screen", "agent_version": '
+                '"2026-11-28.1", "audio_url": "https://rec.example.com/call-000123.ogg", '
+                '"language": "en", "turns": [{"speaker": "agent", "text": "Hi Dana.", '
+                '"start_ms": 0, "end_ms": 1200, "phase": "opening"}], "metadata": {}}',
             )
         ],
         parameters=[
@@ -162,7 +163,8 @@ class TranscriptsImport(ImportView):
 
 
 class VerdictsImport(ImportView):
-    """Import verdicts (JSON Lines). A (transcript, rule version, judge) already stored stays as it is."""
+    """Import verdicts (JSON Lines). A (transcript, rule
+    version, judge) already stored stays as it is."""
 
     @extend_schema(
         operation_id="verdicts_import",
@@ -172,9 +174,10 @@ class VerdictsImport(ImportView):
                 "one verdict",
                 media_type="application/x-ndjson",
                 request_only=True,
-                value='{"transcript": "call-000123", "rule": "opening.greet-by-name", "rule_version": 1, '
-                '"flagged": true, "turn": 0, "severity": "minor", "rationale": "Greeted twice.", '
-                '"confidence": 80, "judge": "gpt-4o-mini/conduct-v3"}',
+                value='{"transcript": "call-000123", "rule": '
+                '"opening.greet-by-name", "rule_version": 1, "flagged": true, '
+                '"turn": 0, "severity": "minor", "rationale": "Greeted '
+                'twice.", "confidence": 80, "judge": "gpt-4o-mini/conduct-v3"}',
             )
         ],
         responses=RESPONSES,

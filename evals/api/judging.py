@@ -56,7 +56,8 @@ def _payload(run, request) -> dict:
 
 
 class JudgeRunListCreate(APIView):
-    """GET: recent judge runs. POST: start a judge run (needs run_judge); with dry_run, only the estimate."""
+    """GET: recent judge runs. POST: start a judge run
+    (needs run_judge); with dry_run, only the estimate."""
 
     def get_permissions(self):
         return [api_permission("run_judge" if self.request.method == "POST" else "view_console")()]

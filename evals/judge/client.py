@@ -39,7 +39,8 @@ class JudgeAnswer:
 
 
 class JudgeCallError(Exception):
-    """The call failed after its retries, or its answer could not be used. `tokens_*` are spent anyway."""
+    """The call failed after its retries, or its answer
+    could not be used. `tokens_*` are spent anyway."""
 
     def __init__(self, message: str, *, tokens_in: int = 0, tokens_out: int = 0):
         super().__init__(message)
@@ -89,13 +90,15 @@ def _client(cfg: JudgeSettings) -> openai.OpenAI:
 def judge_call(
     messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None
 ) -> JudgeAnswer:
-    """Send one judge request with the answer's schema as response_format; return the validated answer."""
+    """Send one judge request with the answer's schema
+    as response_format; return the validated answer."""
     cfg = cfg or judge_settings()
     extra = {}
     if cfg.response_format == "json_schema":
         extra["response_format"] = response_format(schema)
     else:
-        # The server will not enforce the schema: spell it out in the prompt (validated below either way).
+        # The server will not enforce the schema: spell it
+        # out in the prompt (validated below either way).
         messages = [
             *messages[:-1],
             {**messages[-1], "content": messages[-1]["content"] + schema_instructions(schema)},

@@ -12,7 +12,8 @@ INDEX = "transcript_started_desc"
 def create(apps, schema_editor):
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(
-            f'CREATE INDEX IF NOT EXISTS "{INDEX}" ON "evals_transcript" ("started_at" DESC NULLS LAST, "id" DESC)'
+            f'CREATE INDEX IF NOT EXISTS "{INDEX}" ON "evals_transcript" '
+            '("started_at" DESC NULLS LAST, "id" DESC)'
         )
 
 

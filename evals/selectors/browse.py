@@ -48,7 +48,8 @@ class Page:
 
 
 def data_version() -> str:
-    """Return a cheap fingerprint of the judged material: it changes when calls, verdicts or rule versions are added or removed."""
+    """Return a cheap fingerprint of the judged material: it changes
+    when calls, verdicts or rule versions are added or removed."""
     v = Verdict.objects.aggregate(m=Max("id"))["m"]
     t = Transcript.objects.aggregate(m=Max("id"), n=Count("id"))
     r = RuleVersion.objects.aggregate(m=Max("id"), n=Count("id"))
@@ -76,7 +77,8 @@ def figures_cached(name: str, compute: Callable[[], Any]) -> Any:
 
 
 def page_of(qs: QuerySet, *, page: int, per_page: int = PER_PAGE) -> Page:
-    """Return page `page` (1-based) of `qs`, fetching one row more than needed to detect a next page."""
+    """Return page `page` (1-based) of `qs`, fetching
+    one row more than needed to detect a next page."""
     page = max(1, page)
     start = (page - 1) * per_page
     rows = list(qs[start : start + per_page + 1])
@@ -99,7 +101,8 @@ class CallFilters:
 
 
 def day_start(day: date) -> datetime:
-    """Return the aware datetime at which `day` begins in the current time zone (the one copy: labeling uses it)."""
+    """Return the aware datetime at which `day` begins in the
+    current time zone (the one copy: labeling uses it)."""
     return timezone.make_aware(datetime.combine(day, time.min), timezone.get_current_timezone())
 
 
@@ -196,7 +199,8 @@ def transcript_list_page(filters: CallFilters, *, page: int, per_page: int = PER
 
 
 def transcript_filter_choices() -> dict[str, list]:
-    """Return the options for the calls list's filters: agent versions, scenarios, languages, rules."""
+    """Return the options for the calls list's filters:
+    agent versions, scenarios, languages, rules."""
 
     def distinct_values():
         return {
@@ -246,7 +250,8 @@ class TurnView:
 
 
 def pretty_json(value: Any) -> str | None:
-    """Return `value` as indented JSON; a string holding JSON is parsed first. None when it is not JSON."""
+    """Return `value` as indented JSON; a string holding
+    JSON is parsed first. None when it is not JSON."""
     if isinstance(value, str):
         text = value.strip()
         if not text or text[0] not in "[{":
@@ -433,7 +438,8 @@ def _verdict_counts_by_version(qs: QuerySet[Verdict]) -> dict[int, dict]:
 
 
 def rule_list_grouped(*, q: str = "", group: str = "") -> list[tuple[str, list[RuleRow]]]:
-    """Return rules grouped by group, each with its latest version, gated version and verdict counts."""
+    """Return rules grouped by group, each with its
+    latest version, gated version and verdict counts."""
     rules = Rule.objects.order_by("group", "rule_id")
     if q:
         rules = rules.filter(Q(rule_id__icontains=q) | Q(versions__text__icontains=q)).distinct()

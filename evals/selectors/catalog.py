@@ -1,4 +1,5 @@
-"""Reads behind the API: transcripts with their turns, rules with their versions, filtered verdicts."""
+"""Reads behind the API: transcripts with their turns,
+rules with their versions, filtered verdicts."""
 
 from django.db.models import Prefetch, QuerySet
 

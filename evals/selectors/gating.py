@@ -81,7 +81,8 @@ def gate_runs_recent(gate: Gate, limit: int = 10) -> list[GateRun]:
 
 
 def gate_page_choices(gate: Gate) -> dict:
-    """Return what the gate page's settings form offers: the golden set's versions and the judges."""
+    """Return what the gate page's settings form offers:
+    the golden set's versions and the judges."""
     return {
         "golden_versions": GoldenSet.objects.filter(name=gate.golden_set.name).order_by("-version"),
         "judges": Judge.objects.order_by("name"),

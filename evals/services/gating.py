@@ -41,7 +41,8 @@ class GateCannotRun(Exception):
 
 
 class GateConfigInvalid(ValueError):
-    """A golden set or gate definition is bad; the message names where (`gates[0].metrics[1].max`)."""
+    """A golden set or gate definition is bad; the
+    message names where (`gates[0].metrics[1].max`)."""
 
 
 # ---- golden sets -----------------------------------------------------------------------------
@@ -383,7 +384,8 @@ def gate_metric_delete(*, metric: GateMetric, by: str = "") -> None:
 
 @transaction.atomic
 def gate_settings_update(*, gate: Gate, golden_set_id: Any, judge_id: Any, by: str = "") -> Gate:
-    """Point a gate at another version of its golden set and/or another judge (None: the one judge)."""
+    """Point a gate at another version of its golden
+    set and/or another judge (None: the one judge)."""
     gs = (
         GoldenSet.objects.filter(pk=golden_set_id, name=gate.golden_set.name).first()
         if golden_set_id
@@ -531,7 +533,8 @@ def gates_export(*, names: Sequence[str] | None = None) -> dict:
 
 
 def agent_version_resolve(text: str, *, what: str = "candidate") -> AgentVersion:
-    """Find an agent version by `VERSION` or `AGENT:VERSION`; raise GateCannotRun when unknown or ambiguous."""
+    """Find an agent version by `VERSION` or `AGENT:VERSION`;
+    raise GateCannotRun when unknown or ambiguous."""
     agent, sep, version = (text or "").rpartition(":")
     qs = AgentVersion.objects.select_related("agent").filter(version=version)
     if sep:
@@ -554,7 +557,8 @@ def gate_resolve(name: str) -> Gate:
 
 
 def gate_default_baseline(*, gate: Gate, candidate: AgentVersion) -> GateRun | None:
-    """The latest passing run of this gate on another version of the same agent (never a failed one)."""
+    """The latest passing run of this gate on another
+    version of the same agent (never a failed one)."""
     return (
         GateRun.objects.filter(
             gate=gate, status=GateRun.Status.PASS, candidate__agent_id=candidate.agent_id
@@ -637,7 +641,8 @@ VERDICT_FIELDS = (
 def _pick_verdicts(
     transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], judge: Judge | None
 ) -> dict[tuple[int, int], tuple]:
-    """(transcript, rule version) -> the verdict row the gate counts: the gate judge's, or a detector's.
+    """(transcript, rule version) -> the verdict row
+    the gate counts: the gate judge's, or a detector's.
 
     Rows (VERDICT_FIELDS), not model instances: a large golden set has tens of thousands of them.
     """
@@ -727,7 +732,8 @@ def _missing_pairs(
 def judge_missing(
     *, judge: Judge | None, pairs: Sequence[tuple[Transcript, RuleVersion]], by: str = ""
 ) -> int:
-    """Ask the judge runner (and its cache) for the verdicts a gate run lacks; return how many it added.
+    """Ask the judge runner (and its cache) for the
+    verdicts a gate run lacks; return how many it added.
 
     The runner judges the current version of a rule with the configured LLM judge, and detector
     rules with their detector judges. A pair it cannot produce (a promoted version that is not the
@@ -765,7 +771,8 @@ def judge_missing(
         return 0
     if transaction.get_connection().in_atomic_block:
         # Inside a caller's transaction the run's tasks are queued only at its commit: run them now
-        # when Celery is eager; a worker could not see the uncommitted run, so then they stay missing.
+        # when Celery is eager; a worker could not see
+        # the uncommitted run, so then they stay missing.
         from django.conf import settings
 
         if settings.CELERY_TASK_ALWAYS_EAGER:
@@ -943,13 +950,14 @@ def _current_checksum(member: GoldenSetMember) -> str | None:
 def _comparability_notes(
     baseline_run: GateRun, golden_set: GoldenSet, scope_rvs, judge
 ) -> list[str]:
-    """Say what differs from the baseline's own run: the baseline is re-scored, never compared across."""
+    """Say what differs from the baseline's own run: the
+    baseline is re-scored, never compared across."""
     notes = []
     if baseline_run.golden_set_checksum != golden_set.checksum:
         notes.append(
             f"golden set changed since baseline run #{baseline_run.pk} "
-            f"({baseline_run.golden_set_checksum[:12]} → {golden_set.checksum[:12]}); the baseline is re-scored "
-            "on the current set"
+            f"({baseline_run.golden_set_checksum[:12]} → {golden_set.checksum[:12]}); "
+            "the baseline is re-scored on the current set"
         )
     before = {
         rv.rule.rule_id: rv.number for rv in baseline_run.rule_versions.select_related("rule")
@@ -970,7 +978,8 @@ def _comparability_notes(
         notes.append(f"rules added since baseline run #{baseline_run.pk}: {', '.join(added)}")
     if baseline_run.judge_id != (judge.pk if judge else None):
         notes.append(
-            f"judge changed since baseline run #{baseline_run.pk}; the baseline is re-scored with this judge"
+            f"judge changed since baseline run #{baseline_run.pk}; "
+            "the baseline is re-scored with this judge"
         )
     return notes
 

@@ -1,9 +1,10 @@
-"""The judge runner: plan a run, fan it out as one task per (transcript, rule group), record verdicts.
+"""The judge runner: plan a run, fan it out as one
+task per (transcript, rule group), record verdicts.
 
 Units of work (JudgeRunItem):
 - an LLM item grades one transcript against one rule group: the current versions of the rules that
-  share a group and a phase (a phase-specific rule sees only its phase's turns, so rules of one group
-  with different phases are separate calls);
+  share a group and a phase (a phase-specific rule sees only its phase's
+  turns, so rules of one group with different phases are separate calls);
 - a detector item runs every detector rule on one transcript, in code, for free.
 
 Judges: LLM verdicts belong to the judge "<model>/<prompt version>" (kind llm); detector verdicts to
@@ -146,12 +147,14 @@ def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
 
 
 def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
-    """Return the current (highest, not retired) version of every active rule matching the patterns."""
+    """Return the current (highest, not retired) version
+    of every active rule matching the patterns."""
     rules = list(Rule.objects.filter(status=Rule.Status.ACTIVE).order_by("rule_id"))
     if rule_ids:
         chosen = []
         for pattern in rule_ids:
-            # A pattern matches rule ids (`asking.*`, `opening.greet-by-name`) or a group (`signals.*`).
+            # A pattern matches rule ids (`asking.*`,
+            # `opening.greet-by-name`) or a group (`signals.*`).
             matched = [
                 r
                 for r in rules
@@ -291,7 +294,8 @@ def judge_run_create(
     cost_cap: Decimal | None = None,
     background: bool = False,
 ) -> "JudgeRun | JudgeRunPlan":
-    """Plan a judge run and queue its tasks after commit; a dry run returns the plan and spends nothing.
+    """Plan a judge run and queue its tasks after commit;
+    a dry run returns the plan and spends nothing.
 
     Without a broker the tasks run eagerly: in the caller's thread, or with `background=True`
     (pages and the API) in a thread of their own so the request returns and the run page can poll.
@@ -309,8 +313,9 @@ def judge_run_create(
         # Without an endpoint or a key the client would try OpenAI's public API with no key,
         # and every call would end as an errored verdict after its retries.
         raise JudgeRunInvalid(
-            f"no LLM judge is configured, and this run needs {plan.calls} judge calls: set JUDGE_BASE_URL "
-            "(and JUDGE_API_KEY, JUDGE_MODEL) to an OpenAI-compatible server, or run the detector rules only"
+            f"no LLM judge is configured, and this run needs {plan.calls} "
+            "judge calls: set JUDGE_BASE_URL (and JUDGE_API_KEY, JUDGE_MODEL) "
+            "to an OpenAI-compatible server, or run the detector rules only"
         )
     run = _run_record(
         plan,
@@ -388,7 +393,8 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
 def judge_missing_verdicts(
     *, judge: Judge | None, pairs: list[tuple[Transcript, RuleVersion]], started_by: str = ""
 ) -> int:
-    """Judge (transcript, rule version) pairs now, in this process, for a gate run; return verdicts added.
+    """Judge (transcript, rule version) pairs now, in
+    this process, for a gate run; return verdicts added.
 
     Detector rules always run. LLM rules run with `judge`'s model when it is an LLM judge of the
     current prompt version (or with the configured model when no judge is named); verdicts of any
@@ -490,7 +496,8 @@ class _Outcome:
 
 
 def judge_run_item_execute(*, item_id: int) -> str:
-    """Run one item (an LLM call, a cache hit or the detectors) and record its verdicts; idempotent."""
+    """Run one item (an LLM call, a cache hit or the
+    detectors) and record its verdicts; idempotent."""
     item = JudgeRunItem.objects.select_related("run", "transcript").filter(pk=item_id).first()
     if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
         return "gone" if item is None else "already-done"
@@ -596,7 +603,8 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
         cap > 0 and JudgeRun.objects.filter(pk=run.pk, cost__gte=cap).exists()
     ):
         JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
-            stop_reason=f"Cost cap reached: spent at least ${cap} (JUDGE_COST_CAP_USD); remaining calls skipped."
+            stop_reason=f"Cost cap reached: spent at least ${cap} "
+            "(JUDGE_COST_CAP_USD); remaining calls skipped."
         )
         return _Outcome(JudgeRunItem.Outcome.SKIPPED, {}, judges)
     messages = jp.build_messages(rules, shown, phase=item.phase)
@@ -705,7 +713,8 @@ def _verdict_values(fields: dict) -> dict:
 
 
 def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
-    """Write the item's verdicts unless a good one already holds the key; return how many are errored."""
+    """Write the item's verdicts unless a good one already
+    holds the key; return how many are errored."""
     if not result.verdicts:
         return 0
     existing = {

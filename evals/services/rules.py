@@ -166,7 +166,8 @@ def rule_version_create(
     status: str = RuleVersion.Status.CANDIDATE,
     source: str = "",
 ) -> RuleVersion:
-    """Add version n+1 to a rule (numbers taken under a row lock on the rule); versions never change."""
+    """Add version n+1 to a rule (numbers taken under
+    a row lock on the rule); versions never change."""
     text = text_clean(text)
     detector = detector_clean(detector)
     status = _status_clean(status)

@@ -30,7 +30,8 @@ def _interval():
 
 
 class FiguresSerializer(serializers.Serializer):
-    """Precision, recall, F1 and specificity, each with its 95% interval (plain and weighted alike)."""
+    """Precision, recall, F1 and specificity, each with
+    its 95% interval (plain and weighted alike)."""
 
     precision = serializers.FloatField(allow_null=True)
     precision_ci = _interval()
@@ -53,7 +54,8 @@ class WeightedSerializer(FiguresSerializer):
 
 
 class _CalibrationHeadSerializer(serializers.Serializer):
-    """The calibration object's fields before its figures (a base, so the schema keeps their order)."""
+    """The calibration object's fields before its figures
+    (a base, so the schema keeps their order)."""
 
     rule = serializers.CharField()
     version = serializers.IntegerField()
@@ -74,7 +76,8 @@ class _CalibrationHeadSerializer(serializers.Serializer):
 
 
 class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
-    """One (rule version, judge): DESIGN.md's calibration object, plus F1, specificity and counts."""
+    """One (rule version, judge): DESIGN.md's calibration
+    object, plus F1, specificity and counts."""
 
     weighted = WeightedSerializer()
     kappa = serializers.FloatField(allow_null=True)
@@ -90,7 +93,8 @@ class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
 
 
 class CalibrationView(APIView):
-    """One object per (rule version, judge): counts, precision and recall with 95% Wilson intervals."""
+    """One object per (rule version, judge): counts,
+    precision and recall with 95% Wilson intervals."""
 
     permission_classes = [api_permission("view_calibration")]
 
@@ -178,7 +182,8 @@ _DECISION_SCHEMA = {
 
 
 class PromoteView(_DecisionView):
-    """Promote an eligible rule version into the gate (leads); 409 with the reasons when not eligible."""
+    """Promote an eligible rule version into the gate
+    (leads); 409 with the reasons when not eligible."""
 
     service = staticmethod(rule_version_promote)
 

@@ -1,4 +1,5 @@
-"""/api/v1/issue-rows/: list (the sheet's filters), create (reviewers), triage (engineers, leads), CSV export."""
+"""/api/v1/issue-rows/: list (the sheet's filters), create
+(reviewers), triage (engineers, leads), CSV export."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpResponseBadRequest
@@ -218,7 +219,8 @@ class IssueRowViewSet(viewsets.GenericViewSet):
 
     @extend_schema(parameters=FILTER_PARAMS, responses=IssueRowSerializer(many=True))
     def list(self, request):
-        """The sheet, filtered; keyset pages (`next`/`previous` carry cursors); `?format=csv` for the export."""
+        """The sheet, filtered; keyset pages (`next`/`previous`
+        carry cursors); `?format=csv` for the export."""
         try:
             filters = sel.issue_sheet_filters_parse(request.query_params)
         except sel.IssueRowFilterError as exc:

@@ -89,7 +89,10 @@ class Migration(migrations.Migration):
                 (
                     "pair",
                     models.SmallIntegerField(
-                        help_text="First and last mark: 0 none, 1 wrong-wrong, 2 wrong-right, 3 right-wrong, 4 right-right."
+                        help_text=(
+                            "First and last mark: 0 none, 1 wrong-wrong, 2 wrong-right, "
+                            "3 right-wrong, 4 right-right."
+                        )
                     ),
                 ),
                 (
@@ -101,7 +104,9 @@ class Migration(migrations.Migration):
                 (
                     "weight",
                     models.FloatField(
-                        help_text="1 / the largest inclusion probability of its marks' sample items."
+                        help_text=(
+                            "1 / the largest inclusion probability of its marks' sample items."
+                        )
                     ),
                 ),
             ],

@@ -1,4 +1,5 @@
-"""Reads for calibration: per (rule version, judge) confusion counts, figures, trend and disagreements.
+"""Reads for calibration: per (rule version, judge)
+confusion counts, figures, trend and disagreements.
 
 How a verdict counts
 --------------------
@@ -111,7 +112,8 @@ _TALLY = VerdictTally._meta.db_table
 
 def _aggregate_sql(where: str) -> str:
     """Return the page's one aggregate, over the verdict tally (alias t): per (rule version, judge,
-    cell, pair, outside) counts and weights. Its index holds every column read, in grouping order."""
+    cell, pair, outside) counts and weights. Its index
+    holds every column read, in grouping order."""
     return f"""
 SELECT t.rule_version_id, t.judge_id, t.cell, t.pair, t.outside, COUNT(*) AS c,
        SUM(t.weight) AS sw, SUM(t.weight * t.weight) AS sw2
@@ -148,8 +150,8 @@ GROUP BY rule_version_id, judge_id, k, q, o
 def _where(
     *, judge_ids=None, group=None, status=None, rule_version_ids=None, safety=None, alias: str = "v"
 ) -> tuple[str, list]:
-    """Return a WHERE clause limiting marks to verdicts (or tally rows: alias t) that pass the filters,
-    and its parameters."""
+    """Return a WHERE clause limiting marks to verdicts (or tally
+    rows: alias t) that pass the filters, and its parameters."""
     conds, params = [], []
     if judge_ids is not None:
         conds.append(f"{alias}.judge_id IN ({', '.join(['%s'] * len(judge_ids)) or 'NULL'})")
@@ -174,12 +176,16 @@ def _where(
     # through the (rule_version, judge) and mark.verdict_id indexes.
     joins = ""
     if status or group or safety is not None:
-        joins = f"JOIN {_T['rv']} rv ON rv.id = {alias}.rule_version_id JOIN {_T['rule']} r ON r.id = rv.rule_id "
+        joins = (
+            f"JOIN {_T['rv']} rv ON rv.id = {alias}.rule_version_id "
+            f"JOIN {_T['rule']} r ON r.id = rv.rule_id "
+        )
     return joins + "WHERE " + " AND ".join(conds), params
 
 
 def _tune(cursor) -> None:
-    """On PostgreSQL, turn JIT off for this transaction: compiling the aggregate costs more than it saves."""
+    """On PostgreSQL, turn JIT off for this transaction:
+    compiling the aggregate costs more than it saves."""
     if connection.vendor == "postgresql":
         cursor.execute("SET LOCAL jit = off")
 
@@ -444,7 +450,8 @@ def calibration_rows(
 
 
 def rule_version_ids_eligible(*, rule_version_ids=None) -> set[int]:
-    """Return the ids of rule versions eligible for the gate by at least one judge (one aggregate)."""
+    """Return the ids of rule versions eligible for
+    the gate by at least one judge (one aggregate)."""
     if rule_version_ids is not None and not rule_version_ids:
         return set()
     rows = calibration_rows(rule_version_ids=rule_version_ids, include_unmarked=False)
@@ -558,7 +565,8 @@ def calibration_trend(
 def calibration_cell_verdicts(
     *, rule_version: RuleVersion, judge: Judge | None, cell: str
 ) -> QuerySet[Verdict]:
-    """Return the marked verdicts of one cell (tp, fp, fn, tn, waiting, errored) with their marks."""
+    """Return the marked verdicts of one cell (tp, fp,
+    fn, tn, waiting, errored) with their marks."""
     if cell not in CELL_LABELS:
         raise ValueError(f"cell: expected one of {', '.join(CELL_LABELS)}, got {cell!r}")
     ids = [
@@ -577,7 +585,8 @@ def calibration_cell_verdicts(
 def disagreements(
     *, only_ties: bool = False, rule_version: RuleVersion | None = None
 ) -> QuerySet[Verdict]:
-    """Return non-errored verdicts whose marks split: unsettled ties first, then settled, then splits.
+    """Return non-errored verdicts whose marks split:
+    unsettled ties first, then settled, then splits.
 
     Each carries n_marks, n_right, n_wrong, tied and settled; page it before touching the marks.
     """
@@ -617,7 +626,8 @@ def disagreements(
 
 
 def calibration_filters(params) -> dict:
-    """Return calibration_rows keyword arguments from query parameters (the pages, the API, the command)."""
+    """Return calibration_rows keyword arguments from
+    query parameters (the pages, the API, the command)."""
     status = (params.get("status") or "").strip()
     if status and status not in RuleVersion.Status.values:
         raise ValidationError(
@@ -639,5 +649,6 @@ def calibration_filters(params) -> dict:
 
 
 def calibration_data(params) -> list[dict]:
-    """Return the calibration objects for these query parameters (the API's and the command's JSON)."""
+    """Return the calibration objects for these query
+    parameters (the API's and the command's JSON)."""
     return [row.as_dict() for row in calibration_rows(**calibration_filters(params))]

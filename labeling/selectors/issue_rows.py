@@ -1,4 +1,5 @@
-"""Reads for the issue sheet: filters, keyset pages, CSV export, row progress, prefills and trends."""
+"""Reads for the issue sheet: filters, keyset pages,
+CSV export, row progress, prefills and trends."""
 
 import base64
 import csv
@@ -30,7 +31,8 @@ PAGE_SIZE = 50
 MAX_PAGE_SIZE = 500
 
 # sort key -> (column, descending). Ties break on number in the same direction, so (column, number)
-# indexes serve every sort. Severity sorts alphabetically, which puts critical, major, minor in order.
+# indexes serve every sort. Severity sorts alphabetically,
+# which puts critical, major, minor in order.
 SORTS: dict[str, tuple[str, bool]] = {
     "-number": ("number", True),
     "number": ("number", False),
@@ -135,7 +137,8 @@ def _date(params, name: str) -> dt.date | None:
 
 
 def issue_sheet_filters_parse(params) -> SheetFilters:
-    """Return the sheet filters from a QueryDict, or raise IssueRowFilterError naming the parameter."""
+    """Return the sheet filters from a QueryDict, or
+    raise IssueRowFilterError naming the parameter."""
     audio = (params.get("audio_only") or "").strip().lower()
     if audio and audio not in TRUE_WORDS | FALSE_WORDS:
         raise IssueRowFilterError("audio_only", f"{audio!r} is not true or false")
@@ -162,7 +165,8 @@ def issue_sheet_filters_parse(params) -> SheetFilters:
 
 
 def issue_rows_filtered(filters: SheetFilters) -> QuerySet:
-    """Return the issue rows matching the filters, unordered, with what the sheet shows joined in."""
+    """Return the issue rows matching the filters,
+    unordered, with what the sheet shows joined in."""
     qs = IssueRow.objects.select_related(
         "transcript__agent_version", "reporter", "assignee", "rule", "rule_version", "duplicate_of"
     )
@@ -287,7 +291,8 @@ def issue_sheet_page(
 
 
 def rule_version_progress(version_ids) -> dict[int, dict]:
-    """Return, per rule version id: verdicts judged, flagged, marks, marks wrong, status and the gated version."""
+    """Return, per rule version id: verdicts judged, flagged,
+    marks, marks wrong, status and the gated version."""
     ids = set(version_ids)
     if not ids:
         return {}
@@ -337,7 +342,8 @@ def rule_version_progress(version_ids) -> dict[int, dict]:
 
 
 def issue_row_next_steps(row: IssueRow, progress: dict | None = None) -> list[dict]:
-    """Return the steps after triage for the row's linked rule version, each with done and a note."""
+    """Return the steps after triage for the row's
+    linked rule version, each with done and a note."""
     if row.outcome == Outcome.NEW_SIGNAL and not row.rule_version_id and row.signal_request:
         return [
             {"step": "detector requested", "done": True, "note": row.signal_request[:120]},
@@ -385,7 +391,8 @@ def _flagged_at_turn(row: IssueRow) -> QuerySet:
 
 
 def issue_row_suggested_way(row: IssueRow) -> str:
-    """Return the way a row most likely goes: signal (audio only), fix (a rule fired at its turn) or rule."""
+    """Return the way a row most likely goes: signal (audio
+    only), fix (a rule fired at its turn) or rule."""
     if row.audio_only:
         return "signal"
     if row.turn is not None and _flagged_at_turn(row).exists():
@@ -394,7 +401,8 @@ def issue_row_suggested_way(row: IssueRow) -> str:
 
 
 def issue_row_judged_at_turn(row: IssueRow) -> list:
-    """Return the flagged verdicts at the row's turn, with their rules: what the judge said there."""
+    """Return the flagged verdicts at the row's turn,
+    with their rules: what the judge said there."""
     if row.turn is None:
         return []
     return list(
@@ -452,7 +460,8 @@ def issue_sheet_options() -> dict:
         "statuses": Status.choices,
         "severities": Severity.choices,
         "outcomes": [(UNTRIAGED, "untriaged"), *[(v, label) for v, label in Outcome.choices if v]],
-        # Every rule and every reviewer, not DISTINCT over the rows: the options cost nothing at 100,000 rows.
+        # Every rule and every reviewer, not DISTINCT over
+        # the rows: the options cost nothing at 100,000 rows.
         "rules": list(Rule.objects.order_by("rule_id").values_list("rule_id", flat=True)),
         "agent_versions": list(
             AgentVersion.objects.order_by("version").values_list("version", flat=True).distinct()
@@ -502,7 +511,8 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_cell(value) -> str:
-    """Return a cell a spreadsheet shows as text: formula-looking strings get a leading apostrophe."""
+    """Return a cell a spreadsheet shows as text:
+    formula-looking strings get a leading apostrophe."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -537,7 +547,8 @@ CSV_FIELDS = [
 
 
 def _csv_records(qs: QuerySet, base_url: str, chunk: int) -> Iterator[list]:
-    """Yield one list of cell values per row; plain tuples, not model instances, keep 100,000 rows quick."""
+    """Yield one list of cell values per row; plain tuples,
+    not model instances, keep 100,000 rows quick."""
     from urllib.parse import quote
 
     from django.urls import reverse
@@ -614,7 +625,8 @@ def _known_groups() -> list[str]:
 
 
 def issue_row_group_guess(row: IssueRow) -> str:
-    """Return a likely rule group: the turn's phase, else keywords in what, else the judged rules at that turn."""
+    """Return a likely rule group: the turn's phase, else
+    keywords in what, else the judged rules at that turn."""
     turn = (
         row.transcript.turns.filter(index=row.turn).values("phase").first()
         if row.turn is not None
@@ -673,7 +685,8 @@ def issue_row_signal_prefill(row: IssueRow) -> dict:
 
 
 def issue_row_fix_choices(row: IssueRow) -> dict:
-    """Return the rules an engineer is likely fixing: those judged on this call, flagged at the turn first."""
+    """Return the rules an engineer is likely fixing: those
+    judged on this call, flagged at the turn first."""
     judged = (
         Verdict.objects.filter(transcript_id=row.transcript_id)
         .select_related("rule_version__rule")

@@ -40,7 +40,8 @@ def assignment_held(*, reviewer, now: datetime | None = None) -> Assignment | No
 
 
 def assignment_for_review(*, reviewer, transcript: Transcript) -> Assignment | None:
-    """Return the reviewer's assignment on this call that the review page may show (held or finished)."""
+    """Return the reviewer's assignment on this call
+    that the review page may show (held or finished)."""
     return (
         Assignment.objects.filter(
             reviewer=reviewer, item__transcript=transcript, released_at__isnull=True
@@ -63,7 +64,8 @@ def verdicts_unmarked_count(*, reviewer, transcript: Transcript) -> int:
 
 
 def assignments_finished_today(*, reviewer) -> QuerySet[Assignment]:
-    """Return the calls this reviewer finished today, newest first (they may go back and change marks)."""
+    """Return the calls this reviewer finished today,
+    newest first (they may go back and change marks)."""
     start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
     return (
         Assignment.objects.filter(reviewer=reviewer, finished_at__gte=start)
@@ -73,7 +75,8 @@ def assignments_finished_today(*, reviewer) -> QuerySet[Assignment]:
 
 
 def assignments_holding(now: datetime) -> Q:
-    """Assignments that take up one of an item's review slots: finished, or held under a live lease."""
+    """Assignments that take up one of an item's review
+    slots: finished, or held under a live lease."""
     return Q(finished_at__isnull=False) | Q(released_at__isnull=True, lease_expires_at__gt=now)
 
 

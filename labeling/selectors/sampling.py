@@ -1,4 +1,5 @@
-"""Reads for the daily sample: which rule versions the judge is not yet trusted on, the day's window."""
+"""Reads for the daily sample: which rule versions
+the judge is not yet trusted on, the day's window."""
 
 from datetime import date, datetime, timedelta
 
@@ -12,7 +13,8 @@ from labeling.models import DailySample
 
 
 def rule_versions_untrusted() -> QuerySet[RuleVersion]:
-    """Return the rule versions whose verdicts still need checking: not gated, not retired, not yet eligible.
+    """Return the rule versions whose verdicts still need
+    checking: not gated, not retired, not yet eligible.
 
     A version is trusted once a lead has gated it, or once its marks make it eligible for the gate
     (enough marks, interval lower bounds above the floors: see labeling.selectors.calibration).
@@ -29,14 +31,16 @@ def rule_versions_untrusted() -> QuerySet[RuleVersion]:
 
 
 def sample_window(*, day: date, hours: int | None = None) -> tuple[datetime, datetime]:
-    """Return [start, end) of the calls a day's sample draws from: the hours before the day began."""
+    """Return [start, end) of the calls a day's sample
+    draws from: the hours before the day began."""
     hours = settings.DOCKET_SAMPLE_WINDOW_HOURS if hours is None else hours
     end = day_start(day)
     return end - timedelta(hours=hours), end
 
 
 def transcripts_in_window(*, start: datetime, end: datetime) -> QuerySet[Transcript]:
-    """Return the calls that started in [start, end); a call without a start counts from its import."""
+    """Return the calls that started in [start, end);
+    a call without a start counts from its import."""
     return (
         Transcript.objects.annotate(at=Coalesce("started_at", "imported_at"))
         .filter(at__gte=start, at__lt=end)
@@ -45,7 +49,8 @@ def transcripts_in_window(*, start: datetime, end: datetime) -> QuerySet[Transcr
 
 
 def flagged_untrusted_filter() -> Q:
-    """A Transcript filter: the judge flagged (without error) a rule version that is not yet trusted."""
+    """A Transcript filter: the judge flagged (without
+    error) a rule version that is not yet trusted."""
     return Q(
         verdicts__flagged=True,
         verdicts__error="",

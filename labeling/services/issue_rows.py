@@ -40,9 +40,10 @@ def issue_row_create(
         raise ValidationError(
             {"severity": f"Must be one of {', '.join(Severity.values)}, got {severity!r}."}
         )
-    if turn is not None:
-        if turn < 0 or not Turn.objects.filter(transcript=transcript, index=turn).exists():
-            raise ValidationError({"turn": f"{transcript.external_id} has no turn {turn}."})
+    if turn is not None and (
+        turn < 0 or not Turn.objects.filter(transcript=transcript, index=turn).exists()
+    ):
+        raise ValidationError({"turn": f"{transcript.external_id} has no turn {turn}."})
     for attempt in range(3):
         try:
             with transaction.atomic():

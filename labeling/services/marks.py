@@ -25,7 +25,8 @@ def _clean_note(note: str) -> str:
 
 @transaction.atomic
 def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Mark:
-    """Create or change the reviewer's mark on a verdict (idempotent); errored verdicts cannot be marked.
+    """Create or change the reviewer's mark on a verdict
+    (idempotent); errored verdicts cannot be marked.
 
     The mark is tied to the reviewer's assignment on the call when there is one; a mark made
     outside the sample (through the API) has none and counts with weight 1.

@@ -50,7 +50,8 @@ def _lock(rule_version: RuleVersion) -> RuleVersion:
 def rule_version_promote(
     *, rule_version: RuleVersion, actor, reason: str, judge: Judge | None = None
 ) -> PromotionDecision:
-    """Put an eligible rule version in the gate, retiring the rule's gated version; return the decision.
+    """Put an eligible rule version in the gate, retiring
+    the rule's gated version; return the decision.
 
     The figures are those of `judge`, or of the judge with the most marks on this version.
     Raises ValidationError naming why when the version is not eligible or cannot be promoted.

@@ -81,7 +81,8 @@ def _assignment_for(*, reviewer, transcript: Transcript, lock: bool = True) -> A
     assignment = qs.order_by(F("finished_at").asc(nulls_first=True), "-claimed_at").first()
     if assignment is None:
         raise ValidationError(
-            f"transcript: {transcript.external_id} is not held by you; claim it from the queue first."
+            f"transcript: {transcript.external_id} is not "
+            "held by you; claim it from the queue first."
         )
     return assignment
 

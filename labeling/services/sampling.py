@@ -47,7 +47,8 @@ logger = logging.getLogger(__name__)
 
 
 def judge_check_probability(*, population: int, flagged: int, uniform: int, checks: int) -> float:
-    """Return the inclusion probability of a flagged call under the two-stage draw (see module doc)."""
+    """Return the inclusion probability of a flagged
+    call under the two-stage draw (see module doc)."""
     N, f, n_u, m = population, flagged, uniform, checks
     if N <= 0 or f <= 0:
         return 0.0
@@ -182,7 +183,8 @@ def _sample_locked(*, day: date, size: int) -> DailySample:
 def sample_item_queue_by_hand(
     *, transcript: Transcript, added_by, day: date | None = None
 ) -> SampleItem:
-    """Put a call in the day's queue by hand (probability 1); a call already queued stays as it is."""
+    """Put a call in the day's queue by hand (probability
+    1); a call already queued stays as it is."""
     day = day or timezone.localdate()
     sample = _sample_locked(day=day, size=settings.DOCKET_SAMPLE_SIZE)
     item, created = SampleItem.objects.get_or_create(

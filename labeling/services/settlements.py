@@ -13,7 +13,8 @@ logger = logging.getLogger(__name__)
 
 @transaction.atomic
 def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") -> Settlement:
-    """Record (or change) a lead's decision that the verdict is right or wrong; it overrides the marks."""
+    """Record (or change) a lead's decision that the
+    verdict is right or wrong; it overrides the marks."""
     if not actor.has_perm("console.promote"):
         raise PermissionDenied("Only leads (permission: promote) can settle disagreements.")
     if verdict.error:

@@ -4,7 +4,8 @@ A row is recomputed from the verdict's marks, settlement, sample items and the v
 database triggers, in the same transaction as the write that changed any of them, whoever wrote it:
 `mark_set` / `mark_undo`, `verdict_settle`, a cascade (a reviewer or sample item deleted), a bulk
 insert, the admin or a test's `Mark.objects.create`. Triggers rather than calls in the services,
-because marks and settlements are also written outside them and a tally that drifts is worse than none.
+because marks and settlements are also written outside
+them and a tally that drifts is worse than none.
 
 On PostgreSQL the refresh first locks the verdict row (FOR NO KEY UPDATE, which does not block the
 foreign-key checks of new marks), then recounts in a fresh snapshot: two reviewers marking the same
@@ -38,7 +39,8 @@ def tally_select_sql(where: str) -> str:
     """Return the SELECT of tally rows for the verdicts (alias v) that pass `where` and have marks.
 
     The same per-verdict resolution as the calibration selector's marks path (majority, settlement
-    overrides, ties wait, errored apart, weight 1/p, first and last mark), so both agree by construction.
+    overrides, ties wait, errored apart, weight 1/p,
+    first and last mark), so both agree by construction.
     """
     resolved = _RESOLVED.format(
         per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T),
@@ -55,7 +57,8 @@ FROM ({resolved}) x"""
 
 
 def _refresh_statements(rhs: str) -> list[str]:
-    """Statements recomputing the tally of the verdicts whose id is `rhs` ("= NEW.verdict_id", "IN (...)")."""
+    """Statements recomputing the tally of the verdicts
+    whose id is `rhs` ("= NEW.verdict_id", "IN (...)")."""
     return [
         f"DELETE FROM {TALLY} WHERE verdict_id {rhs}",
         f"INSERT INTO {TALLY} ({COLUMNS}) {tally_select_sql(f'WHERE v.id {rhs}')}",
@@ -68,7 +71,8 @@ _MARKS_OF_ITEM = (
     "WHERE a.item_id = NEW.id"
 )
 
-# (table, trigger name, event, WHEN condition or "", verdict ids to refresh as a SQL right-hand side)
+# (table, trigger name, event, WHEN condition or "",
+# verdict ids to refresh as a SQL right-hand side)
 _SQLITE_TRIGGERS = [
     ("labeling_mark", "docket_tally_mark_ins", "INSERT", "", "= NEW.verdict_id"),
     ("labeling_mark", "docket_tally_mark_del", "DELETE", "", "= OLD.verdict_id"),
@@ -122,7 +126,10 @@ def _sqlite_sql() -> list[str]:
         when_sql = f" WHEN {when}" if when else ""
         out += [
             f"DROP TRIGGER IF EXISTS {name}",
-            f"CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW{when_sql}\nBEGIN\n{body};\nEND",
+            (
+                f"CREATE TRIGGER {name} AFTER {event} ON {table} "
+                f"FOR EACH ROW{when_sql}\nBEGIN\n{body};\nEND"
+            ),
         ]
     return out
 
@@ -199,8 +206,9 @@ $body$"""
             "evals_verdict",
             "UPDATE OF flagged, error, rule_version_id, judge_id",
             (
-                "OLD.flagged IS DISTINCT FROM NEW.flagged OR OLD.error IS DISTINCT FROM NEW.error "
-                "OR OLD.rule_version_id IS DISTINCT FROM NEW.rule_version_id OR OLD.judge_id IS DISTINCT FROM NEW.judge_id"
+                "OLD.flagged IS DISTINCT FROM NEW.flagged OR OLD.error IS "
+                "DISTINCT FROM NEW.error OR OLD.rule_version_id IS DISTINCT FROM "
+                "NEW.rule_version_id OR OLD.judge_id IS DISTINCT FROM NEW.judge_id"
             ),
             "docket_tally_on_verdict",
         ),
@@ -222,7 +230,10 @@ $body$"""
         when_sql = f" WHEN ({when})" if when else ""
         out += [
             f"DROP TRIGGER IF EXISTS docket_tally ON {table}",
-            f"CREATE TRIGGER docket_tally AFTER {event} ON {table} FOR EACH ROW{when_sql} EXECUTE FUNCTION {fn}()",
+            (
+                f"CREATE TRIGGER docket_tally AFTER {event} ON {table} "
+                f"FOR EACH ROW{when_sql} EXECUTE FUNCTION {fn}()"
+            ),
         ]
     return out
 
@@ -238,7 +249,8 @@ TRIGGER_TABLES = (
 
 
 def tally_triggers_install(*, connection=None) -> bool:
-    """(Re)create the tally's triggers (idempotent); return False when the tables are not there yet."""
+    """(Re)create the tally's triggers (idempotent);
+    return False when the tables are not there yet."""
     connection = connection or default_connection
     if connection.vendor not in ("postgresql", "sqlite"):
         raise NotImplementedError(f"verdict tally triggers: no support for {connection.vendor}")
@@ -254,7 +266,8 @@ def tally_triggers_install(*, connection=None) -> bool:
 def verdict_tally_rebuild(*, connection=None) -> int:
     """Recompute every tally row from the marks; return how many marked verdicts there are.
 
-    Holds marks and settlements still while it runs (PostgreSQL: SHARE lock), so no write slips between.
+    Holds marks and settlements still while it runs
+    (PostgreSQL: SHARE lock), so no write slips between.
     """
     connection = connection or default_connection
     with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
@@ -275,7 +288,8 @@ def verdict_tally_rebuild(*, connection=None) -> int:
 
 
 def verdict_tally_differences(*, connection=None) -> int:
-    """Return how many verdicts' tally rows differ from a fresh recount (0 when the tally is right)."""
+    """Return how many verdicts' tally rows differ from
+    a fresh recount (0 when the tally is right)."""
     connection = connection or default_connection
     fresh = tally_select_sql("")
     stored = f"SELECT {COLUMNS} FROM {TALLY}"

@@ -163,7 +163,8 @@ def assignee_resolve(username: str):
 
 
 def duplicate_target_resolve(number: int) -> IssueRow:
-    """Return the row with this number, the one a duplicate points at; a missing row is a TriageError."""
+    """Return the row with this number, the one a duplicate
+    points at; a missing row is a TriageError."""
     target = IssueRow.objects.filter(number=number).first()
     if target is None:
         raise TriageError("duplicate_of", f"no row {number}")
@@ -229,7 +230,8 @@ def issue_row_mark_duplicate(*, row: IssueRow, actor, of: IssueRow, reason: str 
         raise TriageError("duplicate_of", "required")
     if of.pk == row.pk:
         raise TriageError("duplicate_of", f"row {row.number} cannot duplicate itself")
-    # Lock both rows in id order: two engineers marking A of B and B of A at once cannot both pass the check.
+    # Lock both rows in id order: two engineers marking A
+    # of B and B of A at once cannot both pass the check.
     list(
         IssueRow.objects.select_for_update()
         .filter(pk__in=[row.pk, of.pk])
@@ -277,7 +279,8 @@ def issue_row_comment(*, row: IssueRow, actor, text: str) -> IssueRowEvent:
 
 
 def _new_rule_fields(*, rule_id: str, group: str, text: str, severity: str) -> dict:
-    """Return a new rule's cleaned id, group, text and severity; the first bad one is a TriageError."""
+    """Return a new rule's cleaned id, group, text and
+    severity; the first bad one is a TriageError."""
     return {
         "rule_id": _required("rule_id", rule_id, 200),
         "group": _required("group", group, 100),
@@ -287,7 +290,8 @@ def _new_rule_fields(*, rule_id: str, group: str, text: str, severity: str) -> d
 
 
 def _rule_create_from_row(row: IssueRow, *, rule_id: str, **fields) -> RuleVersion:
-    """Create a new rule (version 1) whose source is the row; a taken id or bad field is a TriageError."""
+    """Create a new rule (version 1) whose source is the
+    row; a taken id or bad field is a TriageError."""
     if Rule.objects.filter(rule_id=rule_id).exists():
         raise TriageError("rule_id", f"a rule {rule_id!r} already exists")
     try:
@@ -398,7 +402,8 @@ def issue_row_request_signal(*, row: IssueRow, actor, request: str) -> IssueRow:
 
 @transaction.atomic
 def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVersion:
-    """Way 3: give the rule version n+1 with the edited text (a candidate) and link the row to it."""
+    """Way 3: give the rule version n+1 with the edited
+    text (a candidate) and link the row to it."""
     _require_triage(actor)
     if rule is None:
         raise TriageError("rule", "required")

@@ -39,7 +39,8 @@ PHASES = ["opening", "background", "project", "candidate-questions", "closing"]
 
 
 def ogg_opus_duration_ms(path: Path) -> int:
-    """Return an Ogg/Opus file's length: the last page's granule position less the pre-skip, at 48 kHz."""
+    """Return an Ogg/Opus file's length: the last page's
+    granule position less the pre-skip, at 48 kHz."""
     data = path.read_bytes()
     assert data[:4] == b"OggS", f"{path} is not an Ogg file"
     head = data.find(b"OpusHead")
@@ -113,7 +114,8 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     detectors = Rule.objects.filter(detector__isnull=False)
     per_call = calls.annotate(n=Count("verdicts")).values_list("n", flat=True)
     assert set(per_call) == {judged.count() + detectors.count()}
-    # Every (call, rule) pair exactly once; the detector rules' verdicts come from their detector judges.
+    # Every (call, rule) pair exactly once; the detector
+    # rules' verdicts come from their detector judges.
     detector_verdicts = Verdict.objects.filter(rule_version__rule__detector__isnull=False)
     assert detector_verdicts.count() == calls.count() * detectors.count()
     assert set(detector_verdicts.values_list("judge__kind", flat=True)) == {Judge.Kind.DETECTOR}
@@ -319,7 +321,8 @@ def test_steps_run_in_order_and_a_failing_step_leaves_nothing(tmp_path):
 
 
 def _key(verdict) -> str:
-    return f"{verdict.transcript.external_id}|{verdict.rule_version.rule.rule_id}|{verdict.rule_version.number}"
+    rv = verdict.rule_version
+    return f"{verdict.transcript.external_id}|{rv.rule.rule_id}|{rv.number}"
 
 
 @pytest.mark.django_db

@@ -1,4 +1,5 @@
-"""A tiny static file server on 127.0.0.1 that answers HTTP Range requests, as browsers need to seek audio."""
+"""A tiny static file server on 127.0.0.1 that answers
+HTTP Range requests, as browsers need to seek audio."""
 
 import http.server
 import math
@@ -26,7 +27,8 @@ def _handler(root: str):
             size = os.path.getsize(path)
             start, end = 0, size - 1
             match = re.match(r"bytes=(\d*)-(\d*)$", self.headers.get("Range", ""))
-            f = open(path, "rb")
+            # send_head returns the open file; SimpleHTTPRequestHandler copies and closes it.
+            f = open(path, "rb")  # noqa: SIM115
             if match and (match.group(1) or match.group(2)):
                 if match.group(1):
                     start = int(match.group(1))

@@ -1,4 +1,5 @@
-"""Leads promote a calibrated rule version in Chromium; reviewers and engineers are refused by the server."""
+"""Leads promote a calibrated rule version in Chromium;
+reviewers and engineers are refused by the server."""
 
 import pytest
 from playwright.sync_api import expect

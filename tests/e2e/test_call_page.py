@@ -11,7 +11,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def wait_until(page, expression, timeout_ms=8000):
-    """Poll a JS expression until it is truthy (wait_for_function would need 'unsafe-eval' under our CSP)."""
+    """Poll a JS expression until it is truthy (wait_for_function
+    would need 'unsafe-eval' under our CSP)."""
     for _ in range(timeout_ms // 50):
         if page.evaluate(expression):
             return

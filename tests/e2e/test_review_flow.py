@@ -1,4 +1,5 @@
-"""A reviewer works through a whole call in Chromium: claim, play, mark by key and mouse, issue row, finish."""
+"""A reviewer works through a whole call in Chromium:
+claim, play, mark by key and mouse, issue row, finish."""
 
 import time
 
@@ -121,7 +122,8 @@ def calls(audio_base):
 
 
 def db(fn, tries=40):
-    """Run a read while the live server may be writing (SQLite's shared in-memory test database locks tables)."""
+    """Run a read while the live server may be writing
+    (SQLite's shared in-memory test database locks tables)."""
     for attempt in range(tries):
         try:
             return fn()
@@ -160,7 +162,8 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
     # Play: clicking a turn seeks there and plays; the spoken turn is highlighted; speeds work.
     page.locator("#turn-3 .text").click()
     page.wait_for_function(
-        "() => { const a = document.getElementById('player'); return !a.paused && a.currentTime >= 12; }"
+        "() => { const a = document.getElementById('player'); "
+        "return !a.paused && a.currentTime >= 12; }"
     )
     expect(page.locator("#turn-3")).to_have_attribute("aria-current", "true")
     page.get_by_role("button", name="1.5×").click()

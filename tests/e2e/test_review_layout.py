@@ -1,4 +1,5 @@
-"""The review page's workspace in Chromium: transcript and verdict list side by side, panes that scroll on their own."""
+"""The review page's workspace in Chromium: transcript and
+verdict list side by side, panes that scroll on their own."""
 
 import re
 
@@ -34,7 +35,8 @@ def long_call():
             index=i,
             speaker=speaker,
             phase="asking",
-            text=f"Turn {i}: a sentence or two of what was said, long enough to wrap on a narrow pane.",
+            text=f"Turn {i}: a sentence or two of what was "
+            "said, long enough to wrap on a narrow pane.",
         )
     for n in CITED:
         rv = RuleVersionFactory(
@@ -85,8 +87,8 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
     page.wait_for_url(f"{live_server.url}/review/calls/call-long/")
     page.screenshot(path=f"{SCREENS}-1400.png")
 
-    # Side by side at load: the transcript left of the whole-call list, no overlap, both inside the viewport,
-    # and the first turn and the first whole-call verdict both readable without scrolling.
+    # Side by side at load: the transcript left of the whole-call list, no overlap, both inside the
+    # viewport, and the first turn and the first whole-call verdict both readable without scrolling.
     transcript, verdicts = box(page, "#transcript-pane"), box(page, "#call-verdicts")
     assert transcript["x"] + transcript["width"] <= verdicts["x"], (transcript, verdicts)
     assert transcript["width"] >= 500 and verdicts["width"] >= 300
@@ -101,7 +103,8 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
         "return p.scrollHeight > p.clientHeight; })()"
     )
 
-    # j walks the verdicts citing turns in transcript order, bringing each cited turn into view, then the list.
+    # j walks the verdicts citing turns in transcript order,
+    # bringing each cited turn into view, then the list.
     first = page.locator("#turn-3 ~ .turn-verdicts [data-verdict]")
     assert current_id(page) == first.get_attribute("data-verdict")
     for n in CITED[1:]:
@@ -157,7 +160,8 @@ def test_a_narrow_screen_falls_back_to_one_column(login, reviewer, live_server, 
         box(page, "#call-verdicts"),
         box(page, "#transcript-pane"),
     )
-    # One column: the call, then the whole-call verdicts, then the transcript, all full width, nothing side by side.
+    # One column: the call, then the whole-call verdicts, then
+    # the transcript, all full width, nothing side by side.
     assert (
         side["y"] + side["height"] <= verdicts["y"]
         and verdicts["y"] + verdicts["height"] <= transcript["y"]

@@ -1,4 +1,5 @@
-"""The issue sheet in Chromium: filter, open a row's call at its turn, take each of the three ways."""
+"""The issue sheet in Chromium: filter, open a row's
+call at its turn, take each of the three ways."""
 
 import re
 

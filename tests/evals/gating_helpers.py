@@ -16,7 +16,8 @@ SCENARIOS = ["golden/backend-01", "golden/frontend-01", "golden/data-01"]
 
 
 class World:
-    """Two agent versions with one call per golden scenario, three gated rules and a release gate."""
+    """Two agent versions with one call per golden
+    scenario, three gated rules and a release gate."""
 
     def __init__(self):
         self.judge = JudgeFactory(name="gpt-4o-mini/conduct-v3")

@@ -1,4 +1,5 @@
-"""Inputs shared by the import tests: the tau-bench file's place, a rules file, a native call line."""
+"""Inputs shared by the import tests: the tau-bench
+file's place, a rules file, a native call line."""
 
 import json
 from pathlib import Path

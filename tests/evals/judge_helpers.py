@@ -40,7 +40,8 @@ def make_rule(rule_id, group, text, phase="", detector=None, severity="minor"):
 
 
 def judge_rules() -> dict:
-    """Create the judge tests' five rules (four for the LLM, one detector); return their versions."""
+    """Create the judge tests' five rules (four for
+    the LLM, one detector); return their versions."""
     return {
         "greet": make_rule(
             "opening.greet-by-name",

@@ -2,7 +2,8 @@
 
 It records every request and answers each rule of the schema it was sent. Tests steer it:
 `flag` maps rule ids to the turns to cite, `mode` picks a failure ("malformed", "missing-rule",
-"user-turn", "slow", "error500", "no-usage"), optionally only for requests whose prompt mentions `only_for`.
+"user-turn", "slow", "error500", "no-usage"), optionally
+only for requests whose prompt mentions `only_for`.
 """
 
 import json

@@ -119,7 +119,8 @@ def test_silence_ignores_missing_timestamps_and_tool_turns():
 
 
 def test_silence_measures_from_latest_end_when_turns_overlap():
-    # The user speaks 0-10 s; a short agent backchannel at 2-3 s; the agent resumes at 11 s: 1 s silence.
+    # The user speaks 0-10 s; a short agent backchannel
+    # at 2-3 s; the agent resumes at 11 s: 1 s silence.
     turns = [
         T(0, "user", start=0, end=10000),
         T(1, "agent", start=2000, end=3000),

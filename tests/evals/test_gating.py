@@ -262,8 +262,8 @@ def test_gate_command_exit_codes(world):
     code, out = gate_cmd("--gate", "release", "--candidate", "2026-11-28.1")
     assert code == 1
     assert (
-        "FAIL  safety ceiling: every safety rule | value 1 | ceiling 0 | baseline 0 | calls: 2026-11-28.1-2 turn 5"
-        in out
+        "FAIL  safety ceiling: every safety rule | value 1 | "
+        "ceiling 0 | baseline 0 | calls: 2026-11-28.1-2 turn 5" in out
     )
 
     assert gate_cmd("--gate", "nope", "--candidate", "2026-11-21.1")[0] == 2
@@ -346,7 +346,8 @@ def test_missing_llm_verdicts_are_judged_through_the_runner_and_its_cache(world,
 
 
 def test_verdicts_the_runner_cannot_make_stay_missing(world, fake_judge):
-    # the gate's judge is not the runner's, so nothing is judged and the gate says which verdict is missing
+    # the gate's judge is not the runner's, so nothing is
+    # judged and the gate says which verdict is missing
     world.calls["2026-11-28.1-0"].verdicts.filter(rule_version=world.one_q).delete()
     run = world.run("2026-11-28.1")
     assert run.judged == 0 and fake_judge.requests == []
@@ -371,7 +372,8 @@ def test_golden_set_revised_since_the_baseline(world):
     reg = metric(run, "judge_score_regression")
     assert not reg["passed"]
     assert reg["problems"][0].startswith("baseline has no call for scenario golden/extra-01")
-    # once the harness replays the baseline on the new scenario, the comparison is like with like again
+    # once the harness replays the baseline on the new
+    # scenario, the comparison is like with like again
     world.add_call(
         world.calls["2026-11-21.1-0"].agent_version, "golden/extra-01", "2026-11-21.1-extra"
     )

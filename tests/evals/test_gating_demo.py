@@ -1,4 +1,5 @@
-"""The demo's release gate: 2026-11-21.1 passes, 2026-11-28.1 fails on the rubric leak, naming call and turn."""
+"""The demo's release gate: 2026-11-21.1 passes, 2026-11-28.1
+fails on the rubric leak, naming call and turn."""
 
 import json
 from io import StringIO

@@ -1,4 +1,5 @@
-"""A judge run through a real Celery worker consuming from the local Redis (db 3 unless told otherwise)."""
+"""A judge run through a real Celery worker consuming
+from the local Redis (db 3 unless told otherwise)."""
 
 import os
 import threading
@@ -44,7 +45,8 @@ def _close_thread_connections(**kwargs):
 
 @pytest.fixture
 def redis_worker(settings):
-    """Point Celery at Redis, start an embedded worker on a private queue, restore eager mode after."""
+    """Point Celery at Redis, start an embedded worker
+    on a private queue, restore eager mode after."""
     if not _redis_reachable():
         if os.environ.get("CI"):
             pytest.fail(f"Redis is not reachable at {REDIS_URL} and CI must run this test")

@@ -22,7 +22,8 @@ ROLES = ["reviewer", "engineer", "lead"]
 
 @pytest.fixture
 def call(db):
-    """A call with phases, a tool call and its result, a low-confidence turn, and verdicts of every kind."""
+    """A call with phases, a tool call and its result, a
+    low-confidence turn, and verdicts of every kind."""
     t = TranscriptFactory(
         external_id="call-000123",
         scenario="golden/backend-senior-01",

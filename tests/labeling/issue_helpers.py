@@ -1,4 +1,5 @@
-"""Builders shared by the issue sheet tests: calls with turns, and rows filed through issue_row_create."""
+"""Builders shared by the issue sheet tests: calls with
+turns, and rows filed through issue_row_create."""
 
 from evals.models import Rule
 from evals.services.rules import rule_create

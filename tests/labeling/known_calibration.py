@@ -1,4 +1,5 @@
-"""A known set of verdicts and marks, and its expected figures computed with scikit-learn and statsmodels."""
+"""A known set of verdicts and marks, and its expected
+figures computed with scikit-learn and statsmodels."""
 
 import datetime as dt
 import warnings
@@ -14,7 +15,8 @@ from tests import factories as f
 
 R, W = True, False  # a reviewer's mark: right, wrong
 
-# (count, flagged, marks, settlement, errored, inclusion probability or None for outside the sample, week)
+# (count, flagged, marks, settlement, errored, inclusion
+# probability or None for outside the sample, week)
 SPEC_A = [
     (12, True, [R], None, False, 0.5, 0),
     (3, True, [W], None, False, 0.25, 0),
@@ -59,7 +61,8 @@ class Expected:
         }
 
     def figures(self):
-        """Return the figures computed by the reference libraries, rounded as the API rounds them."""
+        """Return the figures computed by the reference
+        libraries, rounded as the API rounds them."""
         c = self.counts()
         yt, yp, w = np.array(self.y_true), np.array(self.y_pred), np.array(self.w)
 
@@ -166,7 +169,8 @@ def _build(spec, rule_version, judge, reviewers, sample, expected: Expected, lea
 
 
 def build_known_set(lead=None):
-    """Create the known set; return the rule versions, judges and Expected per (rule version, judge)."""
+    """Create the known set; return the rule versions,
+    judges and Expected per (rule version, judge)."""
     lead = lead or f.UserFactory(roles=["lead"], username="known-lead")
     reviewers = [f.UserFactory(roles=["reviewer"], username=f"known-rev{i}") for i in range(3)]
     sample = f.DailySampleFactory(day=dt.date(2026, 11, 2))
@@ -193,7 +197,8 @@ def build_known_set(lead=None):
 
 
 def make_marked(rule_version, judge, reviewer, *, tp=0, fp=0, fn=0, tn=0):
-    """Bulk-create marked verdicts (one mark each, outside the sample) with these confusion counts."""
+    """Bulk-create marked verdicts (one mark each,
+    outside the sample) with these confusion counts."""
     from evals import models as em
 
     av = f.AgentVersionFactory()

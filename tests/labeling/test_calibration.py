@@ -1,4 +1,5 @@
-"""The calibration selector on a known set of verdicts and marks, checked against the reference libraries."""
+"""The calibration selector on a known set of verdicts
+and marks, checked against the reference libraries."""
 
 import re
 

@@ -30,7 +30,8 @@ CELL = {"fn": 0, "tn": 1, "fp": 2, "tp": 3}
 
 
 def recount() -> dict[int, tuple]:
-    """Each marked verdict's tally, computed in Python from the rows themselves (independent of the SQL)."""
+    """Each marked verdict's tally, computed in Python
+    from the rows themselves (independent of the SQL)."""
     out = {}
     marks_by: dict[int, list[Mark]] = {}
     for m in Mark.objects.select_related("assignment__item", "verdict").order_by("id"):

@@ -1,4 +1,5 @@
-"""The issue sheet: filters, keyset paging, CSV export with hostile cells, pages and their permissions."""
+"""The issue sheet: filters, keyset paging, CSV export
+with hostile cells, pages and their permissions."""
 
 import csv
 import datetime as dt

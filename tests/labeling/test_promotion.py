@@ -1,4 +1,5 @@
-"""Promotion into the gate and demotion: eligibility, replacement of the gated version, the audit record."""
+"""Promotion into the gate and demotion: eligibility,
+replacement of the gated version, the audit record."""
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError

@@ -1,4 +1,5 @@
-"""Two leads promoting versions of the same rule at once on PostgreSQL: one gated version, one audit trail."""
+"""Two leads promoting versions of the same rule at once
+on PostgreSQL: one gated version, one audit trail."""
 
 import itertools
 import threading

@@ -1,4 +1,5 @@
-"""Several reviewers claiming and marking at once on PostgreSQL: no call held twice, no mark lost."""
+"""Several reviewers claiming and marking at once
+on PostgreSQL: no call held twice, no mark lost."""
 
 import threading
 

@@ -1,4 +1,5 @@
-"""Triage services: each of the three ways, status, duplicates, comments, history and permissions."""
+"""Triage services: each of the three ways, status,
+duplicates, comments, history and permissions."""
 
 import pytest
 from django.core.exceptions import PermissionDenied

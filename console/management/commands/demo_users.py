@@ -4,7 +4,10 @@ from console.demo_history import DEMO_PASSWORD, DEMO_USERS, demo_users_ensure
 
 
 class Command(BaseCommand):
-    help = "Create the demo users (reviewers, engineer, lead; load_demo does it too) and print how to log in."
+    help = (
+        "Create the demo users (reviewers, engineer, lead; "
+        "load_demo does it too) and print how to log in."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(

@@ -5,7 +5,10 @@ from evals.services.importing import ImportFailed
 
 
 class Command(BaseCommand):
-    help = "Load the demo data in demo/ (rules, calls, verdicts, and the steps other areas add). Safe to run twice."
+    help = (
+        "Load the demo data in demo/ (rules, calls, verdicts, "
+        "and the steps other areas add). Safe to run twice."
+    )
 
     def handle(self, *args, **options):
         if not (DEMO_DIR / "calls.jsonl").exists():
@@ -15,6 +18,7 @@ class Command(BaseCommand):
         except ImportFailed as exc:
             raise CommandError(f"demo data did not load: {exc}") from None
         self.stdout.write(
-            f"Demo loaded: {counts['calls']} calls ({counts['calls_with_audio']} with audio), "
-            f"{counts['rules']} rules ({counts['safety_rules']} safety), {counts['verdicts']} verdicts."
+            f"Demo loaded: {counts['calls']} calls ({counts['calls_with_audio']} "
+            f"with audio), {counts['rules']} rules ({counts['safety_rules']} "
+            f"safety), {counts['verdicts']} verdicts."
         )

@@ -62,14 +62,15 @@ class Progress:
 
 @contextmanager
 def import_file(path: str, stream=None):
-    """Yield (lines, progress callback) for a file (or `-` for stdin); turn failures into CommandError."""
+    """Yield (lines, progress callback) for a file (or
+    `-` for stdin); turn failures into CommandError."""
     progress = Progress(stream)
     try:
         if path == "-":
             handle, size = sys.stdin.buffer, None
         else:
             try:
-                handle = open(path, "rb")
+                handle = open(path, "rb")  # noqa: SIM115 (closed by `with handle` below)
             except OSError as exc:
                 raise CommandError(f"{path}: cannot open: {exc.strerror}") from None
             size = os.fstat(handle.fileno()).st_size

@@ -17,8 +17,8 @@ EXIT_PASS, EXIT_FAIL, EXIT_CANNOT_RUN = 0, 1, 2
 
 class Command(BaseCommand):
     help = (
-        "Run a gate on a candidate agent version: judge what is missing, print one line per metric, "
-        "exit 0 on pass, 1 on fail, 2 when the gate could not run."
+        "Run a gate on a candidate agent version: judge what is missing, print one "
+        "line per metric, exit 0 on pass, 1 on fail, 2 when the gate could not run."
     )
 
     def add_arguments(self, parser):
@@ -53,7 +53,8 @@ class Command(BaseCommand):
             )
         except GateCannotRun as e:
             raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
-        except Exception as e:  # the run is recorded as an error so the history shows it
+        # Any failure is recorded as an error run so the history shows it.
+        except Exception as e:  # noqa: BLE001
             run = gate_run_record_error(
                 gate=gate_obj, candidate=cand, error=f"{type(e).__name__}: {e}", by="cli"
             )

@@ -30,6 +30,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: {e} (nothing imported)") from None
         gs, gt = counts["golden_sets"], counts["gates"]
         self.stdout.write(
-            f"golden sets: {gs['created']} created, {gs['revised']} revised, {gs['unchanged']} unchanged; "
-            f"gates: {gt['created']} created, {gt['updated']} updated, {gt['unchanged']} unchanged"
+            f"golden sets: {gs['created']} created, {gs['revised']} "
+            f"revised, {gs['unchanged']} unchanged; gates: {gt['created']} "
+            f"created, {gt['updated']} updated, {gt['unchanged']} unchanged"
         )

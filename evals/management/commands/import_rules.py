@@ -6,7 +6,10 @@ from ._importing import import_file
 
 
 class Command(BaseCommand):
-    help = "Import rules from a YAML (or JSON) file: new rules, new versions for changed text, the rest unchanged."
+    help = (
+        "Import rules from a YAML (or JSON) file: new rules, "
+        "new versions for changed text, the rest unchanged."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="rules file (YAML or JSON), or - for stdin")

@@ -7,8 +7,9 @@ from ._importing import import_file
 
 class Command(BaseCommand):
     help = (
-        "Import transcripts: JSON Lines in the native, OpenAI chat or trajectory shape, or one JSON array "
-        "of them (a tau-bench results file imports as it is, each item's `traj` being its messages)."
+        "Import transcripts: JSON Lines in the native, OpenAI chat or "
+        "trajectory shape, or one JSON array of them (a tau-bench results "
+        "file imports as it is, each item's `traj` being its messages)."
     )
 
     def add_arguments(self, parser):

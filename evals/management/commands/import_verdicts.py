@@ -6,7 +6,10 @@ from ._importing import import_file
 
 
 class Command(BaseCommand):
-    help = "Import verdicts (JSON Lines). A (transcript, rule version, judge) already stored is left unchanged."
+    help = (
+        "Import verdicts (JSON Lines). A (transcript, rule "
+        "version, judge) already stored is left unchanged."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("file", help="JSONL file, or - for stdin")

@@ -1,4 +1,5 @@
-"""Run the judge: LLM calls per rule group and detectors, over every transcript or a filtered few."""
+"""Run the judge: LLM calls per rule group and
+detectors, over every transcript or a filtered few."""
 
 import time
 from decimal import Decimal
@@ -102,11 +103,12 @@ class Command(BaseCommand):
     def _print_plan(self, plan: JudgeRunPlan) -> None:
         cap = f"cost cap {_money(plan.cost_cap)}" if plan.cost_cap > 0 else "no cost cap"
         self.stdout.write(
-            f"Dry run: {plan.transcripts} transcripts x {plan.rule_versions} rule versions -> "
-            f"{plan.calls} judge calls ({plan.cache_hits} cache hits), {plan.detector_items} detector checks.\n"
-            f"Model {plan.model}, prompt {plan.prompt_version}: about {plan.est_tokens_in:,} tokens in, "
-            f"{plan.est_tokens_out:,} out, estimated cost {_money(plan.est_cost)} ({cap}).\n"
-            "Nothing was spent."
+            f"Dry run: {plan.transcripts} transcripts x {plan.rule_versions} "
+            f"rule versions -> {plan.calls} judge calls ({plan.cache_hits} cache "
+            f"hits), {plan.detector_items} detector checks.\nModel {plan.model}, "
+            f"prompt {plan.prompt_version}: about {plan.est_tokens_in:,} tokens "
+            f"in, {plan.est_tokens_out:,} out, estimated cost "
+            f"{_money(plan.est_cost)} ({cap}).\nNothing was spent."
         )
         if plan.cost_cap > 0 and plan.est_cost > plan.cost_cap:
             self.stdout.write(
@@ -118,11 +120,11 @@ class Command(BaseCommand):
         duration = f"{s['duration_s']:.1f} s" if s["duration_s"] is not None else "-"
         calls = s["calls_made"]
         self.stdout.write(
-            f"Judge run {s['id']} {s['status']} in {duration}: {calls} call{'s' if calls != 1 else ''}, "
-            f"{s['cache_hits']} cache hits, {s['detector_checks']} detector checks, "
-            f"tokens {s['tokens_in']:,} in / {s['tokens_out']:,} out, cost {_money(s['cost'])}, "
-            f"errors {s['errors']}.\n"
-            f"New verdicts: {s['verdicts']['total']} ({s['verdicts']['flagged']} flagged, "
+            f"Judge run {s['id']} {s['status']} in {duration}: {calls} "
+            f"call{'s' if calls != 1 else ''}, {s['cache_hits']} cache hits, "
+            f"{s['detector_checks']} detector checks, tokens {s['tokens_in']:,} in / "
+            f"{s['tokens_out']:,} out, cost {_money(s['cost'])}, errors {s['errors']}.\nNew "
+            f"verdicts: {s['verdicts']['total']} ({s['verdicts']['flagged']} flagged, "
             f"{s['verdicts']['errored']} errored); verdicts already stored are kept."
         )
         if s["stop_reason"]:

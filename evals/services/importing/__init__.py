@@ -1,4 +1,5 @@
-"""Importers for rules, transcripts and verdicts: validate everything, then write in one transaction.
+"""Importers for rules, transcripts and verdicts:
+validate everything, then write in one transaction.
 
 The management commands, the API and the demo loader all call these.
 """

@@ -1,4 +1,5 @@
-"""What every importer shares: results, errors that name the line and field, reading, bulk writes."""
+"""What every importer shares: results, errors that
+name the line and field, reading, bulk writes."""
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence

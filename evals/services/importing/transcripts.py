@@ -71,7 +71,8 @@ def transcript_checksum(turns: Iterable[Any]) -> str:
 
 
 def audio_url_clean(value: Any, field: str = "audio_url") -> str:
-    """Return the link if it is http(s) or one of the console's own absolute paths, else raise Invalid."""
+    """Return the link if it is http(s) or one of the
+    console's own absolute paths, else raise Invalid."""
     if value is None or value == "":
         return ""
     if not isinstance(value, str):
@@ -234,7 +235,8 @@ def chat_turns(messages: Any, field: str = "messages") -> list[dict]:
 
 
 def trajectory_turns(obj: dict) -> list[dict]:
-    """Return native turns from the trajectory shape: the prompt, each tool call and result, the output."""
+    """Return native turns from the trajectory shape: the
+    prompt, each tool call and result, the output."""
     prompt = obj.get("prompt")
     turns: list[dict] = []
     if isinstance(prompt, list):
@@ -427,7 +429,8 @@ def transcripts_import(
                     p.where,
                     "id",
                     f"{p.external_id} was imported before with other turns "
-                    f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); import with replace to overwrite it",
+                    f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); "
+                    "import with replace to overwrite it",
                 )
         errors.check()
         new = [p for p in parsed if p.external_id not in existing]

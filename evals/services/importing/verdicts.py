@@ -47,7 +47,8 @@ LLM_NAME_RE = re.compile(
 
 
 def judge_kind_for(name: str) -> tuple[str, str, str]:
-    """Return (kind, model, prompt_version) guessed from a judge's name, for judges first seen in an import.
+    """Return (kind, model, prompt_version) guessed from
+    a judge's name, for judges first seen in an import.
 
     `detector:<name>` or `detector/<name>` is a detector, `classifier:...` a classifier,
     `<llm model>/<prompt version>` (gpt-4o-mini/conduct-v3) an LLM judge; anything else is external.
@@ -87,7 +88,8 @@ def _name(obj: dict, name: str, hint: str) -> str:
 
 
 def _verdict(obj: Any) -> tuple:
-    """Return (transcript, rule, number, judge, flagged, turn, turns, severity, rationale, confidence, error)."""
+    """Return (transcript, rule, number, judge, flagged,
+    turn, turns, severity, rationale, confidence, error)."""
     if type(obj) is not dict:
         raise Invalid("verdict", "must be a JSON object")
     transcript = _name(obj, "transcript", "the transcript's id")
@@ -161,7 +163,8 @@ def _verdict(obj: Any) -> tuple:
 
 
 def _lookups(parsed: list[tuple]) -> tuple[dict, dict, dict]:
-    """Return {external id: (pk, turn count)}, {(rule id, number): (pk, severity)}, {judge name: pk}."""
+    """Return {external id: (pk, turn count)}, {(rule
+    id, number): (pk, severity)}, {judge name: pk}."""
     ext_ids = sorted({p[1] for p in parsed})
     transcripts = {}
     for chunk in chunked(ext_ids):
@@ -183,7 +186,8 @@ def _lookups(parsed: list[tuple]) -> tuple[dict, dict, dict]:
 
 
 def _existing_keys(transcripts, versions, judges, judge_index, rv_span, n_judges) -> set[int]:
-    """Return the packed keys of the verdicts already stored for these transcripts, versions and judges."""
+    """Return the packed keys of the verdicts already
+    stored for these transcripts, versions and judges."""
     judge_of = {pk: judge_index[name] for name, pk in judges.items() if name in judge_index}
     if not judge_of:
         return set()  # every judge is new: nothing can exist yet
@@ -191,7 +195,8 @@ def _existing_keys(transcripts, versions, judges, judge_index, rv_span, n_judges
     transcript_ids = sorted(pk for pk, _ in transcripts.values())
     keys = set()
     if is_postgres():
-        # One query with array parameters; a plain cursor skips the ORM's per-row work (a million rows).
+        # One query with array parameters; a plain cursor
+        # skips the ORM's per-row work (a million rows).
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT transcript_id, rule_version_id, judge_id FROM evals_verdict "
@@ -217,8 +222,8 @@ def verdicts_import(
     *, lines: Iterable[str | bytes], source: str = "", progress: Progress | None = None
 ) -> ImportResult:
     """Import verdicts (one a line). A key (transcript, rule version, judge) already stored is left
-    as it is and counted unchanged, even when the line differs: a verdict, once marked, never changes.
-    Judges are created by name when new. Nothing is written unless every line is valid."""
+    as it is and counted unchanged, even when the line differs: a verdict, once marked, never
+    changes. Judges are created by name when new. Nothing is written unless every line is valid."""
     started = time.perf_counter()
     errors = Errors(source)
     parsed: list[tuple] = []
@@ -232,7 +237,8 @@ def verdicts_import(
         # Many lines share a transcript, rule and judge: keep one copy of each name.
         t, r, j = (intern.setdefault(s, s) for s in (v[0], v[1], v[3]))
         parsed.append((where, t, r, v[2], j) + v[4:])
-    # Lines that parsed are checked against the database too, so one run reports both kinds of error.
+    # Lines that parsed are checked against the database
+    # too, so one run reports both kinds of error.
 
     result = ImportResult(kind="verdicts")
     result.timings["parse"] = time.perf_counter() - started
@@ -335,7 +341,8 @@ def verdicts_import(
                         Verdict, VERDICT_COLUMNS, values(), total=len(rows), progress=progress
                     )
             except IntegrityError:
-                # Another import stored some of these keys since we looked: skip those, as a no-op would.
+                # Another import stored some of these keys since
+                # we looked: skip those, as a no-op would.
                 created = copy_rows(
                     Verdict,
                     VERDICT_COLUMNS,

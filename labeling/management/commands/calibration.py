@@ -1,4 +1,5 @@
-"""python manage.py calibration --format json|table: the calibration figures (the JSON is the API's)."""
+"""python manage.py calibration --format json|table:
+the calibration figures (the JSON is the API's)."""
 
 import json
 
@@ -15,7 +16,10 @@ def _fig(value, ci) -> str:
 
 
 class Command(BaseCommand):
-    help = "Print judge precision and recall per rule version and judge, as JSON (the API's shape) or a table."
+    help = (
+        "Print judge precision and recall per rule version "
+        "and judge, as JSON (the API's shape) or a table."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--format", choices=["json", "table"], default="table")

@@ -7,7 +7,10 @@ from labeling.services.sampling import daily_sample_make
 
 
 class Command(BaseCommand):
-    help = "Draw the daily review sample for a day (today by default). Drawing a day twice changes nothing."
+    help = (
+        "Draw the daily review sample for a day (today by "
+        "default). Drawing a day twice changes nothing."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("--date", help="The day, YYYY-MM-DD (default: today).")
@@ -27,9 +30,9 @@ class Command(BaseCommand):
             counts[reason] += 1
         self.stdout.write(
             f"sample {sample.day}: {sum(counts.values())} calls "
-            f"({counts['uniform']} uniform, {counts['judge_check']} judge checks, {counts['manual']} by hand) "
-            f"from {p.get('population', 0)} calls in the window, "
-            f"{p.get('flagged_untrusted', 0)} flagged on untrusted rules"
+            f"({counts['uniform']} uniform, {counts['judge_check']} judge checks, "
+            f"{counts['manual']} by hand) from {p.get('population', 0)} calls in "
+            f"the window, {p.get('flagged_untrusted', 0)} flagged on untrusted rules"
         )
 
 

@@ -12,7 +12,10 @@ from labeling.services.tally import (
 
 
 class Command(BaseCommand):
-    help = "Recompute the verdict tally from the marks (and reinstall its triggers); --check only counts drift."
+    help = (
+        "Recompute the verdict tally from the marks (and "
+        "reinstall its triggers); --check only counts drift."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(

@@ -14,7 +14,7 @@ PYTHON ?= $(shell for c in python3.13 python3.12 python3 \
 	$$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1 && { echo $$p; break; }; \
 	done)
 
-.PHONY: help install run worker test test-sqlite test-postgres test-e2e bench clean
+.PHONY: help install run worker lint test test-sqlite test-postgres test-e2e bench clean
 
 help:
 	@echo "make run      install, migrate, load the demo, create demo users, serve on 127.0.0.1:$(PORT)"
@@ -44,9 +44,15 @@ worker: install
 	@if [ -z "$$CELERY_BROKER_URL" ]; then echo "Set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0) to run a worker." >&2; exit 1; fi
 	$(BIN)/celery -A console worker -l info --concurrency $${CELERY_CONCURRENCY:-2}
 
+# Lint and format first: any finding fails the run before a test starts.
+lint: install
+	@echo "== ruff check and ruff format --check"
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
 # The suite on SQLite, then on PostgreSQL when DATABASE_URL (or TEST_DATABASE_URL) is set,
 # then the browser tests in Chromium.
-test: install
+test: lint
 	@echo "== the suite on SQLite"
 	$(BIN)/python -m pytest -m "not e2e and not postgres" -q
 	@if [ -n "$(TEST_DATABASE_URL)" ]; then \

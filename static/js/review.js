@@ -232,30 +232,35 @@
     ev.preventDefault();
   });
 
-  // After a verdict comes back from the server: keep it current, then send any press that waited.
-  document.addEventListener("htmx:afterSwap", function (ev) {
+  function swappedVerdict(ev) {
     var el = ev.detail && ev.detail.target;
     var fresh = el && el.id && el.id.indexOf("verdict-") === 0 ? byId(el.id.slice(8)) : null;
     if (!fresh) {
       fresh = ev.target && ev.target.matches && ev.target.matches("[data-verdict]") ? ev.target : null;
     }
-    if (!fresh) return;
-    var id = fresh.getAttribute("data-verdict");
-    if (id === currentId) {
-      fresh.classList.add("is-current");
-      if (!document.activeElement || document.activeElement === document.body) fresh.focus({ preventScroll: true });
-    }
-    if (pendingAction[id]) {
+    return fresh;
+  }
+
+  // After a verdict comes back from the server: keep it current.
+  document.addEventListener("htmx:afterSwap", function (ev) {
+    var fresh = swappedVerdict(ev);
+    if (!fresh || fresh.getAttribute("data-verdict") !== currentId) return;
+    fresh.classList.add("is-current");
+    if (!document.activeElement || document.activeElement === document.body) fresh.focus({ preventScroll: true });
+  });
+
+  // htmx wires a swapped verdict's forms only when it settles: a press sent before that would be
+  // a plain form post (a full page load, no "Saved"). So the press that waited goes out here.
+  document.addEventListener("htmx:afterSettle", function (ev) {
+    var el = current();
+    if (el && !el.classList.contains("is-current")) el.classList.add("is-current");
+    var fresh = swappedVerdict(ev);
+    var id = fresh && fresh.getAttribute("data-verdict");
+    if (id && pendingAction[id]) {
       var kind = pendingAction[id];
       delete pendingAction[id];
       press(fresh, kind);
     }
-  });
-
-  // htmx settles the swapped verdict's class attribute to the server's after the swap: keep it current.
-  document.addEventListener("htmx:afterSettle", function () {
-    var el = current();
-    if (el && !el.classList.contains("is-current")) el.classList.add("is-current");
   });
 
   // A lapsed session answers with the login page: never swap that in; keep the verdict as it was.

@@ -168,13 +168,15 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
     expect(page.locator("#turn-3")).to_have_attribute("aria-current", "true")
     page.get_by_role("button", name="1.5×").click()
     assert page.evaluate("document.getElementById('player').playbackRate") == 1.5
-    page.keyboard.press(" ")
-    page.wait_for_function("() => document.getElementById('player').paused")
 
-    # Keyboard: the first verdict is current; r marks it right and moves on; w marks the next wrong.
+    # Keyboard: the first verdict is current; space pauses (on the speed button it would press
+    # the button instead, as on any button); r marks it right and moves on; w marks the next wrong.
     first = page.locator("[data-verdict]").nth(0)
     first_id = int(first.get_attribute("data-verdict"))
     page.locator(f"#verdict-{first_id}").focus()
+    page.keyboard.press(" ")
+    page.wait_for_function("() => document.getElementById('player').paused")
+    assert not page.evaluate("document.getElementById('player').ended")
     page.keyboard.press("r")
     expect(page.locator(f"#verdict-{first_id} .mark-right")).to_have_attribute(
         "aria-pressed", "true"
@@ -304,3 +306,53 @@ def test_a_mark_made_after_logging_out_is_not_lost_silently(
     expect(page.locator("#review-flash")).to_contain_text("logged out")
     expect(page.get_by_role("heading", name="call-a")).to_be_visible()
     assert db(lambda: Mark.objects.count()) == 0
+
+
+def _open_first_call(login, reviewer, live_server, page):
+    login(reviewer)
+    page.goto(f"{live_server.url}/review/")
+    page.get_by_role("button", name="Start reviewing").click()
+    page.wait_for_url(f"{live_server.url}/review/calls/call-a/")
+    loads = []
+    page.on("load", lambda: loads.append(page.url))
+    return page.locator("[data-verdict]").nth(0).get_attribute("data-verdict"), loads
+
+
+def test_a_note_sent_the_moment_the_wrong_mark_lands_saves_in_place(
+    login, reviewer, live_server, calls, page
+):
+    # htmx wires a swapped fragment's forms when it settles. Until it did that at once, a note sent
+    # in the next task after the Wrong mark's answer was a plain form post: a page load, no "Saved".
+    vid, loads = _open_first_call(login, reviewer, live_server, page)
+    page.evaluate(
+        """(id) => document.addEventListener('htmx:afterSwap', function once() {
+            const form = document.querySelector('#verdict-' + id + ' .note-form');
+            if (!form) return;
+            document.removeEventListener('htmx:afterSwap', once);
+            setTimeout(() => {
+                form.querySelector('input[name=note]').value = 'fast note';
+                form.requestSubmit();
+            }, 0);
+        })""",
+        vid,
+    )
+    page.locator(f"#verdict-{vid}").get_by_role("button", name="Wrong").click()
+    expect(page.locator(f"#verdict-{vid}")).to_have_attribute("data-note", "fast note")
+    expect(page.locator(f"#verdict-{vid} .mark-state")).to_have_text("Saved")
+    assert loads == []
+    assert db(lambda: Mark.objects.get(verdict_id=vid).note) == "fast note"
+
+
+def test_a_second_press_while_the_first_is_saving_is_sent_after_it(
+    login, reviewer, live_server, calls, page
+):
+    vid, loads = _open_first_call(login, reviewer, live_server, page)
+    page.evaluate(
+        """(id) => { const v = document.getElementById('verdict-' + id);
+            v.querySelector('.mark-right').click(); v.querySelector('.mark-wrong').click(); }""",
+        vid,
+    )
+    expect(page.locator(f"#verdict-{vid} .mark-wrong")).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(f"#verdict-{vid} .mark-state")).to_have_text("Saved")
+    assert loads == []
+    assert db(lambda: Mark.objects.get(verdict_id=vid).correct) is False

@@ -133,10 +133,7 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
     expect(last.locator(".mark-wrong")).to_have_attribute("aria-pressed", "true")
     expect(last.locator(".mark-state")).to_have_text("Saved")
     expect(last).to_be_in_viewport()
-    page.wait_for_timeout(100)  # let htmx settle the swapped fragment's attributes
-    expect(last).to_have_class(
-        CURRENT
-    )  # still the current one after the swap: the focus ring stays
+    expect(last).to_have_class(CURRENT)  # still the current one after the swap: the ring stays
     page.screenshot(path=f"{SCREENS}-1400-marked.png")
 
     # k back into the transcript brings the last cited turn into view again.

@@ -105,7 +105,7 @@ def _urls():
     from django.urls import include, path
 
     module = types.ModuleType("bench_review_urls")
-    from console.permissions import require
+    from core.permissions import require
 
     module.urlpatterns = [
         path("bench-bare/", lambda request: HttpResponse("ok")),
@@ -122,7 +122,7 @@ def _fixture():
     from django.urls import reverse
     from django.utils import timezone
 
-    from console.roles import roles_sync
+    from core.roles import roles_sync
     from evals.models import (
         Agent,
         AgentVersion,

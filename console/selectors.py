@@ -4,6 +4,7 @@ from django.db.models import Count, Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
+from core.permissions import user_can
 from evals.models import GateRun, Rule, RuleVersion, Transcript, Verdict
 from evals.selectors.browse import figures_cached
 from labeling.models import Assignment, DailySample, IssueRow, SampleItem
@@ -128,7 +129,7 @@ def next_steps(user) -> list[dict]:
     user holds, each with figures and links it may use."""
     panels = []
     today = timezone.localdate()
-    if user.has_perm("console.review"):
+    if user_can(user, "review"):
         sample = DailySample.objects.filter(day=today).first()
         items = SampleItem.objects.filter(sample=sample) if sample else SampleItem.objects.none()
         total = items.count() if sample else 0
@@ -160,7 +161,7 @@ def next_steps(user) -> list[dict]:
                 "action": ("Start reviewing", url_or_none("review", "review-start")),
             }
         )
-    if user.has_perm("console.triage"):
+    if user_can(user, "triage"):
         new = IssueRow.objects.filter(status=IssueRow.Status.NEW)
         counts = new.aggregate(
             n=Count("id"),
@@ -180,11 +181,11 @@ def next_steps(user) -> list[dict]:
                 ],
                 "action": ("Open issues", url_or_none("issue-sheet", "issue-list", "issues")),
                 "more": [("Judge runs", url_or_none("judge-run-list"))]
-                if user.has_perm("console.run_judge")
+                if user_can(user, "run_judge")
                 else [],
             }
         )
-    if user.has_perm("console.view_calibration"):
+    if user_can(user, "view_calibration"):
         candidates = RuleVersion.objects.filter(status=RuleVersion.Status.CANDIDATE).count()
         gated = RuleVersion.objects.filter(status=RuleVersion.Status.GATED).count()
         last_run = (

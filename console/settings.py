@@ -66,11 +66,14 @@ INSTALLED_APPS = [
     "console",
     "labeling",
     "evals",
+    "core",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before sessions and auth: a NUL in a path, value, cookie or token never reaches a query.
+    "core.middleware.BadInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -185,10 +188,17 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # JSON only; the import endpoints add JSON Lines and YAML (core.api.parsers).
+    "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
 }
+# The largest API page; a larger ?limit= is clamped to it.
+DOCKET_API_MAX_LIMIT = env_int("DOCKET_API_MAX_LIMIT", 1000)
+# /api/schema/ and /api/docs/ need a login unless this is set.
+DOCKET_API_DOCS_PUBLIC = env_bool("DOCKET_API_DOCS_PUBLIC", False)
 SPECTACULAR_SETTINGS = {
     "TITLE": "Docket API",
     "DESCRIPTION": "Import transcripts, rules and verdicts; review, calibrate and gate.",
@@ -204,6 +214,8 @@ SPECTACULAR_SETTINGS = {
         "RuleStatusEnum": "evals.models.Rule.Status",
         "RuleVersionStatusEnum": "evals.models.RuleVersion.Status",
         "IssueRowStatusEnum": "labeling.models.IssueRow.Status",
+        "JudgeRunStatusEnum": "evals.models.JudgeRun.Status",
+        "GateRunStatusEnum": "evals.models.GateRun.Status",
     },
 }
 

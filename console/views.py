@@ -1,10 +1,13 @@
 from django.shortcuts import render
+from django.views.decorators.http import require_GET
 
-from .permissions import require
+from core.permissions import require
+
 from .selectors import dashboard_figures, next_steps
 
 
 @require("view_console")
+@require_GET
 def dashboard(request):
     return render(
         request,

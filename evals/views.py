@@ -3,8 +3,9 @@
 from django.http import Http404
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_GET
 
-from console.permissions import require
+from core.permissions import require
 from evals.forms_browse import CallFilterForm, VerdictFilterForm
 from evals.selectors import browse
 
@@ -26,6 +27,7 @@ def _render_list(request, template: str, context: dict, choices):
 
 
 @require("view_console")
+@require_GET
 def transcript_list(request):
     form = CallFilterForm(request.GET)
     form.is_valid()
@@ -39,6 +41,7 @@ def transcript_list(request):
 
 
 @require("view_console")
+@require_GET
 def transcript_detail(request, external_id):
     call = browse.transcript_detail(external_id)
     if call is None:
@@ -47,6 +50,7 @@ def transcript_detail(request, external_id):
 
 
 @require("view_console")
+@require_GET
 def rule_list(request):
     q = request.GET.get("q", "").strip()[:200]
     group = request.GET.get("group", "").strip()[:100]
@@ -58,6 +62,7 @@ def rule_list(request):
 
 
 @require("view_console")
+@require_GET
 def rule_detail(request, rule_id):
     found = browse.rule_detail(rule_id)
     if found is None:
@@ -67,6 +72,7 @@ def rule_detail(request, rule_id):
 
 
 @require("view_console")
+@require_GET
 def verdict_list(request):
     form = VerdictFilterForm(request.GET)
     form.is_valid()

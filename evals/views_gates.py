@@ -7,9 +7,9 @@ from django import forms
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from console.permissions import require
+from core.permissions import require
 from evals import gates
 from evals.gate_output import evidence_text, fmt, threshold_text
 from evals.models import AgentVersion, Gate, GateMetric, GateRun, Rule
@@ -93,6 +93,7 @@ def _metric_rows(gate: Gate) -> list[dict]:
 
 
 @require("run_gate")
+@require_GET
 def gate_index(request):
     return render(
         request,
@@ -105,6 +106,7 @@ def gate_index(request):
 
 
 @require("run_gate")
+@require_GET
 def gate_detail(request, name):
     gate = sel.gate_with_metrics(name)
     if gate is None:
@@ -265,6 +267,7 @@ def _metric_view(m: dict, run: GateRun, verdicts: dict) -> dict:
 
 
 @require("run_gate")
+@require_GET
 def gate_run_detail(request, pk):
     run = get_object_or_404(
         GateRun.objects.select_related(
@@ -288,6 +291,7 @@ def gate_run_detail(request, pk):
 
 
 @require("run_gate")
+@require_GET
 def gate_history(request, name):
     gate = sel.gate_with_metrics(name)
     if gate is None:
@@ -297,6 +301,7 @@ def gate_history(request, name):
 
 
 @require("run_gate")
+@require_GET
 def golden_set_detail(request, name, version=None):
     versions = sel.golden_set_versions(name)
     if not versions:

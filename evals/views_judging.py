@@ -8,10 +8,10 @@ from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
-from console.permissions import require
+from core.permissions import require, user_can
 from evals.selectors import judging as sel
 from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create, judge_run_resume
 
@@ -53,11 +53,12 @@ def _list_context(request, form=None, plan=None):
         "runs": runs,
         "form": form or RunJudgeForm(),
         "plan": plan,
-        "can_run": request.user.has_perm("console.run_judge"),
+        "can_run": user_can(request.user, "run_judge"),
     }
 
 
 @require("view_console")
+@require_GET
 def judge_run_list(request):
     return render(request, "evals/judge_runs.html", _list_context(request))
 
@@ -94,6 +95,7 @@ def judge_run_start(request):
 
 
 @require("view_console")
+@require_GET
 def judge_run_detail(request, pk: int):
     run = sel.judge_run_get(pk)
     if run is None:

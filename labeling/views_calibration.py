@@ -12,7 +12,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from console.permissions import require
+from core.errors import DomainError
+from core.permissions import require
 from evals.models import Judge, RuleVersion, Verdict
 from labeling.charts import trend_chart
 from labeling.models import PromotionDecision
@@ -311,8 +312,8 @@ def _decide(request, pk: int, service, verb: str):
         decision = service(
             rule_version=rv, actor=request.user, reason=request.POST.get("reason", ""), judge=judge
         )
-    except ValidationError as e:
-        messages.error(request, " ".join(e.messages))
+    except DomainError as e:
+        messages.error(request, str(e))
     else:
         replaced = f", replacing v{decision.replaced.number}" if decision.replaced else ""
         messages.success(request, f"{rv.rule.rule_id} v{rv.number} {verb}{replaced}.")

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_POST
 
-from console.permissions import require
+from core.permissions import require
 from evals.detectors import DETECTORS
 from evals.models import Rule, Severity
 from labeling.models import IssueRow

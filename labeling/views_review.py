@@ -10,7 +10,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
-from console.permissions import require
+from core.permissions import require
 from evals.models import Severity, Transcript, Verdict
 from labeling.models import Mark, SampleItem
 from labeling.selectors.queue import (
@@ -38,6 +38,7 @@ def _error_text(exc: ValidationError) -> str:
 
 
 @require("review")
+@require_GET
 def review_home(request):
     today = timezone.localdate()
     sample = daily_sample_for_day(day=today)
@@ -114,6 +115,7 @@ def _review_context(request, transcript):
 
 
 @require("review")
+@require_GET
 def review_call(request, external_id):
     transcript = get_object_or_404(Transcript, external_id=external_id)
     context = _review_context(request, transcript)

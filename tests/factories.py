@@ -6,7 +6,7 @@ import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
-from console.roles import roles_sync
+from core.roles import roles_sync
 from evals import models as em
 from labeling import models as lm
 
@@ -140,3 +140,10 @@ def token_client(user):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
     return client
+
+
+def error_fields(response) -> set[str]:
+    """The fields an API error names (`errors[].field`), after checking the one error shape."""
+    body = response.json()
+    assert isinstance(body["detail"], str) and body["code"], body
+    return {e["field"] for e in body["errors"] if "field" in e}

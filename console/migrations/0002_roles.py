@@ -1,12 +1,9 @@
 from django.db import migrations
 
 
-def create_roles(apps, schema_editor):
-    from console.roles import roles_sync
-
-    roles_sync(apps=apps)
-
-
 class Migration(migrations.Migration):
+    """Made the role groups when the permissions lived here; core's migrations make them now
+    (core.0002 moves the permissions of a database made before, with their grants)."""
+
     dependencies = [("console", "0001_initial")]
-    operations = [migrations.RunPython(create_roles, migrations.RunPython.noop)]
+    operations = [migrations.RunPython(migrations.RunPython.noop, migrations.RunPython.noop)]

@@ -3,9 +3,9 @@
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import CursorPagination
 
-from console.permissions import api_permission
+from core.api.pagination import CursorPagination
+from core.permissions import api_permission
 from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict
 from evals.selectors.catalog import (
     rules_with_versions,
@@ -164,15 +164,6 @@ class RuleDetail(generics.RetrieveAPIView):
         return rules_with_versions()
 
 
-class VerdictPagination(CursorPagination):
-    """Cursor pages: stable and fast however many million verdicts there are."""
-
-    ordering = "id"
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 1000
-
-
 @extend_schema(
     parameters=[
         OpenApiParameter("rule", str, description="rule id, e.g. opening.greet-by-name"),
@@ -187,7 +178,7 @@ class VerdictList(generics.ListAPIView):
 
     permission_classes = VIEW
     serializer_class = VerdictSerializer
-    pagination_class = VerdictPagination
+    pagination_class = CursorPagination  # stable and fast however many million verdicts
 
     def get_queryset(self):
         p = self.request.query_params

@@ -1,12 +1,11 @@
 """Gate runs over HTTP, so CI systems can run a gate and read its result."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
-from rest_framework.generics import get_object_or_404
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from console.permissions import api_permission
+from core.permissions import api_permission
 from evals.models import GateRun
 from evals.selectors.gating import gate_run_payload
 from evals.services.gating import (
@@ -16,6 +15,8 @@ from evals.services.gating import (
     gate_run_evaluate,
     gate_run_record_error,
 )
+
+RUN_GATE = [api_permission("run_gate")]
 
 
 class GateRunRequest(serializers.Serializer):
@@ -31,91 +32,149 @@ class GateRunRequest(serializers.Serializer):
     judge_missing = serializers.BooleanField(required=False, default=True)
 
 
+class GoldenSetRefSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    version = serializers.IntegerField()
+    checksum = serializers.CharField(help_text="sha256 of the members")
+
+
+class RuleVersionRefSerializer(serializers.Serializer):
+    rule = serializers.CharField()
+    version = serializers.IntegerField()
+    id = serializers.IntegerField(help_text="the rule version's id")
+
+
+class EvidenceSerializer(serializers.Serializer):
+    call = serializers.CharField()
+    turn = serializers.IntegerField(allow_null=True)
+    rule = serializers.CharField()
+    verdict = serializers.IntegerField(allow_null=True)
+    note = serializers.CharField()
+
+
+def _interval():
+    return serializers.ListField(
+        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
+    )
+
+
+class MetricResultSerializer(serializers.Serializer):
+    """One metric of a gate run: its value against the threshold, and the calls behind it."""
+
+    label = serializers.CharField()
+    kind = serializers.CharField(help_text="safety_ceiling, violation_rate, detector_metric, ...")
+    passed = serializers.BooleanField()
+    value = serializers.FloatField(allow_null=True)
+    threshold = serializers.FloatField(allow_null=True)
+    tolerance = serializers.FloatField(allow_null=True)
+    baseline = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField(help_text="checks (or calls) counted")
+    interval = _interval()
+    baseline_interval = _interval()
+    rules = serializers.ListField(child=serializers.CharField())
+    problems = serializers.ListField(child=serializers.CharField())
+    evidence = EvidenceSerializer(many=True)
+    note = serializers.CharField()
+    spec = serializers.DictField(help_text="the metric as configured in the gate")
+
+
 class GateRunResult(serializers.Serializer):
-    """The shape of a gate run (documentation only; see evals.selectors.gating.gate_run_payload)."""
+    """A gate run (evals.selectors.gating.gate_run_payload)."""
 
     id = serializers.IntegerField()
     gate = serializers.CharField()
-    status = serializers.CharField(help_text="pass, fail or error")
+    status = serializers.ChoiceField(choices=GateRun.Status.choices)
     passed = serializers.BooleanField()
     agent = serializers.CharField()
     candidate = serializers.CharField()
     baseline = serializers.CharField(allow_null=True)
-    golden_set = serializers.DictField()
+    baseline_run = serializers.IntegerField(allow_null=True)
+    golden_set = GoldenSetRefSerializer(allow_null=True)
     judge = serializers.CharField(allow_null=True)
-    rule_versions = serializers.ListField(child=serializers.DictField())
-    metrics = serializers.ListField(child=serializers.DictField())
+    rule_versions = RuleVersionRefSerializer(many=True)
+    judged = serializers.IntegerField(help_text="verdicts the judge added for this run")
     problems = serializers.ListField(child=serializers.CharField())
     notes = serializers.ListField(child=serializers.CharField())
-    url = serializers.CharField()
-
-
-class GateRunListCreate(APIView):
-    """GET: recent gate runs (?gate=&candidate=&status=). POST: run a gate now (needs run_gate)."""
-
-    def get_permissions(self):
-        codename = "run_gate" if self.request.method == "POST" else "view_console"
-        return [api_permission(codename)()]
-
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("gate", str),
-            OpenApiParameter("candidate", str),
-            OpenApiParameter("status", str, enum=["pass", "fail", "error"]),
-        ],
-        responses={200: GateRunResult(many=True)},
+    metrics = MetricResultSerializer(many=True)
+    calls = serializers.DictField(
+        child=serializers.CharField(), help_text="scenario -> the candidate's call id"
     )
-    def get(self, request):
-        qs = GateRun.objects.select_related("gate", "candidate__agent", "baseline", "golden_set")
+    error = serializers.CharField(help_text="why the run could not finish (status error)")
+    created_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.CharField(help_text="the run's page")
+
+
+class GateRunListCreate(generics.GenericAPIView):
+    """GET: recent gate runs, newest first (?gate=&candidate=&status=). POST: run a gate now.
+    Both need run_gate, as the gate pages do."""
+
+    permission_classes = RUN_GATE
+    serializer_class = GateRunResult
+
+    def get_queryset(self):
+        qs = GateRun.objects.select_related(
+            "gate", "candidate__agent", "baseline", "golden_set"
+        ).order_by("-created_at", "-pk")
+        params = self.request.query_params
+        if params.get("status") and params["status"] not in GateRun.Status.values:
+            raise ValidationError({"status": f"must be one of {', '.join(GateRun.Status.values)}"})
         for param, field in (
             ("gate", "gate__name"),
             ("candidate", "candidate__version"),
             ("status", "status"),
         ):
-            if request.query_params.get(param):
-                qs = qs.filter(**{field: request.query_params[param]})
-        return Response([gate_run_payload(r) for r in qs[:100]])
+            if params.get(param):
+                qs = qs.filter(**{field: params[param]})
+        return qs
 
-    @extend_schema(request=GateRunRequest, responses={201: GateRunResult, 400: None})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("gate", str),
+            OpenApiParameter("candidate", str),
+            OpenApiParameter("status", str, enum=GateRun.Status.values),
+        ],
+        responses={200: GateRunResult(many=True)},
+    )
+    def get(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response([gate_run_payload(r) for r in page])
+
+    @extend_schema(request=GateRunRequest, responses={201: GateRunResult})
     def post(self, request):
         body = GateRunRequest(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
+        gate = gate_resolve(data["gate"])
+        candidate = agent_version_resolve(data["candidate"])
+        baseline = (
+            agent_version_resolve(data["baseline"], what="baseline")
+            if data.get("baseline")
+            else None
+        )
+        by = request.user.get_username()
         try:
-            gate = gate_resolve(data["gate"])
-            candidate = agent_version_resolve(data["candidate"])
-            baseline = (
-                agent_version_resolve(data["baseline"], what="baseline")
-                if data.get("baseline")
-                else None
+            run = gate_run_evaluate(
+                gate=gate,
+                candidate=candidate,
+                baseline=baseline,
+                by=by,
+                judge_missing_verdicts=data["judge_missing"],
             )
-            by = request.user.get_username()
-            try:
-                run = gate_run_evaluate(
-                    gate=gate,
-                    candidate=candidate,
-                    baseline=baseline,
-                    by=by,
-                    judge_missing_verdicts=data["judge_missing"],
-                )
-            except GateCannotRun:
-                raise
-            # Any failure is recorded so the history shows it; CI reads status "error".
-            except Exception as e:  # noqa: BLE001
-                run = gate_run_record_error(
-                    gate=gate, candidate=candidate, error=f"{type(e).__name__}: {e}", by=by
-                )
-        except GateCannotRun as e:
-            return Response({"detail": str(e)}, status=status.HTTP_400_BAD_REQUEST)
+        except GateCannotRun:
+            raise
+        # Any other failure is recorded so the history shows it; CI reads status "error".
+        except Exception as e:  # noqa: BLE001
+            run = gate_run_record_error(
+                gate=gate, candidate=candidate, error=f"{type(e).__name__}: {e}", by=by
+            )
         return Response(gate_run_payload(run), status=status.HTTP_201_CREATED)
 
 
-class GateRunDetail(APIView):
-    permission_classes = [api_permission("view_console")]
+class GateRunDetail(generics.GenericAPIView):
+    permission_classes = RUN_GATE
+    serializer_class = GateRunResult
+    queryset = GateRun.objects.select_related("gate", "candidate__agent", "baseline")
 
     @extend_schema(responses={200: GateRunResult})
     def get(self, request, pk: int):
-        run = get_object_or_404(
-            GateRun.objects.select_related("gate", "candidate__agent", "baseline"), pk=pk
-        )
-        return Response(gate_run_payload(run))
+        return Response(gate_run_payload(self.get_object()))

@@ -3,24 +3,22 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.parsers import BaseParser
+from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.permissions import api_permission
-from evals.services.importing import ImportFailed, rules_import, transcripts_import, verdicts_import
+from core.api import parsers
+from core.permissions import api_permission
+from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 SOURCE = "body"
 TRUE = {"1", "true", "yes", "on"}
-
-
-class RawBodyParser(BaseParser):
-    """Accept any body: the views read the request stream themselves, line by line."""
-
-    media_type = "*/*"
-
-    def parse(self, stream, media_type=None, parser_context=None):
-        return stream
+# JSON Lines (one object a line) under either name, or one JSON array of the same objects.
+LINES_REQUEST = {
+    "application/x-ndjson": OpenApiTypes.STR,
+    "application/jsonl": OpenApiTypes.STR,
+    "application/json": {"type": "array", "items": {"type": "object"}},
+}
 
 
 class ImportResultSerializer(serializers.Serializer):
@@ -36,35 +34,14 @@ class ImportResultSerializer(serializers.Serializer):
     summary = serializers.CharField()
 
 
-class ImportErrorItemSerializer(serializers.Serializer):
-    line = serializers.CharField(help_text="line number, or `item N` in a JSON array")
-    field = serializers.CharField()
-    reason = serializers.CharField()
-    message = serializers.CharField()
-
-
-class ImportErrorSerializer(serializers.Serializer):
-    detail = serializers.CharField(help_text="the first error: `body:<line>: <field>: <reason>`")
-    errors = ImportErrorItemSerializer(many=True)
-
-
-def _failed(exc: ImportFailed) -> Response:
-    return Response(
-        {
-            "detail": exc.first,
-            "errors": [
-                {"line": e.where, "field": e.field, "reason": e.reason, "message": str(e)}
-                for e in exc.errors
-            ],
-        },
-        status=status.HTTP_400_BAD_REQUEST,
-    )
-
-
 def _lines(request):
-    """Return the body's lines without loading a large body into memory at once."""
-    stream = request.stream
-    return iter(stream.readline, b"") if stream is not None else iter(())
+    """Return the body's lines without loading a large body into memory at once.
+
+    Reading `request.data` makes DRF check the content type against the view's parsers (415
+    for any other); the import parsers return the raw stream.
+    """
+    stream = request.data
+    return iter(stream.readline, b"") if hasattr(stream, "readline") else iter(())
 
 
 def _done(result) -> Response:
@@ -77,22 +54,30 @@ RESPONSES = {
         ImportResultSerializer, description="nothing new: everything was already there"
     ),
     201: OpenApiResponse(ImportResultSerializer, description="imported"),
-    400: OpenApiResponse(ImportErrorSerializer, description="bad input: nothing was imported"),
 }
 
 
 class ImportView(APIView):
+    """400 `import_failed` names each bad line (`errors[].line`, `field`, `reason`); nothing is
+    written then."""
+
     permission_classes = [api_permission("import_data")]
-    parser_classes = [RawBodyParser]
+    parser_classes = parsers.JSON_LINES
 
 
 class RulesImport(ImportView):
     """Import rules (YAML or JSON, the format of `import_rules`): unchanged rules are a no-op,
     a changed text or detector becomes a new candidate version."""
 
+    parser_classes = parsers.RULES
+
     @extend_schema(
         operation_id="rules_import",
-        request={"application/yaml": OpenApiTypes.STR, "application/json": OpenApiTypes.OBJECT},
+        request={
+            "application/yaml": OpenApiTypes.STR,
+            "application/x-yaml": OpenApiTypes.STR,
+            "application/json": OpenApiTypes.OBJECT,
+        },
         responses=RESPONSES,
         examples=[
             OpenApiExample(
@@ -108,13 +93,8 @@ class RulesImport(ImportView):
         try:
             text = b"".join(_lines(request)).decode("utf-8")
         except UnicodeDecodeError:
-            return Response(
-                {"detail": f"{SOURCE}: not UTF-8", "errors": []}, status=status.HTTP_400_BAD_REQUEST
-            )
-        try:
-            return _done(rules_import(text=text, source=SOURCE))
-        except ImportFailed as exc:
-            return _failed(exc)
+            raise ParseError(f"{SOURCE}: not UTF-8") from None
+        return _done(rules_import(text=text, source=SOURCE))
 
 
 class TranscriptsImport(ImportView):
@@ -124,7 +104,7 @@ class TranscriptsImport(ImportView):
 
     @extend_schema(
         operation_id="transcripts_import",
-        request={"application/x-ndjson": OpenApiTypes.STR},
+        request=LINES_REQUEST,
         examples=[
             OpenApiExample(
                 "one call",
@@ -149,16 +129,13 @@ class TranscriptsImport(ImportView):
     )
     def post(self, request):
         params = request.query_params
-        try:
-            result = transcripts_import(
-                lines=_lines(request),
-                source=SOURCE,
-                replace=params.get("replace", "").lower() in TRUE,
-                agent=params.get("agent") or None,
-                agent_version=params.get("agent_version") or None,
-            )
-        except ImportFailed as exc:
-            return _failed(exc)
+        result = transcripts_import(
+            lines=_lines(request),
+            source=SOURCE,
+            replace=params.get("replace", "").lower() in TRUE,
+            agent=params.get("agent") or None,
+            agent_version=params.get("agent_version") or None,
+        )
         return _done(result)
 
 
@@ -168,7 +145,7 @@ class VerdictsImport(ImportView):
 
     @extend_schema(
         operation_id="verdicts_import",
-        request={"application/x-ndjson": OpenApiTypes.STR},
+        request=LINES_REQUEST,
         examples=[
             OpenApiExample(
                 "one verdict",
@@ -183,8 +160,4 @@ class VerdictsImport(ImportView):
         responses=RESPONSES,
     )
     def post(self, request):
-        try:
-            result = verdicts_import(lines=_lines(request), source=SOURCE)
-        except ImportFailed as exc:
-            return _failed(exc)
-        return _done(result)
+        return _done(verdicts_import(lines=_lines(request), source=SOURCE))

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
+from core.errors import DomainError
 from evals import gates
 from evals.models import (
     AgentVersion,
@@ -36,13 +37,17 @@ from evals.models import (
 logger = logging.getLogger(__name__)
 
 
-class GateCannotRun(Exception):
+class GateCannotRun(DomainError):
     """The gate could not run at all (unknown gate, version or baseline; a broken configuration)."""
 
+    code = "gate_cannot_run"
 
-class GateConfigInvalid(ValueError):
+
+class GateConfigInvalid(DomainError, ValueError):
     """A golden set or gate definition is bad; the
     message names where (`gates[0].metrics[1].max`)."""
+
+    code = "gate_config_invalid"
 
 
 # ---- golden sets -----------------------------------------------------------------------------

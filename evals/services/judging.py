@@ -28,6 +28,7 @@ from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.db.models.functions import Least, Length
 from django.utils import timezone
 
+from core.errors import DomainError
 from evals.detectors import detector_run, turn_views
 from evals.judge import prompt as jp
 from evals.judge.client import JudgeCallError, judge_call, judge_cost, judge_settings
@@ -50,7 +51,7 @@ OUT_TOKENS_PER_RULE = 70  # a one-sentence reason and the verdict fields
 PER_TURN_OVERHEAD_CHARS = 14  # "[123] AGENT: " and the newline
 
 
-class JudgeRunInvalid(ValueError):
+class JudgeRunInvalid(DomainError, ValueError):
     """A filter of a judge run names nothing: says which."""
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
+from core.errors import DomainError
 from evals.detectors import detector_validate
 from evals.models import Rule, RuleVersion, Severity
 
@@ -17,13 +18,12 @@ NAME_RE = re.compile(r"^[a-z0-9]+(?:[_-][a-z0-9]+)*$")
 NEW_VERSION_STATUSES = (RuleVersion.Status.DRAFT, RuleVersion.Status.CANDIDATE)
 
 
-class RuleInvalid(ValueError):
+class RuleInvalid(DomainError, ValueError):
     """A rule field failed validation; `field` names it, `reason` says why."""
 
     def __init__(self, field: str, reason: str):
-        self.field = field
         self.reason = reason
-        super().__init__(f"{field}: {reason}")
+        super().__init__(reason, field=field)
 
 
 def rule_id_clean(value: Any) -> str:

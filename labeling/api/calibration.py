@@ -1,16 +1,15 @@
 """/api/v1/calibration/ and /api/v1/rule-versions/{id}/promote/ and /demote/ (leads)."""
 
-from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework import status as http
-from rest_framework.exceptions import PermissionDenied
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.permissions import api_permission
+from core.api.schema import error_response
+from core.permissions import api_permission
 from evals.models import Judge, RuleVersion
 from labeling.selectors.calibration import calibration_data
 from labeling.services.promotion import rule_version_demote, rule_version_promote
@@ -100,10 +99,7 @@ class CalibrationView(APIView):
 
     @extend_schema(parameters=FILTERS, responses={200: CalibrationSerializer(many=True)})
     def get(self, request):
-        try:
-            return Response(calibration_data(request.query_params))
-        except DjangoValidationError as e:
-            return Response({"detail": e.messages}, status=http.HTTP_400_BAD_REQUEST)
+        return Response(calibration_data(request.query_params))
 
 
 class DecisionInput(serializers.Serializer):
@@ -125,20 +121,13 @@ class _DecisionView(APIView):
         if data.validated_data.get("judge"):
             judge = Judge.objects.filter(name=data.validated_data["judge"]).first()
             if judge is None:
-                return Response(
-                    {"judge": [f"no judge named {data.validated_data['judge']!r}"]}, status=400
-                )
-        try:
-            decision = type(self).service(
-                rule_version=rule_version,
-                actor=request.user,
-                reason=data.validated_data["reason"],
-                judge=judge,
-            )
-        except DjangoPermissionDenied as e:
-            raise PermissionDenied(str(e)) from None
-        except DjangoValidationError as e:
-            return Response({"detail": e.messages}, status=http.HTTP_409_CONFLICT)
+                raise ValidationError({"judge": f"no judge named {data.validated_data['judge']!r}"})
+        decision = type(self).service(
+            rule_version=rule_version,
+            actor=request.user,
+            reason=data.validated_data["reason"],
+            judge=judge,
+        )
         return Response(
             {
                 "decision": decision.pk,
@@ -174,8 +163,9 @@ _DECISION_SCHEMA = {
                 "figures": serializers.DictField(),
             },
         ),
-        409: inline_serializer(
-            "DecisionRefused", {"detail": serializers.ListField(child=serializers.CharField())}
+        409: error_response(
+            "Refused by the version's state or figures (code promotion_refused): already gated, "
+            "a draft, not eligible (`detail` gives the reasons), or not in the gate."
         ),
     },
 }

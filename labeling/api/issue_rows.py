@@ -1,16 +1,16 @@
 """/api/v1/issue-rows/: list (the sheet's filters), create
 (reviewers), triage (engineers, leads), CSV export."""
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import HttpResponseBadRequest
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, serializers, viewsets
 from rest_framework import status as http
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
-from console.permissions import api_permission
+from core.api.pagination import limit_param
+from core.permissions import api_permission
 from evals.models import Rule, Severity, Transcript
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
@@ -27,8 +27,8 @@ class CSVRenderer(renderers.BaseRenderer):
     charset = "utf-8"
 
     def render(self, data, accepted_media_type=None, renderer_context=None):
-        if isinstance(data, dict):  # an error raised before the list ran (401, 403, 400)
-            return "\n".join(f"{k}: {v}" for k, v in data.items()).encode()
+        if isinstance(data, dict):  # an error (400, 401, 403): its one-line detail
+            return str(data.get("detail", "")).encode()
         return str(data or "").encode()
 
 
@@ -183,13 +183,11 @@ FILTER_PARAMS = [
     OpenApiParameter("sort", str, enum=list(sel.SORTS)),
     OpenApiParameter("after", str, description="cursor"),
     OpenApiParameter("before", str, description="cursor"),
-    OpenApiParameter("limit", int),
+    OpenApiParameter(
+        "limit", int, description="rows per page (default 50; above the API's maximum, clamped)"
+    ),
     OpenApiParameter("format", str, enum=["json", "csv"]),
 ]
-
-
-def _error(exc: triage.TriageError | sel.IssueRowFilterError) -> Response:
-    return Response({exc.field: [exc.message]}, status=http.HTTP_400_BAD_REQUEST)
 
 
 class IssueRowViewSet(viewsets.GenericViewSet):
@@ -221,27 +219,15 @@ class IssueRowViewSet(viewsets.GenericViewSet):
     def list(self, request):
         """The sheet, filtered; keyset pages (`next`/`previous`
         carry cursors); `?format=csv` for the export."""
-        try:
-            filters = sel.issue_sheet_filters_parse(request.query_params)
-        except sel.IssueRowFilterError as exc:
-            if request.accepted_renderer.format == "csv":
-                return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
-            return _error(exc)
+        filters = sel.issue_sheet_filters_parse(request.query_params)
         if request.accepted_renderer.format == "csv":
             return csv_response(filters, base_url=request.build_absolute_uri("/").rstrip("/"))
-        try:
-            limit = int(request.query_params.get("limit") or sel.PAGE_SIZE)
-        except ValueError:
-            return Response({"limit": ["must be an integer"]}, status=400)
-        try:
-            page = sel.issue_sheet_page(
-                filters=filters,
-                after=request.query_params.get("after", ""),
-                before=request.query_params.get("before", ""),
-                size=limit,
-            )
-        except sel.IssueRowFilterError as exc:
-            return _error(exc)
+        page = sel.issue_sheet_page(
+            filters=filters,
+            after=request.query_params.get("after", ""),
+            before=request.query_params.get("before", ""),
+            size=limit_param(request, default=sel.PAGE_SIZE),
+        )
         base = request.query_params.copy()
         for key in ("after", "before"):
             base.pop(key, None)
@@ -272,23 +258,15 @@ class IssueRowViewSet(viewsets.GenericViewSet):
         v = data.validated_data
         transcript = Transcript.objects.filter(external_id=v["transcript"]).first()
         if transcript is None:
-            return Response({"transcript": [f"no call {v['transcript']!r}"]}, status=400)
-        try:
-            row = issue_row_create(
-                reporter=request.user,
-                transcript=transcript,
-                turn=v["turn"],
-                what=v["what"],
-                severity=v["severity"],
-                audio_only=v["audio_only"],
-            )
-        except DjangoValidationError as exc:
-            detail = (
-                exc.message_dict
-                if hasattr(exc, "error_dict")
-                else {"non_field_errors": exc.messages}
-            )
-            return Response(detail, status=400)
+            raise ValidationError({"transcript": f"no call {v['transcript']!r}"})
+        row = issue_row_create(
+            reporter=request.user,
+            transcript=transcript,
+            turn=v["turn"],
+            what=v["what"],
+            severity=v["severity"],
+            audio_only=v["audio_only"],
+        )
         return self._triaged(row, code=http.HTTP_201_CREATED)
 
     @extend_schema(responses=IssueRowDetailSerializer)
@@ -300,10 +278,7 @@ class IssueRowViewSet(viewsets.GenericViewSet):
         row = self.get_object()
         data = serializer_class(data=self.request.data)
         data.is_valid(raise_exception=True)
-        try:
-            do(row, data.validated_data)
-        except triage.TriageError as exc:
-            return _error(exc)
+        do(row, data.validated_data)
         return self._triaged(row)
 
     @extend_schema(request=AssignSerializer, responses=IssueRowDetailSerializer)

@@ -2,7 +2,6 @@
 
 from datetime import date
 
-from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -14,31 +13,15 @@ from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from console.permissions import api_permission
+from core.api.schema import error_response
+from core.permissions import api_permission
+from evals.api.catalog import TurnSerializer
 from evals.models import Transcript, Verdict
 from labeling.models import Assignment, DailySample, Mark, SampleItem
 from labeling.selectors.queue import review_page_data
 from labeling.services.marks import mark_set
 from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
 from labeling.services.sampling import daily_sample_make
-
-
-def _errors(exc: DjangoValidationError) -> dict:
-    if hasattr(exc, "error_dict"):
-        return exc.message_dict
-    return {"detail": exc.messages}
-
-
-class TurnSerializer(serializers.Serializer):
-    index = serializers.IntegerField()
-    speaker = serializers.CharField()
-    text = serializers.CharField()
-    start_ms = serializers.IntegerField(allow_null=True)
-    end_ms = serializers.IntegerField(allow_null=True)
-    asr_confidence = serializers.FloatField(allow_null=True)
-    phase = serializers.CharField()
-    tool_calls = serializers.JSONField()
-    tool_call_id = serializers.CharField()
 
 
 class MyMarkSerializer(serializers.Serializer):
@@ -84,9 +67,20 @@ class AssignmentSerializer(serializers.ModelSerializer):
         ]
 
 
+class ClaimedTranscriptSerializer(serializers.Serializer):
+    id = serializers.CharField(help_text="the id the call was imported with")
+    agent = serializers.CharField()
+    agent_version = serializers.CharField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    audio_url = serializers.CharField(help_text="the recording; empty when there is none")
+    language = serializers.CharField()
+    scenario = serializers.CharField()
+    turns = TurnSerializer(many=True)
+
+
 class ClaimedCallSerializer(serializers.Serializer):
     assignment = AssignmentSerializer()
-    transcript = serializers.DictField()
+    transcript = ClaimedTranscriptSerializer()
     verdicts = ReviewVerdictSerializer(many=True)
 
 
@@ -146,12 +140,9 @@ def _held_call_action(request, action) -> Response:
     """Run a queue service (finish or skip) on the call named in the body; answer the assignment."""
     data = TranscriptRefSerializer(data=request.data)
     data.is_valid(raise_exception=True)
-    try:
-        assignment = action(
-            reviewer=request.user, transcript=_transcript(data.validated_data["transcript"])
-        )
-    except DjangoValidationError as exc:
-        raise ValidationError(_errors(exc)) from exc
+    assignment = action(
+        reviewer=request.user, transcript=_transcript(data.validated_data["transcript"])
+    )
     return Response(AssignmentSerializer(assignment).data)
 
 
@@ -222,15 +213,12 @@ class Marks(APIView):
                 {"verdict": [f"No verdict with id {data.validated_data['verdict']}."]}
             )
         existed = Mark.objects.filter(verdict=verdict, reviewer=request.user).exists()
-        try:
-            mark = mark_set(
-                reviewer=request.user,
-                verdict=verdict,
-                correct=data.validated_data["correct"],
-                note=data.validated_data["note"],
-            )
-        except DjangoValidationError as exc:
-            raise ValidationError(_errors(exc)) from exc
+        mark = mark_set(
+            reviewer=request.user,
+            verdict=verdict,
+            correct=data.validated_data["correct"],
+            note=data.validated_data["note"],
+        )
         return Response(
             MarkSerializer(mark).data, status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED
         )
@@ -290,7 +278,7 @@ class SampleToday(APIView):
 
     @extend_schema(
         parameters=[OpenApiParameter("day", str, description="YYYY-MM-DD; default today")],
-        responses={200: DailySampleSerializer},
+        responses={200: DailySampleSerializer, 404: error_response("No sample drawn that day.")},
         summary="A day's sample (today by default) and its items",
     )
     def get(self, request):

@@ -17,6 +17,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 from django.utils.text import slugify
 
+from core.errors import DomainError
 from evals.models import AgentVersion, Rule, RuleVersion, Severity, Verdict
 from evals.selectors.browse import day_start
 from labeling.models import IssueRow, Mark, SampleItem
@@ -28,7 +29,6 @@ UNTRIAGED = "untriaged"  # how the empty outcome is spelled in URLs and the API
 TRUE_WORDS = {"1", "true", "yes", "on"}
 FALSE_WORDS = {"0", "false", "no", "off"}
 PAGE_SIZE = 50
-MAX_PAGE_SIZE = 500
 
 # sort key -> (column, descending). Ties break on number in the same direction, so (column, number)
 # indexes serve every sort. Severity sorts alphabetically,
@@ -93,13 +93,11 @@ CSV_COLUMNS = [
 ]
 
 
-class IssueRowFilterError(ValueError):
+class IssueRowFilterError(DomainError, ValueError):
     """A bad sheet filter; `field` names the query parameter."""
 
     def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+        super().__init__(message, field=field)
 
 
 @dataclass
@@ -260,7 +258,7 @@ def issue_sheet_page(
     with_total: bool = True,
 ) -> SheetPage:
     """Return one keyset page of the sheet (a fixed number of queries whatever the sheet's size)."""
-    size = max(1, min(int(size), MAX_PAGE_SIZE))
+    size = max(1, int(size))
     sort = filters.sort
     qs = issue_rows_filtered(filters)
     backward = bool(before) and not after

@@ -9,9 +9,11 @@ version sends it back to `candidate`: it keeps collecting marks and can be promo
 import dataclasses
 import logging
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from core.errors import Conflict, DomainError
+from core.permissions import user_can
 from evals.models import Judge, Rule, RuleVersion
 from labeling.models import PromotionDecision
 from labeling.selectors.calibration import calibration_row, floors_from_settings
@@ -21,16 +23,22 @@ logger = logging.getLogger(__name__)
 REASON_MAX = 2000
 
 
+class PromotionRefused(Conflict):
+    """The rule version's state or figures refuse the promotion or demotion (409 over the API)."""
+
+    code = "promotion_refused"
+
+
 def _check(actor, reason: str) -> str:
-    if not actor.has_perm("console.promote"):
+    if not user_can(actor, "promote"):
         raise PermissionDenied(
             "Only leads (permission: promote) can promote or demote rule versions."
         )
     reason = (reason or "").strip()
     if not reason:
-        raise ValidationError("reason: say why; the audit log keeps it with the figures.")
+        raise DomainError("say why; the audit log keeps it with the figures.", field="reason")
     if len(reason) > REASON_MAX:
-        raise ValidationError(f"reason: at most {REASON_MAX} characters, got {len(reason)}.")
+        raise DomainError(f"at most {REASON_MAX} characters, got {len(reason)}.", field="reason")
     return reason
 
 
@@ -54,21 +62,21 @@ def rule_version_promote(
     the rule's gated version; return the decision.
 
     The figures are those of `judge`, or of the judge with the most marks on this version.
-    Raises ValidationError naming why when the version is not eligible or cannot be promoted.
+    Raises PromotionRefused naming why when the version is not eligible or cannot be promoted.
     """
     reason = _check(actor, reason)
     rv = _lock(rule_version)
     label = f"{rv.rule.rule_id} v{rv.number}"
     if rv.status == RuleVersion.Status.GATED:
-        raise ValidationError(f"{label} is already in the gate.")
+        raise PromotionRefused(f"{label} is already in the gate.")
     if rv.status == RuleVersion.Status.DRAFT:
-        raise ValidationError(f"{label} is a draft; a draft cannot be promoted.")
+        raise PromotionRefused(f"{label} is a draft; a draft cannot be promoted.")
     row = calibration_row(rule_version=rv, judge=judge)
     if row is None:
         whom = f" by judge {judge.name}" if judge else ""
-        raise ValidationError(f"{label} is not eligible for the gate: no marked verdicts{whom}.")
+        raise PromotionRefused(f"{label} is not eligible for the gate: no marked verdicts{whom}.")
     if not row.eligible:
-        raise ValidationError([f"{label} is not eligible for the gate: {'; '.join(row.why_not)}."])
+        raise PromotionRefused(f"{label} is not eligible for the gate: {'; '.join(row.why_not)}.")
     replaced = list(
         RuleVersion.objects.select_for_update().filter(
             rule_id=rv.rule_id, status=RuleVersion.Status.GATED
@@ -109,7 +117,7 @@ def rule_version_demote(
     reason = _check(actor, reason)
     rv = _lock(rule_version)
     if rv.status != RuleVersion.Status.GATED:
-        raise ValidationError(
+        raise PromotionRefused(
             f"{rv.rule.rule_id} v{rv.number} is not in the gate (status: {rv.status})."
         )
     row = calibration_row(rule_version=rv, judge=judge)

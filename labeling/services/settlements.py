@@ -5,6 +5,7 @@ import logging
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
+from core.permissions import user_can
 from evals.models import Verdict
 from labeling.models import Settlement
 
@@ -15,7 +16,7 @@ logger = logging.getLogger(__name__)
 def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") -> Settlement:
     """Record (or change) a lead's decision that the
     verdict is right or wrong; it overrides the marks."""
-    if not actor.has_perm("console.promote"):
+    if not user_can(actor, "promote"):
         raise PermissionDenied("Only leads (permission: promote) can settle disagreements.")
     if verdict.error:
         raise ValidationError(

@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
+from core.errors import DomainError
+from core.permissions import user_can
 from evals.detectors import DETECTORS, detector_validate
 from evals.models import Rule, RuleVersion, Severity
 from evals.services.rules import rule_create, rule_version_create
@@ -23,17 +25,15 @@ CLOSED = {Status.RESOLVED, Status.WONT_FIX}
 MAX_DUPLICATE_CHAIN = 1000
 
 
-class TriageError(ValueError):
+class TriageError(DomainError, ValueError):
     """Bad triage input; `field` names the form field or API key at fault."""
 
     def __init__(self, field: str, message: str):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+        super().__init__(message, field=field)
 
 
 def _require_triage(actor) -> None:
-    if not (actor and actor.is_authenticated and actor.has_perm("console.triage")):
+    if not user_can(actor, "triage"):
         raise PermissionDenied("Triage needs the triage permission.")
 
 
@@ -175,7 +175,7 @@ def duplicate_target_resolve(number: int) -> IssueRow:
 def issue_row_assign(*, row: IssueRow, actor, assignee) -> IssueRow:
     """Assign the row to an engineer or lead (None unassigns)."""
     _require_triage(actor)
-    if assignee is not None and not assignee.has_perm("console.triage"):
+    if assignee is not None and not user_can(assignee, "triage"):
         raise TriageError("assignee", f"{assignee.get_username()} cannot triage")
     row = _locked(row)
     _change(row, actor, "assign", {"assignee": assignee})

@@ -2,7 +2,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from console.roles import ROLE_PERMISSIONS
+from core.roles import ROLE_PERMISSIONS
 
 
 @pytest.mark.django_db
@@ -13,9 +13,9 @@ def test_migration_creates_each_role_with_exactly_its_permissions():
 
 
 def test_reviewer_cannot_promote_but_lead_can(reviewer, lead):
-    assert reviewer.has_perm("console.review")
-    assert not reviewer.has_perm("console.promote")
-    assert lead.has_perm("console.promote")
+    assert reviewer.has_perm("core.review")
+    assert not reviewer.has_perm("core.promote")
+    assert lead.has_perm("core.promote")
 
 
 def test_dashboard_needs_login(client):

@@ -41,7 +41,11 @@ def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
     got = c.get(f"/api/v1/gate-runs/{body['id']}/").json()
     assert got["status"] == "fail" and got["metrics"] == body["metrics"]
     listed = c.get("/api/v1/gate-runs/?gate=release&status=fail").json()
-    assert [x["id"] for x in listed] == [body["id"]]
+    assert listed["count"] == 1 and [x["id"] for x in listed["results"]] == [body["id"]]
+    newest_first = c.get("/api/v1/gate-runs/?limit=1").json()
+    assert newest_first["count"] == 2 and newest_first["results"][0]["id"] == body["id"]
+    bad = c.get("/api/v1/gate-runs/?status=green").json()
+    assert bad["code"] == "invalid" and bad["errors"][0]["field"] == "status"
 
 
 def test_unknown_gate_or_version_is_a_400_naming_it(world, engineer):
@@ -50,13 +54,16 @@ def test_unknown_gate_or_version_is_a_400_naming_it(world, engineer):
         "/api/v1/gate-runs/", {"gate": "nightly", "candidate": "2026-11-21.1"}, format="json"
     )
     assert r.status_code == 400 and r.json()["detail"] == "gate: no gate 'nightly'"
+    assert r.json()["code"] == "gate_cannot_run"
     r = c.post("/api/v1/gate-runs/", {"gate": "release"}, format="json")
-    assert r.status_code == 400 and "candidate" in r.json()
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "candidate"
 
 
-def test_reviewer_can_read_results(world, reviewer, engineer):
+def test_results_need_run_gate_as_the_gate_pages_do(world, reviewer, engineer):
     token_client(engineer).post(
         "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json"
     )
-    r = token_client(reviewer).get("/api/v1/gate-runs/")
-    assert r.status_code == 200 and len(r.json()) == 1
+    run_id = token_client(engineer).get("/api/v1/gate-runs/").json()["results"][0]["id"]
+    reviewer_client = token_client(reviewer)
+    assert reviewer_client.get("/api/v1/gate-runs/").status_code == 403
+    assert reviewer_client.get(f"/api/v1/gate-runs/{run_id}/").status_code == 403

@@ -11,6 +11,7 @@ from tests.factories import (
     TranscriptFactory,
     TurnFactory,
     VerdictFactory,
+    error_fields,
     token_client,
 )
 
@@ -83,9 +84,9 @@ def test_marks_outside_the_sample_and_errors(reviewer):
     r = client.post("/api/v1/marks/", {"verdict": bad.pk, "correct": True}, format="json")
     assert r.status_code == 400 and "errored" in str(r.json())
     r = client.post("/api/v1/marks/", {"verdict": 999999, "correct": True}, format="json")
-    assert r.status_code == 400 and "verdict" in r.json()
+    assert r.status_code == 400 and "verdict" in error_fields(r)
     r = client.post("/api/v1/marks/", {"verdict": v.pk}, format="json")
-    assert r.status_code == 400 and "correct" in r.json()
+    assert r.status_code == 400 and "correct" in error_fields(r)
 
 
 def test_permissions(engineer, sampled_call):
@@ -152,4 +153,4 @@ def test_skip_through_the_api_gives_the_call_away(reviewer, make_user, sampled_c
         == "call-000123"
     )
     r = client.post("/api/v1/queue/skip/", {"transcript": "nope"}, format="json")
-    assert r.status_code == 400 and "transcript" in r.json()
+    assert r.status_code == 400 and "transcript" in error_fields(r)

@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from labeling.models import PromotionDecision
 from tests import factories as f
+from tests.factories import error_fields
 from tests.labeling.known_calibration import build_known_set, make_marked
 from tests.labeling.test_calibration import check_row
 
@@ -209,9 +210,10 @@ def test_api_promote_and_demote(lead, reviewer):
     make_marked(bad, judge, reviewer, tp=5, fp=5)
     client = f.token_client(lead)
     r = client.post(f"/api/v1/rule-versions/{bad.pk}/promote/", {"reason": "try"}, format="json")
-    assert r.status_code == 409 and "needs 190 more marks" in r.json()["detail"][0]
+    assert r.status_code == 409 and "needs 190 more marks" in r.json()["detail"]
+    assert r.json()["code"] == "promotion_refused"
     r = client.post(f"/api/v1/rule-versions/{rv.pk}/promote/", {}, format="json")
-    assert r.status_code == 400 and "reason" in r.json()
+    assert r.status_code == 400 and "reason" in error_fields(r)
     r = client.post(
         f"/api/v1/rule-versions/{rv.pk}/promote/", {"reason": "clears floors"}, format="json"
     )

@@ -4,9 +4,10 @@ replacement of the gated version, the audit record."""
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
+from core.errors import DomainError
 from evals.models import RuleVersion
 from labeling.models import PromotionDecision
-from labeling.services.promotion import rule_version_demote, rule_version_promote
+from labeling.services.promotion import PromotionRefused, rule_version_demote, rule_version_promote
 from labeling.services.settlements import verdict_settle
 from tests import factories as f
 from tests.labeling.known_calibration import make_marked
@@ -59,9 +60,9 @@ def test_lead_promotes_an_eligible_version_and_it_replaces_the_gated_one(
 def test_ineligible_version_is_refused_with_the_reasons(lead, reviewer, judge, rule):
     rv = f.RuleVersionFactory(rule=rule, number=1)
     make_marked(rv, judge, reviewer, tp=30, fp=10, fn=20, tn=100)
-    with pytest.raises(ValidationError) as e:
+    with pytest.raises(PromotionRefused) as e:
         rule_version_promote(rule_version=rv, actor=lead, reason="try")
-    message = " ".join(e.value.messages)
+    message = str(e.value)
     assert (
         "not eligible" in message
         and "needs 40 more marks" in message
@@ -74,19 +75,19 @@ def test_ineligible_version_is_refused_with_the_reasons(lead, reviewer, judge, r
 
 def test_unmarked_and_draft_and_gated_versions_are_refused(lead, reviewer, judge, rule):
     unmarked = f.RuleVersionFactory(rule=rule, number=1)
-    with pytest.raises(ValidationError, match="no marked verdicts"):
+    with pytest.raises(PromotionRefused, match="no marked verdicts"):
         rule_version_promote(rule_version=unmarked, actor=lead, reason="x")
     draft = eligible_version(rule, judge, reviewer, number=2, status="draft")
-    with pytest.raises(ValidationError, match="draft"):
+    with pytest.raises(PromotionRefused, match="draft"):
         rule_version_promote(rule_version=draft, actor=lead, reason="x")
     gated = eligible_version(rule, judge, reviewer, number=3, status="gated")
-    with pytest.raises(ValidationError, match="already in the gate"):
+    with pytest.raises(PromotionRefused, match="already in the gate"):
         rule_version_promote(rule_version=gated, actor=lead, reason="x")
 
 
 def test_a_reason_is_required(lead, reviewer, judge, rule):
     rv = eligible_version(rule, judge, reviewer)
-    with pytest.raises(ValidationError, match="reason"):
+    with pytest.raises(DomainError, match="reason"):
         rule_version_promote(rule_version=rv, actor=lead, reason="  ")
 
 
@@ -109,7 +110,7 @@ def test_demote_sends_a_gated_version_back_to_candidate_with_figures(lead, revie
     rv.refresh_from_db()
     assert rv.status == "candidate"
     assert decision.action == "demote" and decision.figures["marked"] == 240
-    with pytest.raises(ValidationError, match="not in the gate"):
+    with pytest.raises(PromotionRefused, match="not in the gate"):
         rule_version_demote(rule_version=rv, actor=lead, reason="again")
 
 
@@ -118,7 +119,7 @@ def test_safety_rule_needs_the_stricter_floors(lead, reviewer, judge):
     rv = f.RuleVersionFactory(rule=safety, number=1)
     # recall 90/100: lower bound 0.83 clears 0.70 but not the safety floor 0.90
     make_marked(rv, judge, reviewer, tp=90, fp=5, fn=10, tn=135)
-    with pytest.raises(ValidationError, match=r"recall lower bound 0\.83 < 0\.90 \(safety rule\)"):
+    with pytest.raises(PromotionRefused, match=r"recall lower bound 0\.83 < 0\.90 \(safety rule\)"):
         rule_version_promote(rule_version=rv, actor=lead, reason="x")
 
 

@@ -5,9 +5,9 @@ import itertools
 import threading
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db import connection
 
+from core.errors import DomainError
 from evals.models import RuleVersion
 from labeling.models import PromotionDecision
 from labeling.services.promotion import rule_version_promote
@@ -35,7 +35,7 @@ def test_concurrent_promotions_leave_exactly_one_gated_version(make_user):
         try:
             barrier.wait()
             rule_version_promote(rule_version=versions[i], actor=leads[i], reason=f"lead {i}")
-        except ValidationError as e:
+        except DomainError as e:
             refused.append(e)
         except Exception as e:  # noqa: BLE001 - surfaced below
             errors.append(e)

@@ -9,6 +9,8 @@ from typing import Any
 import orjson
 from django.db import connection, models
 
+from core.errors import DomainError
+
 MAX_ERRORS = 20
 REPEATS_LISTED = 3
 COPY_PROGRESS_EVERY = 20_000
@@ -28,9 +30,11 @@ class LineError:
         return f"{self.source}:{self.where}: {self.field}: {self.reason}"
 
 
-class ImportFailed(Exception):
+class ImportFailed(DomainError):
     """An import wrote nothing because some input was bad. The first line of the message is
     `<source>:<line>: <field>: <reason>`; `errors` holds up to MAX_ERRORS of them."""
+
+    code = "import_failed"
 
     def __init__(
         self, errors: Sequence[LineError], *, truncated: bool = False, suppressed: int = 0
@@ -47,6 +51,12 @@ class ImportFailed(Exception):
     @property
     def first(self) -> str:
         return str(self.errors[0])
+
+    def error_items(self) -> list[dict]:
+        return [
+            {"line": e.where, "field": e.field, "reason": e.reason, "message": str(e)}
+            for e in self.errors
+        ]
 
 
 class Errors:

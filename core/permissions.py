@@ -1,12 +1,28 @@
-"""Server-side permission checks shared by HTML views and the API."""
+"""Server-side permission checks shared by HTML views, the API and the services.
+
+The permissions are `core.<codename>` (see core.models.Access); templates read them as
+`perms.core.<codename>`.
+"""
 
 from django.contrib.auth.decorators import login_required, permission_required
 from rest_framework.permissions import BasePermission
 
+APP_LABEL = "core"
+
+
+def perm_names(*codenames: str) -> list[str]:
+    """Return the full permission names (`core.review`) of console permission codenames."""
+    return [f"{APP_LABEL}.{c}" for c in codenames]
+
+
+def user_can(user, *codenames: str) -> bool:
+    """Whether the user is logged in and holds every named console permission."""
+    return bool(user and user.is_authenticated and user.has_perms(perm_names(*codenames)))
+
 
 def require(*codenames: str):
     """View decorator: log in first, then 403 unless the user holds every console permission."""
-    perms = [f"console.{c}" for c in codenames]
+    perms = perm_names(*codenames)
 
     def decorator(view):
         return login_required(permission_required(perms, raise_exception=True)(view))
@@ -16,14 +32,12 @@ def require(*codenames: str):
 
 def api_permission(*codenames: str) -> type[BasePermission]:
     """Return a DRF permission class that needs every named console permission."""
-    perms = [f"console.{c}" for c in codenames]
 
     class HasConsolePermission(BasePermission):
         message = f"Needs permission: {', '.join(codenames)}."
 
         def has_permission(self, request, view):
-            user = request.user
-            return bool(user and user.is_authenticated and user.has_perms(perms))
+            return user_can(request.user, *codenames)
 
     HasConsolePermission.__name__ = "Has_" + "_".join(codenames)
     return HasConsolePermission

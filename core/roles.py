@@ -3,6 +3,7 @@
 REVIEWER = "reviewer"
 ENGINEER = "engineer"
 LEAD = "lead"
+ROLES = (REVIEWER, ENGINEER, LEAD)
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
     REVIEWER: ["view_console", "review"],
@@ -31,7 +32,7 @@ def roles_sync(*, apps=None) -> None:
     apps = apps or global_apps
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")
-    config = apps.get_app_config("console")
+    config = apps.get_app_config("core")
     # Historical app configs have no models module; create_permissions only checks it is set.
     had_module = getattr(config, "models_module", None)
     config.models_module = had_module or True
@@ -39,7 +40,7 @@ def roles_sync(*, apps=None) -> None:
     config.models_module = had_module
     for role, codenames in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=role)
-        perms = Permission.objects.filter(content_type__app_label="console", codename__in=codenames)
+        perms = Permission.objects.filter(content_type__app_label="core", codename__in=codenames)
         group.permissions.set(perms)
 
 
@@ -48,4 +49,4 @@ def user_roles(user) -> list[str]:
     if not user.is_authenticated:
         return []
     names = set(user.groups.values_list("name", flat=True))
-    return [r for r in (REVIEWER, ENGINEER, LEAD) if r in names]
+    return [r for r in ROLES if r in names]

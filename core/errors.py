@@ -1,0 +1,43 @@
+"""The errors services raise when they refuse: one base class with an HTTP status and a code.
+
+The API's one exception handler (core.api.errors) turns any of them into the one error body;
+pages show `str(error)`, or `error.message` beside the form field `error.field`.
+"""
+
+
+class DomainError(Exception):
+    """A service refused its input or the state it found; says what and, when known, where."""
+
+    status: int = 400
+    code: str = "invalid"
+
+    def __init__(self, message: str = "", *, field: str | None = None):
+        self.message = message
+        self.field = field
+        super().__init__(f"{field}: {message}" if field else message)
+
+    @property
+    def detail(self) -> str:
+        """One line for the error body's `detail`."""
+        return str(self).split("\n", 1)[0]
+
+    def error_items(self) -> list[dict]:
+        """The error body's `errors`: one item per problem, each with `message` and where."""
+        item: dict = {"message": self.message or str(self)}
+        if self.field:
+            item["field"] = self.field
+        return [item]
+
+
+class NotFound(DomainError):
+    """A service was asked for something that does not exist."""
+
+    status = 404
+    code = "not_found"
+
+
+class Conflict(DomainError):
+    """The request is well formed but the current state refuses it."""
+
+    status = 409
+    code = "conflict"

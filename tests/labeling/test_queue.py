@@ -226,4 +226,4 @@ def test_review_page_puts_verdicts_beside_their_turns_and_shows_only_my_marks(
     assert (page.marked, page.markable) == (1, 3)
     assert [x.phase_starts for x in page.turns] == [True, False, True]
     assert [x.clock for x in page.turns] == ["0:00", "0:01", ""]
-    assert [x.speaker_label for x in page.turns] == ["Agent", "Candidate", "Tool"]
+    assert [x.speaker_label for x in page.turns] == ["Agent", "User", "Tool"]

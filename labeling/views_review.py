@@ -327,6 +327,22 @@ def review_skip(request, external_id):
     )
 
 
+def _clock_ms(field: str, text: str) -> int | None:
+    """Read a time in the recording typed as m:ss, h:mm:ss or seconds (decimals allowed)."""
+    if not text:
+        return None
+    try:
+        parts = [float(p) for p in text.split(":")]
+        if len(parts) > 3 or any(p < 0 for p in parts) or any(p >= 60 for p in parts[1:]):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{field}: {text!r} is not a time like 1:05 or 65.") from None
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + p
+    return round(seconds * 1000)
+
+
 @require_POST
 @require("review")
 def review_issue(request, external_id):
@@ -336,22 +352,27 @@ def review_issue(request, external_id):
         "what": request.POST.get("what", "").strip(),
         "severity": request.POST.get("severity", ""),
         "audio_only": request.POST.get("audio_only") in ("on", "1", "true"),
+        "from": request.POST.get("from", "").strip(),
+        "to": request.POST.get("to", "").strip(),
     }
     error, row = "", None
     try:
-        turn = int(form["turn"]) if form["turn"] else None
+        if form["turn"] and not form["turn"].isdigit():
+            raise ValueError(f"turn: {form['turn']!r} is not a turn number.")
         row = issue_row_create(
             reporter=request.user,
             transcript=transcript,
-            turn=turn,
+            turn=int(form["turn"]) if form["turn"] else None,
             what=form["what"],
             severity=form["severity"],
             audio_only=form["audio_only"],
+            start_ms=_clock_ms("from", form["from"]),
+            end_ms=_clock_ms("to", form["to"]),
         )
-    except ValueError:
-        error = f"turn: {form['turn']!r} is not a turn number."
+    except ValueError as exc:
+        error = str(exc)
     except ValidationError as exc:
-        error = _error_text(exc)
+        error = _error_text(exc).replace("start_ms:", "from:").replace("end_ms:", "to:")
     if not request.htmx:
         if error:
             messages.error(request, error)

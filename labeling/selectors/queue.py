@@ -195,15 +195,6 @@ def progress_today(*, reviewer) -> dict[str, Progress]:
     }
 
 
-def _clock(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    seconds = ms // 1000
-    if seconds >= 3600:
-        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-    return f"{seconds // 60}:{seconds % 60:02d}"
-
-
 @dataclass
 class ReviewPage:
     transcript: Transcript
@@ -212,6 +203,7 @@ class ReviewPage:
     top_verdicts: list
     marked: int
     markable: int
+    duration_ms: int = 0  # the end of the last timed turn: the timeline's length
     turn_verdicts: int = 0  # verdicts shown beside the turn they cite
     top_flagged: int = 0  # whole-call verdicts the judge flagged
     flagged_unmarked: int = 0  # flagged verdicts still waiting for this reviewer's mark
@@ -244,7 +236,8 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         t.verdicts_here = by_turn.get(t.index, [])
         t.flagged_here = any(v.flagged for v in t.verdicts_here)
         t.phase_starts = bool(t.phase) and t.phase != previous_phase
-        t.clock = _clock(t.start_ms)
+        timed = t.start_ms is not None and t.end_ms is not None and t.end_ms > t.start_ms
+        t.span_ms = t.end_ms - t.start_ms if timed else None
         t.tool_calls_text = (
             json.dumps(t.tool_calls, indent=2, ensure_ascii=False) if t.tool_calls else ""
         )
@@ -258,6 +251,7 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         top_verdicts=top,
         marked=marked,
         markable=markable,
+        duration_ms=max((t.end_ms or t.start_ms or 0 for t in turns), default=0),
         turn_verdicts=len(verdicts) - len(top),
         top_flagged=sum(1 for v in top if v.flagged),
         flagged_unmarked=sum(1 for v in verdicts if v.flagged and not v.error and not v.my_mark),

@@ -176,7 +176,7 @@
     var turnInput = document.getElementById("issue-turn");
     var what = document.getElementById("issue-what");
     if (!what) return;
-    if (turnInput && turn !== undefined && turn !== null) turnInput.value = turn;
+    if (turnInput && turn !== undefined && turn !== null && turn !== "") turnInput.value = turn;
     what.scrollIntoView({ block: "nearest" });
     what.focus();
   }
@@ -250,6 +250,46 @@
     };
   }
 
+  // A range of the recording for the issue form: from a drag on the timeline or from [ and ].
+  function clock(ms) {
+    var s = ms / 1000, m = Math.floor(s / 60), rest = s - m * 60;
+    var sec = (Math.round(rest * 10) / 10).toFixed(1).replace(/\.0$/, "");
+    return m + ":" + (rest < 10 ? "0" : "") + sec;
+  }
+  function clockMs(text) {
+    if (!text) return null;
+    var parts = text.split(":").map(parseFloat), s = 0;
+    for (var i = 0; i < parts.length; i++) s = s * 60 + parts[i];
+    return isNaN(s) ? null : Math.round(s * 1000);
+  }
+  function setRangeEnd(which, ms) {
+    var input = document.getElementById(which === "from" ? "issue-from" : "issue-to");
+    if (!input) { flash("No recording for this call."); return; }
+    input.value = clock(ms);
+    var from = clockMs(document.getElementById("issue-from").value);
+    var to = clockMs(document.getElementById("issue-to").value);
+    if (window.DocketTimeline) window.DocketTimeline.show(from, to);
+    return { from: from, to: to };
+  }
+  document.addEventListener("timeline-range", function (ev) {
+    setRangeEnd("from", ev.detail.startMs);
+    setRangeEnd("to", ev.detail.endMs);
+    flash("Range " + clock(ev.detail.startMs) + "–" + clock(ev.detail.endMs) + ": say what happened.");
+    openIssue(null);
+  });
+  document.addEventListener("input", function (ev) {
+    if (!ev.target.closest || !ev.target.closest(".range-fields") || !window.DocketTimeline) return;
+    window.DocketTimeline.show(clockMs(document.getElementById("issue-from").value), clockMs(document.getElementById("issue-to").value));
+  });
+  function rangeKey(which) {
+    return function () {
+      var a = window.DocketPlayer && window.DocketPlayer.audio();
+      if (!a) { flash("No recording for this call."); return; }
+      setRangeEnd(which, a.currentTime * 1000);
+      flash((which === "from" ? "From " : "To ") + clock(a.currentTime * 1000) + " (issue row range).");
+    };
+  }
+
   var K = window.DocketKeys;
   K.register("j", { also: ["k"], help: "next / previous verdict (the turns' first, then the whole call's)", order: 10,
     run: function () { move(1); }, runAlso: { k: function () { move(-1); } } });
@@ -267,6 +307,8 @@
     if (window.DocketPlayer && window.DocketPlayer.audio()) window.DocketPlayer.toggle();
     else flash("No recording for this call.");
   } });
+  K.register("[", { also: ["]"], help: "start / end an issue row's range at the playing moment", order: 75,
+    run: rangeKey("from"), runAlso: { "]": rangeKey("to") } });
   K.register("i", { help: "file an issue row on this turn", order: 80, run: function () { openIssue(activeTurn()); } });
   K.register("n", { help: "finish the call, open the next", order: 90, run: finish });
   K.register("?", { help: "show these keys", order: 100, run: toggleKeys });

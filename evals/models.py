@@ -71,6 +71,9 @@ class Turn(models.Model):
         TOOL = "tool", "tool"
         SYSTEM = "system", "system"
 
+    # One vocabulary for speakers on every page; "user" is the person the agent talks to.
+    SPEAKER_LABELS = {"agent": "Agent", "user": "User", "tool": "Tool", "system": "System"}
+
     # turn_index_unique (transcript, index) serves
     # lookups by transcript: no second index to maintain.
     transcript = models.ForeignKey(
@@ -99,6 +102,10 @@ class Turn(models.Model):
 
     def __str__(self):
         return f"{self.transcript_id}#{self.index}"
+
+    @property
+    def speaker_label(self) -> str:
+        return self.SPEAKER_LABELS.get(self.speaker, self.speaker.capitalize())
 
 
 class Rule(models.Model):

@@ -2,7 +2,7 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from evals.models import Judge, Rule, RuleVersion, Severity, Transcript, Verdict
 
@@ -187,6 +187,12 @@ class IssueRow(models.Model):
     what = models.TextField()
     severity = models.CharField(max_length=10, choices=Severity.choices)
     audio_only = models.BooleanField(default=False)
+    start_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Where in the recording it starts (ms), if named."
+    )
+    end_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Where in the recording it ends (ms), if named."
+    )
     reporter = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="reported_rows"
     )
@@ -228,6 +234,13 @@ class IssueRow(models.Model):
             models.Index(fields=["severity", "number"], name="issue_row_severity_number"),
             models.Index(fields=["outcome", "number"], name="issue_row_outcome_number"),
             models.Index(fields=["updated_at", "number"], name="issue_row_updated_number"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(start_ms__isnull=True, end_ms__isnull=True)
+                | Q(start_ms__isnull=False, end_ms__isnull=False, end_ms__gt=F("start_ms")),
+                name="issue_row_audio_range",
+            )
         ]
 
     def __str__(self):

@@ -16,6 +16,8 @@ urlpatterns = [
     path("review/calls/<str:external_id>/finish/", v.review_finish, name="review-finish"),
     path("review/calls/<str:external_id>/skip/", v.review_skip, name="review-skip"),
     path("review/calls/<str:external_id>/issues/", v.review_issue, name="review-issue"),
+    path("review/calls/<str:external_id>/mark-rest/", v.review_mark_rest, name="review-mark-rest"),
+    path("review/calls/<str:external_id>/unmark/", v.review_unmark_many, name="review-unmark-many"),
     path(
         "review/calls/<str:external_id>/verdicts/<int:verdict_id>/mark/",
         v.review_mark,

@@ -14,21 +14,32 @@ from core.permissions import require
 from evals.models import Severity, Transcript, Verdict
 from labeling.models import Mark, SampleItem
 from labeling.selectors.queue import (
+    ReviewQueue,
     assignment_for_review,
     assignment_held,
     assignments_finished_today,
     progress_today,
     review_page_data,
+    review_queue_choices,
     verdicts_markable,
     verdicts_unmarked_count,
 )
 from labeling.selectors.sampling import daily_sample_for_day
 from labeling.services.issue_rows import issue_row_create
-from labeling.services.marks import mark_set, mark_undo
+from labeling.services.marks import mark_rest_right, mark_set, mark_undo, mark_undo_many
 from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
 from labeling.services.sampling import daily_sample_make, sample_item_queue_by_hand
 
 PAGE = "labeling/review.html"
+QUEUE_SESSION_KEY = "review_queue"
+
+# Panels the review page shows under the issue panel, one template each (a <section class="panel">
+# with its own id, given the page's context): a decision-point panel, an outcome rating form...
+REVIEW_EXTRA_PANELS: list[str] = []
+
+
+def _queue(request) -> ReviewQueue:
+    return ReviewQueue.parse(request.session.get(QUEUE_SESSION_KEY))
 
 
 def _error_text(exc: ValidationError) -> str:
@@ -58,6 +69,8 @@ def review_home(request):
             "sample": sample,
             "reasons": reasons,
             "today": today,
+            "queue": _queue(request),
+            "queue_choices": review_queue_choices(),
         },
     )
 
@@ -65,9 +78,15 @@ def review_home(request):
 @require_POST
 @require("review")
 def review_next(request):
-    assignment = sample_claim_next(reviewer=request.user)
+    if "queue" in request.POST:
+        request.session[QUEUE_SESSION_KEY] = ReviewQueue.parse(request.POST["queue"]).key
+    queue = _queue(request)
+    assignment = sample_claim_next(reviewer=request.user, queue=queue)
     if assignment is None:
-        messages.info(request, "Nothing left to review today. Thank you!")
+        if queue.flagged:
+            messages.info(request, f"Nothing left in your queue ({queue.label}).")
+        else:
+            messages.info(request, "Nothing left to review today. Thank you!")
         return redirect("review")
     return redirect("review-call", external_id=assignment.item.transcript.external_id)
 
@@ -111,6 +130,8 @@ def _review_context(request, transcript):
         "progress": progress_today(reviewer=request.user),
         "severities": Severity.choices,
         "issue_rows": transcript.issue_rows.filter(reporter=request.user).order_by("number"),
+        "queue": _queue(request),
+        "extra_panels": REVIEW_EXTRA_PANELS,
     }
 
 
@@ -191,6 +212,67 @@ def review_unmark(request, external_id, verdict_id):
     return _verdict_response(request, transcript, verdict, saved=True, mark=None)
 
 
+def _verdicts_response(request, transcript, ids, *, flash: str, undo: list[int] | None = None):
+    """Answer a bulk action: the changed verdicts swapped in place (out of band), and an event
+    that carries what the page needs to undo it and to say what happened."""
+    if not request.htmx:
+        messages.success(request, flash)
+        return redirect("review-call", external_id=transcript.external_id)
+    verdicts = list(
+        Verdict.objects.filter(pk__in=ids).select_related("rule_version__rule", "judge")
+    )
+    marks = {
+        m.verdict_id: m for m in Mark.objects.filter(verdict__in=verdicts, reviewer=request.user)
+    }
+    for v in verdicts:
+        v.my_mark = marks.get(v.pk)
+    response = render(
+        request, f"{PAGE}#verdicts-oob", {"verdicts": verdicts, "call": transcript, "saved": True}
+    )
+    return trigger_client_event(
+        response, "marks-changed", {"verdicts": ids, "undo": undo or [], "flash": flash}
+    )
+
+
+@require_POST
+@require("review")
+def review_mark_rest(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
+        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    try:
+        ids = mark_rest_right(reviewer=request.user, transcript=transcript)
+    except ValidationError as exc:
+        if not request.htmx:
+            messages.error(request, _error_text(exc))
+            return redirect("review-call", external_id=external_id)
+        return HttpResponseBadRequest(_error_text(exc))
+    n = len(ids)
+    return _verdicts_response(
+        request,
+        transcript,
+        ids,
+        flash=f"Marked {n} unflagged verdict{'s' if n != 1 else ''} right. u undoes it.",
+        undo=ids,
+    )
+
+
+@require_POST
+@require("review")
+def review_unmark_many(request, external_id):
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
+        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    try:
+        ids = [int(x) for x in request.POST.getlist("verdict")]
+    except ValueError:
+        return HttpResponseBadRequest("verdict: must be verdict ids.")
+    n = mark_undo_many(reviewer=request.user, transcript=transcript, verdict_ids=ids)
+    return _verdicts_response(
+        request, transcript, ids, flash=f"Undone: {n} mark{'s' if n != 1 else ''} removed."
+    )
+
+
 @require_GET
 @require("review")
 def review_call_progress(request, external_id):
@@ -247,6 +329,22 @@ def review_skip(request, external_id):
     )
 
 
+def _clock_ms(field: str, text: str) -> int | None:
+    """Read a time in the recording typed as m:ss, h:mm:ss or seconds (decimals allowed)."""
+    if not text:
+        return None
+    try:
+        parts = [float(p) for p in text.split(":")]
+        if len(parts) > 3 or any(p < 0 for p in parts) or any(p >= 60 for p in parts[1:]):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{field}: {text!r} is not a time like 1:05 or 65.") from None
+    seconds = 0.0
+    for p in parts:
+        seconds = seconds * 60 + p
+    return round(seconds * 1000)
+
+
 @require_POST
 @require("review")
 def review_issue(request, external_id):
@@ -256,22 +354,27 @@ def review_issue(request, external_id):
         "what": request.POST.get("what", "").strip(),
         "severity": request.POST.get("severity", ""),
         "audio_only": request.POST.get("audio_only") in ("on", "1", "true"),
+        "from": request.POST.get("from", "").strip(),
+        "to": request.POST.get("to", "").strip(),
     }
     error, row = "", None
     try:
-        turn = int(form["turn"]) if form["turn"] else None
+        if form["turn"] and not form["turn"].isdigit():
+            raise ValueError(f"turn: {form['turn']!r} is not a turn number.")
         row = issue_row_create(
             reporter=request.user,
             transcript=transcript,
-            turn=turn,
+            turn=int(form["turn"]) if form["turn"] else None,
             what=form["what"],
             severity=form["severity"],
             audio_only=form["audio_only"],
+            start_ms=_clock_ms("from", form["from"]),
+            end_ms=_clock_ms("to", form["to"]),
         )
-    except ValueError:
-        error = f"turn: {form['turn']!r} is not a turn number."
+    except ValueError as exc:
+        error = str(exc)
     except ValidationError as exc:
-        error = _error_text(exc)
+        error = _error_text(exc).replace("start_ms:", "from:").replace("end_ms:", "to:")
     if not request.htmx:
         if error:
             messages.error(request, error)

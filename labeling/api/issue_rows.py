@@ -56,6 +56,8 @@ class IssueRowSerializer(serializers.ModelSerializer):
             "what",
             "severity",
             "audio_only",
+            "start_ms",
+            "end_ms",
             "status",
             "outcome",
             "reporter",
@@ -97,6 +99,10 @@ class IssueRowCreateSerializer(serializers.Serializer):
     what = serializers.CharField()
     severity = serializers.ChoiceField(choices=Severity.choices)
     audio_only = serializers.BooleanField(default=False)
+    start_ms = serializers.IntegerField(
+        min_value=0, required=False, allow_null=True, default=None, help_text="Recording range."
+    )
+    end_ms = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
 
 
 class AssignSerializer(serializers.Serializer):
@@ -266,6 +272,8 @@ class IssueRowViewSet(viewsets.GenericViewSet):
             what=v["what"],
             severity=v["severity"],
             audio_only=v["audio_only"],
+            start_ms=v["start_ms"],
+            end_ms=v["end_ms"],
         )
         return self._triaged(row, code=http.HTTP_201_CREATED)
 

@@ -18,8 +18,8 @@ from core.permissions import api_permission
 from evals.api.catalog import TurnSerializer
 from evals.models import Transcript, Verdict
 from labeling.models import Assignment, DailySample, Mark, SampleItem
-from labeling.selectors.queue import review_page_data
-from labeling.services.marks import mark_set
+from labeling.selectors.queue import ReviewQueue, review_page_data
+from labeling.services.marks import mark_rest_right, mark_set
 from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
 from labeling.services.sampling import daily_sample_make
 
@@ -104,11 +104,20 @@ def _claimed_call(assignment: Assignment, reviewer) -> dict:
     }
 
 
+class QueueChoiceSerializer(serializers.Serializer):
+    queue = serializers.CharField(
+        required=False,
+        default="all",
+        help_text='Which calls: "all", "flagged", "group:<name>" or "rule:<id>" (calls where '
+        "the judge flagged something, a rule of that group, or that rule).",
+    )
+
+
 class QueueNext(APIView):
     permission_classes = [api_permission("review")]
 
     @extend_schema(
-        request=None,
+        request=QueueChoiceSerializer,
         responses={
             200: ClaimedCallSerializer,
             204: OpenApiResponse(description="Nothing left to review."),
@@ -116,7 +125,10 @@ class QueueNext(APIView):
         summary="Claim the next call (or get the one you hold) with its turns and verdicts",
     )
     def post(self, request):
-        assignment = sample_claim_next(reviewer=request.user)
+        data = QueueChoiceSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        queue = ReviewQueue.parse(data.validated_data["queue"])
+        assignment = sample_claim_next(reviewer=request.user, queue=queue)
         if assignment is None:
             return Response(status=http.HTTP_204_NO_CONTENT)
         assignment = Assignment.objects.select_related(
@@ -168,6 +180,28 @@ class QueueSkip(APIView):
     )
     def post(self, request):
         return _held_call_action(request, assignment_skip)
+
+
+class MarkedRestSerializer(serializers.Serializer):
+    marked = serializers.ListField(child=serializers.IntegerField(), help_text="Verdict ids.")
+
+
+class QueueMarkRestRight(APIView):
+    permission_classes = [api_permission("review")]
+
+    @extend_schema(
+        request=TranscriptRefSerializer,
+        responses={200: MarkedRestSerializer},
+        summary="Mark right every unflagged verdict on the call you have not marked "
+        "(refused while a flagged one lacks your mark)",
+    )
+    def post(self, request):
+        data = TranscriptRefSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        ids = mark_rest_right(
+            reviewer=request.user, transcript=_transcript(data.validated_data["transcript"])
+        )
+        return Response({"marked": ids})
 
 
 class MarkInSerializer(serializers.Serializer):

@@ -19,7 +19,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evals.models import Transcript, Turn, Verdict
+from evals.models import Rule, Transcript, Turn, Verdict
 from labeling.models import Assignment, Mark, SampleItem
 
 
@@ -80,8 +80,67 @@ def assignments_holding(now: datetime) -> Q:
     return Q(finished_at__isnull=False) | Q(released_at__isnull=True, lease_expires_at__gt=now)
 
 
-def sample_items_claimable(*, reviewer, now: datetime | None = None) -> QuerySet[SampleItem]:
-    """Return the items this reviewer may claim (open slots, a call never seen), in queue order."""
+@dataclass(frozen=True)
+class ReviewQueue:
+    """Which calls a reviewer asks for: every sampled call, or only those where the judge flagged
+    something (anything, a rule of one group, or one rule: a lead's judge-check queue)."""
+
+    flagged: bool = False
+    group: str = ""
+    rule: str = ""
+
+    @classmethod
+    def parse(cls, value: str | None) -> "ReviewQueue":
+        """Read "all", "flagged", "group:<name>" or "rule:<id>"; anything else means all."""
+        kind, _, name = (value or "").strip().partition(":")
+        if kind == "flagged":
+            return cls(flagged=True)
+        if kind == "group" and name:
+            return cls(flagged=True, group=name)
+        if kind == "rule" and name:
+            return cls(flagged=True, rule=name)
+        return cls()
+
+    @property
+    def key(self) -> str:
+        if self.rule:
+            return f"rule:{self.rule}"
+        if self.group:
+            return f"group:{self.group}"
+        return "flagged" if self.flagged else "all"
+
+    @property
+    def label(self) -> str:
+        if self.rule:
+            return f"calls where the judge flagged {self.rule}"
+        if self.group:
+            return f"calls where the judge flagged a rule of {self.group}"
+        return "calls where the judge flagged something" if self.flagged else "every sampled call"
+
+    def verdicts(self) -> Q:
+        """The verdicts this queue is about (all of them for the plain queue)."""
+        q = Q(flagged=True) if self.flagged else Q()
+        if self.group:
+            q &= Q(rule_version__rule__group=self.group)
+        if self.rule:
+            q &= Q(rule_version__rule__rule_id=self.rule)
+        return q
+
+
+def review_queue_choices() -> dict[str, list[str]]:
+    """Return the rule groups and rule ids a reviewer can pick a queue by, sorted."""
+    rules = list(Rule.objects.order_by("group", "rule_id").values_list("group", "rule_id"))
+    return {
+        "groups": sorted({g for g, _ in rules if g}),
+        "rules": [r for _, r in rules],
+    }
+
+
+def sample_items_claimable(
+    *, reviewer, now: datetime | None = None, queue: ReviewQueue | None = None
+) -> QuerySet[SampleItem]:
+    """Return the items this reviewer may claim (open slots, a call never seen), in queue order,
+    only those the chosen queue asks for."""
     now = now or timezone.now()
     taken = (
         Assignment.objects.filter(assignments_holding(now), item=OuterRef("pk"))
@@ -91,9 +150,12 @@ def sample_items_claimable(*, reviewer, now: datetime | None = None) -> QuerySet
         .values("c")
     )
     seen = Assignment.objects.filter(reviewer=reviewer).values("item__transcript_id")
+    items = SampleItem.objects.filter(sample__day__lte=timezone.localdate(now))
+    if queue is not None and queue.flagged:
+        wanted = Verdict.objects.filter(queue.verdicts(), transcript_id=OuterRef("transcript_id"))
+        items = items.filter(Exists(wanted))
     return (
-        SampleItem.objects.filter(sample__day__lte=timezone.localdate(now))
-        .exclude(transcript_id__in=seen)
+        items.exclude(transcript_id__in=seen)
         .annotate(taken=Coalesce(Subquery(taken, output_field=IntegerField()), Value(0)))
         .filter(taken__lt=F("reviews_needed"))
         .order_by("-sample__day", "pk")
@@ -133,18 +195,6 @@ def progress_today(*, reviewer) -> dict[str, Progress]:
     }
 
 
-SPEAKER_LABELS = {"agent": "Agent", "user": "Candidate", "tool": "Tool", "system": "System"}
-
-
-def _clock(ms: int | None) -> str:
-    if ms is None:
-        return ""
-    seconds = ms // 1000
-    if seconds >= 3600:
-        return f"{seconds // 3600}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
-    return f"{seconds // 60}:{seconds % 60:02d}"
-
-
 @dataclass
 class ReviewPage:
     transcript: Transcript
@@ -153,8 +203,11 @@ class ReviewPage:
     top_verdicts: list
     marked: int
     markable: int
+    duration_ms: int = 0  # the end of the last timed turn: the timeline's length
     turn_verdicts: int = 0  # verdicts shown beside the turn they cite
     top_flagged: int = 0  # whole-call verdicts the judge flagged
+    flagged_unmarked: int = 0  # flagged verdicts still waiting for this reviewer's mark
+    clean_unmarked: int = 0  # unflagged ones: what "mark the rest right" would mark
 
 
 def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment) -> ReviewPage:
@@ -183,8 +236,8 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         t.verdicts_here = by_turn.get(t.index, [])
         t.flagged_here = any(v.flagged for v in t.verdicts_here)
         t.phase_starts = bool(t.phase) and t.phase != previous_phase
-        t.clock = _clock(t.start_ms)
-        t.speaker_label = SPEAKER_LABELS.get(t.speaker, t.speaker.capitalize())
+        timed = t.start_ms is not None and t.end_ms is not None and t.end_ms > t.start_ms
+        t.span_ms = t.end_ms - t.start_ms if timed else None
         t.tool_calls_text = (
             json.dumps(t.tool_calls, indent=2, ensure_ascii=False) if t.tool_calls else ""
         )
@@ -198,6 +251,9 @@ def review_page_data(*, reviewer, transcript: Transcript, assignment: Assignment
         top_verdicts=top,
         marked=marked,
         markable=markable,
+        duration_ms=max((t.end_ms or t.start_ms or 0 for t in turns), default=0),
         turn_verdicts=len(verdicts) - len(top),
         top_flagged=sum(1 for v in top if v.flagged),
+        flagged_unmarked=sum(1 for v in verdicts if v.flagged and not v.error and not v.my_mark),
+        clean_unmarked=sum(1 for v in verdicts if not v.flagged and not v.error and not v.my_mark),
     )

@@ -31,8 +31,11 @@ def issue_row_create(
     what: str,
     severity: str,
     audio_only: bool = False,
+    start_ms: int | None = None,
+    end_ms: int | None = None,
 ) -> IssueRow:
-    """File an issue row on a call (and turn) with the next sequential number."""
+    """File an issue row on a call (and turn, or a time range of its recording) with the next
+    sequential number. With a range and no turn, the turn is the one spoken at the range's start."""
     what = (what or "").strip()
     if not what:
         raise ValidationError({"what": "Say what happened."})
@@ -44,6 +47,21 @@ def issue_row_create(
         turn < 0 or not Turn.objects.filter(transcript=transcript, index=turn).exists()
     ):
         raise ValidationError({"turn": f"{transcript.external_id} has no turn {turn}."})
+    if (start_ms is None) != (end_ms is None):
+        raise ValidationError({"end_ms" if end_ms is None else "start_ms": "Give both ends."})
+    if start_ms is not None:
+        if start_ms < 0 or end_ms <= start_ms:
+            raise ValidationError(
+                {"end_ms": f"The range must end after it starts ({start_ms}–{end_ms} ms)."}
+            )
+        if turn is None:
+            spoken = (
+                Turn.objects.filter(transcript=transcript, start_ms__lte=start_ms)
+                .order_by("-start_ms", "-index")
+                .values_list("index", flat=True)
+                .first()
+            )
+            turn = spoken
     for attempt in range(3):
         try:
             with transaction.atomic():
@@ -54,6 +72,8 @@ def issue_row_create(
                     what=what,
                     severity=severity,
                     audio_only=bool(audio_only),
+                    start_ms=start_ms,
+                    end_ms=end_ms,
                     reporter=reporter,
                 )
                 IssueRowEvent.objects.create(

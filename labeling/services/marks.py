@@ -6,9 +6,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from evals.models import Verdict
+from evals.models import Transcript, Verdict
 from labeling.models import Assignment, Mark
 
 logger = logging.getLogger(__name__)
@@ -36,15 +37,7 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
             f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked."
         )
     note = _clean_note(note)
-    assignment = (
-        Assignment.objects.filter(
-            reviewer=reviewer, item__transcript_id=verdict.transcript_id, released_at__isnull=True
-        )
-        .order_by("-claimed_at")
-        .first()
-    )
-    if assignment is not None and assignment.finished_at is None:
-        _lease_renew(assignment)
+    assignment = _assignment_renewed(reviewer=reviewer, transcript_id=verdict.transcript_id)
     mark, created = Mark.objects.update_or_create(
         verdict=verdict,
         reviewer=reviewer,
@@ -60,6 +53,60 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
         },
     )
     return mark
+
+
+def _assignment_renewed(*, reviewer, transcript_id: int) -> Assignment | None:
+    """Return the reviewer's live assignment on the call (lease renewed if held), or None."""
+    assignment = (
+        Assignment.objects.filter(
+            reviewer=reviewer, item__transcript_id=transcript_id, released_at__isnull=True
+        )
+        .order_by("-claimed_at")
+        .first()
+    )
+    if assignment is not None and assignment.finished_at is None:
+        _lease_renew(assignment)
+    return assignment
+
+
+@transaction.atomic
+def mark_rest_right(*, reviewer, transcript: Transcript) -> list[int]:
+    """Mark right every verdict on the call that the judge did not flag and the reviewer has not
+    marked; return their ids. Refused while a flagged verdict still lacks the reviewer's mark, so
+    the bulk action only ever covers the checks that found nothing, after the flags were read."""
+    markable = Verdict.objects.filter(transcript=transcript, error="")
+    mine = Mark.objects.filter(verdict=OuterRef("pk"), reviewer=reviewer)
+    unmarked = markable.exclude(Exists(mine))
+    flagged_left = unmarked.filter(flagged=True).count()
+    if flagged_left:
+        raise ValidationError(
+            f"verdicts: mark the {flagged_left} flagged verdict"
+            f"{'s' if flagged_left != 1 else ''} on {transcript.external_id} first."
+        )
+    ids = list(unmarked.filter(flagged=False).order_by("pk").values_list("pk", flat=True))
+    assignment = _assignment_renewed(reviewer=reviewer, transcript_id=transcript.pk)
+    Mark.objects.bulk_create(
+        [Mark(verdict_id=i, reviewer=reviewer, correct=True, assignment=assignment) for i in ids]
+    )
+    logger.info(
+        "mark_rest_right",
+        extra={"transcript_id": transcript.pk, "reviewer_id": reviewer.pk, "marked": len(ids)},
+    )
+    return ids
+
+
+@transaction.atomic
+def mark_undo_many(*, reviewer, transcript: Transcript, verdict_ids: list[int]) -> int:
+    """Remove the reviewer's marks on these verdicts of the call (one undo for a bulk action);
+    return how many there were."""
+    deleted, _ = Mark.objects.filter(
+        reviewer=reviewer, verdict__transcript=transcript, verdict_id__in=verdict_ids
+    ).delete()
+    logger.info(
+        "marks_undone",
+        extra={"transcript_id": transcript.pk, "reviewer_id": reviewer.pk, "undone": deleted},
+    )
+    return deleted
 
 
 def _lease_renew(assignment: Assignment) -> None:

@@ -20,6 +20,7 @@ from django.utils import timezone
 from evals.models import Transcript
 from labeling.models import Assignment
 from labeling.selectors.queue import (
+    ReviewQueue,
     assignment_held,
     assignments_holding,
     sample_items_claimable,
@@ -34,8 +35,9 @@ def _slots_taken(item_id: int, now) -> int:
 
 
 @transaction.atomic
-def sample_claim_next(*, reviewer) -> Assignment | None:
-    """Return the reviewer's held call (lease renewed), else claim the next open one, else None."""
+def sample_claim_next(*, reviewer, queue: ReviewQueue | None = None) -> Assignment | None:
+    """Return the reviewer's held call (lease renewed), else claim the next open one (of the
+    chosen queue), else None."""
     get_user_model().objects.select_for_update().filter(pk=reviewer.pk).first()
     now = timezone.now()
     lease = timedelta(minutes=settings.DOCKET_LEASE_MINUTES)
@@ -48,7 +50,7 @@ def sample_claim_next(*, reviewer) -> Assignment | None:
     skip_locked = connection.features.has_select_for_update_skip_locked
     passed: list[int] = []
     for _ in range(50):
-        qs = sample_items_claimable(reviewer=reviewer, now=now).exclude(pk__in=passed)
+        qs = sample_items_claimable(reviewer=reviewer, now=now, queue=queue).exclude(pk__in=passed)
         if skip_locked:
             qs = qs.select_for_update(skip_locked=True, of=("self",))
         item = qs.first()

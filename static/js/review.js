@@ -1,9 +1,12 @@
 // The review page: keyboard-first marking. Every key has a mouse twin; the server does the saving.
 //
-// j/k move between verdicts in page order (the ones citing a turn, in transcript order, then the
-// whole-call list; the pane holding the current one scrolls to it), r/w mark the current one
-// right/wrong, e edits the note of a wrong mark, u undoes the last mark, space plays or pauses,
-// i files an issue row on the current turn, n finishes the call, ? shows the keys, Esc leaves a field.
+// Keys are registered with DocketKeys (keys.js), which also lists them in the help panel; another
+// panel on this page adds its own keys the same way. j/k move between verdicts in page order (the
+// ones citing a turn, in transcript order, then the whole-call list; the pane holding the current
+// one scrolls to it), r/w mark the current one right/wrong, e edits the note of a wrong mark,
+// a marks the rest right (every unflagged verdict not yet marked, once the flagged ones are),
+// u undoes the last mark or bulk action, space plays or pauses, i files an issue row on the
+// current turn, n finishes the call, ? shows the keys, Esc leaves a field.
 // A mark pressed while the previous save of the same verdict is still in flight waits for it,
 // so the last press always wins; a failed save is shown on the verdict and blocks leaving the page.
 (function () {
@@ -64,13 +67,24 @@
     var box = pane ? pane.getBoundingClientRect() : { top: 0, bottom: vh };
     var head = pane && pane.querySelector(".pane-head");
     var top = box.top + (head ? head.offsetHeight : 0) + 6, bottom = box.bottom - 6;
+    if (!pane) {
+      // On a phone the recording and the progress bar stick to the screen's edges: not room to read in.
+      var player = document.querySelector(".review .player");
+      var progress = document.getElementById("call-progress");
+      if (player && getComputedStyle(player).position === "sticky") top = Math.max(top, player.getBoundingClientRect().bottom + 6);
+      if (progress && getComputedStyle(progress).position === "sticky") bottom = Math.min(bottom, progress.getBoundingClientRect().top - 6);
+    }
     var row = el.closest(".turn-row");
     var target = el;
     if (row && row.getBoundingClientRect().height <= bottom - top) target = row;
     var r = target.getBoundingClientRect();
     if (r.top >= top && r.bottom <= bottom) return;
-    if (target === row || !row) target.scrollIntoView({ block: r.height > (bottom - top) / 2 ? "nearest" : "center" });
-    else el.scrollIntoView({ block: "end" });
+    var room = bottom - top, delta;
+    if (r.height > room) delta = r.top - top; // too tall: its top at the top
+    else if (target === el && row) delta = r.bottom - bottom; // the verdict low, its turn above it
+    else if (r.height > room / 2) delta = r.top < top ? r.top - top : r.bottom - bottom; // nearest
+    else delta = (r.top + r.bottom) / 2 - (top + bottom) / 2; // centred in the free room
+    (pane || window).scrollBy(0, delta);
   }
 
   function move(step) {
@@ -128,6 +142,12 @@
   function undo() {
     var last = undoStack.pop();
     if (!last) { flash("Nothing to undo."); return; }
+    if (last.bulk) {
+      htmx.ajax("POST", root.getAttribute("data-unmark-many-url"), {
+        source: root, target: "#call-verdicts", swap: "none", values: { verdict: last.bulk },
+      });
+      return;
+    }
     var el = byId(last.id);
     if (!el) return;
     setCurrent(el);
@@ -156,7 +176,7 @@
     var turnInput = document.getElementById("issue-turn");
     var what = document.getElementById("issue-what");
     if (!what) return;
-    if (turnInput && turn !== undefined && turn !== null) turnInput.value = turn;
+    if (turnInput && turn !== undefined && turn !== null && turn !== "") turnInput.value = turn;
     what.scrollIntoView({ block: "nearest" });
     what.focus();
   }
@@ -185,52 +205,115 @@
     if (keys.open) keys.scrollIntoView({ block: "nearest" });
   }
 
-  function typing(target) {
-    if (!target || !target.closest) return false;
-    return !!target.closest("input, textarea, select, [contenteditable=true]");
+  function unmarkedFlagged() {
+    return verdicts().filter(function (v) {
+      return v.classList.contains("unmarked") && v.classList.contains("is-flagged");
+    });
   }
 
-  document.addEventListener("keydown", function (ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    if (typing(ev.target)) {
-      if (ev.key === "Escape") { ev.target.blur(); var c = current(); if (c) c.focus({ preventScroll: true }); }
+  // The bulk button follows the page: disabled while a flagged verdict waits for a mark.
+  function updateRest() {
+    var button = document.getElementById("mark-rest");
+    if (!button) return;
+    var flagged = unmarkedFlagged().length;
+    var clean = verdicts().filter(function (v) {
+      return v.classList.contains("unmarked") && v.classList.contains("is-clean");
+    }).length;
+    button.disabled = flagged > 0 || clean === 0;
+    var n = button.querySelector(".n");
+    if (n) n.textContent = "(" + clean + ")";
+    var why = document.getElementById("mark-rest-why");
+    if (why && flagged) why.textContent = "Mark the " + flagged + " flagged first.";
+    else if (why && !clean) why.textContent = "Nothing left to mark.";
+    else if (why) why.textContent = "Every unflagged check you have not marked. a, undo u.";
+  }
+
+  function markRest() {
+    var flagged = unmarkedFlagged();
+    if (flagged.length) {
+      flash("Mark the " + flagged.length + " flagged verdict" + (flagged.length > 1 ? "s" : "") + " first.");
+      setCurrent(flagged[0]);
       return;
     }
-    var el = current();
-    switch (ev.key) {
-      case "j": move(1); break;
-      case "k": move(-1); break;
-      case "r":
-        el = el || firstUnmarked();
-        if (!el) return;
-        setCurrent(el, { scroll: false });
-        press(el, "right");
-        var next = nextAfter(el);
-        if (next) setCurrent(next);
-        break;
-      case "w":
-        el = el || firstUnmarked();
-        if (!el) return;
-        setCurrent(el, { scroll: false });
-        press(el, "wrong");
-        break;
-      case "e":
-        var note = el && el.querySelector(".note-form input[name=note]");
-        if (note) note.focus(); else flash("Mark the verdict wrong (w) to add a note.");
-        break;
-      case "u": undo(); break;
-      case " ":
-        if (ev.target.closest && ev.target.closest("button, summary, a")) return; // let them activate
-        if (window.DocketPlayer && window.DocketPlayer.audio()) window.DocketPlayer.toggle();
-        else flash("No recording for this call.");
-        break;
-      case "i": openIssue(activeTurn()); break;
-      case "n": finish(); break;
-      case "?": toggleKeys(); break;
-      default: return;
-    }
-    ev.preventDefault();
+    var button = document.getElementById("mark-rest");
+    if (!button || button.disabled) { flash("Nothing left to mark."); return; }
+    document.getElementById("mark-rest-form").requestSubmit(button);
+  }
+
+  function markKey(kind) {
+    return function () {
+      var el = current() || firstUnmarked();
+      if (!el) return;
+      setCurrent(el); // never mark a verdict the reviewer cannot see
+      press(el, kind);
+      if (kind === "right") { var next = nextAfter(el); if (next) setCurrent(next); }
+    };
+  }
+
+  // A range of the recording for the issue form: from a drag on the timeline or from [ and ].
+  function clock(ms) {
+    var s = ms / 1000, m = Math.floor(s / 60), rest = s - m * 60;
+    var sec = (Math.round(rest * 10) / 10).toFixed(1).replace(/\.0$/, "");
+    return m + ":" + (rest < 10 ? "0" : "") + sec;
+  }
+  function clockMs(text) {
+    if (!text) return null;
+    var parts = text.split(":").map(parseFloat), s = 0;
+    for (var i = 0; i < parts.length; i++) s = s * 60 + parts[i];
+    return isNaN(s) ? null : Math.round(s * 1000);
+  }
+  function setRangeEnd(which, ms) {
+    var input = document.getElementById(which === "from" ? "issue-from" : "issue-to");
+    if (!input) { flash("No recording for this call."); return; }
+    input.value = clock(ms);
+    var from = clockMs(document.getElementById("issue-from").value);
+    var to = clockMs(document.getElementById("issue-to").value);
+    if (window.DocketTimeline) window.DocketTimeline.show(from, to);
+    return { from: from, to: to };
+  }
+  document.addEventListener("timeline-range", function (ev) {
+    setRangeEnd("from", ev.detail.startMs);
+    setRangeEnd("to", ev.detail.endMs);
+    flash("Range " + clock(ev.detail.startMs) + "–" + clock(ev.detail.endMs) + ": say what happened.");
+    openIssue(null);
   });
+  document.addEventListener("input", function (ev) {
+    if (!ev.target.closest || !ev.target.closest(".range-fields") || !window.DocketTimeline) return;
+    window.DocketTimeline.show(clockMs(document.getElementById("issue-from").value), clockMs(document.getElementById("issue-to").value));
+  });
+  function rangeKey(which) {
+    return function () {
+      var a = window.DocketPlayer && window.DocketPlayer.audio();
+      if (!a) { flash("No recording for this call."); return; }
+      setRangeEnd(which, a.currentTime * 1000);
+      flash((which === "from" ? "From " : "To ") + clock(a.currentTime * 1000) + " (issue row range).");
+    };
+  }
+
+  var K = window.DocketKeys;
+  K.register("j", { also: ["k"], help: "next / previous verdict (the turns' first, then the whole call's)", order: 10,
+    run: function () { move(1); }, runAlso: { k: function () { move(-1); } } });
+  K.register("r", { help: "mark right (and move on)", order: 20, run: markKey("right") });
+  K.register("w", { help: "mark wrong (then type a note if you like)", order: 30, run: markKey("wrong") });
+  K.register("e", { help: "write a note on a wrong mark (Enter saves)", order: 40, run: function () {
+    var el = current();
+    var note = el && el.querySelector(".note-form input[name=note]");
+    if (note) note.focus(); else flash("Mark the verdict wrong (w) to add a note.");
+  } });
+  K.register("a", { help: "mark the rest right: every unflagged verdict you have not marked", order: 50, run: markRest });
+  K.register("u", { help: "undo the last mark (or the last mark-the-rest)", order: 60, run: undo });
+  K.register(" ", { label: "space", help: "play / pause", order: 70, run: function (ev) {
+    if (ev.target.closest && ev.target.closest("button, summary, a")) return false; // let them activate
+    if (window.DocketPlayer && window.DocketPlayer.audio()) window.DocketPlayer.toggle();
+    else flash("No recording for this call.");
+  } });
+  K.register("[", { also: ["]"], help: "start / end an issue row's range at the playing moment", order: 75,
+    run: rangeKey("from"), runAlso: { "]": rangeKey("to") } });
+  K.register("i", { help: "file an issue row on this turn", order: 80, run: function () { openIssue(activeTurn()); } });
+  K.register("n", { help: "finish the call, open the next", order: 90, run: finish });
+  K.register("?", { help: "show these keys", order: 100, run: toggleKeys });
+  K.register("Escape", { label: "Esc", help: "leave a text field", order: 110, run: null });
+  K.onEscape(function () { var c = current(); if (c) c.focus({ preventScroll: true }); });
 
   function swappedVerdict(ev) {
     var el = ev.detail && ev.detail.target;
@@ -261,6 +344,19 @@
       delete pendingAction[id];
       press(fresh, kind);
     }
+    updateRest();
+  });
+
+  // A bulk action answers with the verdicts it changed (swapped out of band) and this event.
+  document.body.addEventListener("marks-changed", function (ev) {
+    var d = ev.detail || {};
+    if (d.undo && d.undo.length) {
+      undoStack.push({ bulk: d.undo });
+      var el = current();
+      var next = firstUnmarked();
+      if (next && (!el || !el.classList.contains("unmarked"))) setCurrent(next);
+    }
+    if (d.flash) flash(d.flash);
   });
 
   // A lapsed session answers with the login page: never swap that in; keep the verdict as it was.
@@ -279,6 +375,10 @@
   });
 
   document.addEventListener("htmx:afterRequest", function (ev) {
+    if (ev.detail && ev.detail.failed && ev.detail.elt && ev.detail.elt.id === "mark-rest-form") {
+      flash(ev.detail.xhr && ev.detail.xhr.status === 400 ? ev.detail.xhr.responseText : "Not saved. Try again.");
+      return;
+    }
     if (ev.detail && ev.detail.failed) {
       var v = ev.detail.elt && ev.detail.elt.closest && ev.detail.elt.closest("[data-verdict]");
       if (!v && ev.detail.target && ev.detail.target.matches && ev.detail.target.matches("[data-verdict]")) v = ev.detail.target;
@@ -304,6 +404,8 @@
     if (saving || unsaved || (what && what.value.trim())) { ev.preventDefault(); ev.returnValue = ""; }
   });
 
+  // Open on the first verdict to mark, in view, so the first r marks what the reviewer sees.
   var start = firstUnmarked() || verdicts()[0];
-  if (start) setCurrent(start, { scroll: false });
+  if (start) setCurrent(start);
+  updateRest();
 })();

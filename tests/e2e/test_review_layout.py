@@ -152,24 +152,27 @@ def test_a_narrow_screen_falls_back_to_one_column(login, reviewer, live_server, 
     page.goto(f"{live_server.url}/review/")
     page.get_by_role("button", name="Start reviewing").click()
     page.wait_for_url(f"{live_server.url}/review/calls/call-long/")
-    side, verdicts, transcript = (
-        box(page, ".review-side"),
-        box(page, "#call-verdicts"),
+    head, player, transcript, verdicts, progress = (
+        box(page, ".call-head"),
+        box(page, ".review .player"),
         box(page, "#transcript-pane"),
+        box(page, "#call-verdicts"),
+        box(page, "#call-progress"),
     )
-    # One column: the call, then the whole-call verdicts, then
-    # the transcript, all full width, nothing side by side.
-    assert (
-        side["y"] + side["height"] <= verdicts["y"]
-        and verdicts["y"] + verdicts["height"] <= transcript["y"]
-    )
+    # One column in reading order: the call, its recording, the transcript with its verdicts,
+    # then the whole-call verdicts and progress; all full width, nothing side by side.
+    assert head["y"] + head["height"] <= player["y"] <= transcript["y"]
+    assert transcript["y"] + transcript["height"] <= verdicts["y"]
+    assert verdicts["y"] + verdicts["height"] <= progress["y"] + 1
     assert (
         abs(verdicts["x"] - transcript["x"]) < 2
         and abs(verdicts["width"] - transcript["width"]) < 2
     )
     assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
     page.screenshot(path=f"{SCREENS}-760.png")
-    # j still brings the verdict citing a turn into view, by scrolling the page.
+    # The first verdict to mark is in view on opening; j brings the next one into view, by
+    # scrolling the page.
+    expect(page.locator("[data-verdict].is-current")).to_be_in_viewport()
     page.keyboard.press("j")
     expect(page.locator("[data-verdict].is-current")).to_be_in_viewport()
     expect(page.locator(f"#turn-{CITED[1]}")).to_be_in_viewport()

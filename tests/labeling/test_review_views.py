@@ -11,6 +11,7 @@ from tests.factories import (
     TurnFactory,
     VerdictFactory,
     logged_in,
+    token_client,
 )
 
 pytestmark = pytest.mark.django_db
@@ -198,3 +199,37 @@ def test_a_lapsed_hold_is_said_plainly_and_marks_still_save(client, reviewer, ca
         "Your hold on this call lapsed"
         not in client.get(reverse("review-call", args=["call-000123"])).content.decode()
     )
+
+
+def test_an_issue_row_names_a_range_of_the_recording(client, reviewer, call):
+    logged_in(client, reviewer)
+    client.post(reverse("review-next"))
+    page = client.get(reverse("review-call", args=["call-000123"])).content.decode()
+    # The timeline: one bar per timed agent or user turn, as long as the call's last turn.
+    assert 'data-duration-ms="5000"' in page and page.count('class="tl-agent') == 1
+    assert 'id="issue-from"' in page and 'id="issue-to"' in page
+    url = reverse("review-issue", args=["call-000123"])
+    htmx = {"HX-Request": "true"}
+    form = {"what": "Talks over the user", "severity": "major", "audio_only": "on"}
+    bad = client.post(url, {**form, "from": "0:04.5", "to": "1:7x"}, headers=htmx)
+    assert "to: &#x27;1:7x&#x27; is not a time like 1:05 or 65." in bad.content.decode()
+    assert 'value="0:04.5"' in bad.content.decode()  # what was typed stays in the form
+    backwards = client.post(url, {**form, "from": "0:04", "to": "0:03"}, headers=htmx)
+    assert "to: The range must end after it starts (4000–3000 ms)." in backwards.content.decode()
+    half = client.post(url, {**form, "from": "4"}, headers=htmx)
+    assert "to: Give both ends." in half.content.decode()
+    assert not IssueRow.objects.exists()
+    ok = client.post(url, {**form, "from": "0:04.5", "to": "4.9"}, headers=htmx)
+    assert "Filed row 1" in ok.content.decode() and "0:04–0:04" in ok.content.decode()
+    row = IssueRow.objects.get()
+    # No turn typed: the turn spoken at the range's start.
+    assert (row.start_ms, row.end_ms, row.turn, row.audio_only) == (4500, 4900, 1, True)
+
+
+def test_the_api_takes_a_range_too(reviewer, call):
+    api = token_client(reviewer)
+    body = {"transcript": "call-000123", "what": "Long pause", "severity": "minor"}
+    r = api.post("/api/v1/issue-rows/", {**body, "start_ms": 100, "end_ms": 2000}, format="json")
+    assert r.status_code == 201 and (r.json()["start_ms"], r.json()["turn"]) == (100, 0)
+    bad = api.post("/api/v1/issue-rows/", {**body, "start_ms": 100}, format="json")
+    assert bad.status_code == 400 and bad.json() == {"end_ms": ["Give both ends."]}

@@ -89,7 +89,8 @@ def test_reviewers_and_engineers_get_a_server_side_403(
             max_redirects=0,
         )
         assert r.status == 403
-        assert "CSRF" not in r.text()
+        assert "CSRF verification failed" not in r.text()
+        assert "Not for your role" in r.text()
     assert RuleVersion.objects.get(pk=calibrated["rv"].pk).status == "candidate"
     assert not PromotionDecision.objects.exists()
 

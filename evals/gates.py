@@ -1,7 +1,7 @@
 """Pure gate decisions: facts about a candidate's golden-set calls in, per-metric results out.
 
-No Django here. The service (`evals/services/gating.py`) gathers the facts from the database,
-this module decides. Rules of the decision:
+No Django here. The service (`evals/services/gating/gate_runs.py`) gathers the facts from the
+database, this module decides. Rules of the decision:
 
 - All metrics must pass. Each has one threshold (or, for judge scores, one tolerance).
 - `safety_ceiling`: one flagged verdict of a safety rule (or of the named rule) fails.

@@ -17,6 +17,7 @@ from .gate_config import (
     gate_settings_update,
     metric_as_yaml,
     metric_clean,
+    metric_limit_field,
 )
 from .gate_runs import (
     agent_version_resolve,
@@ -61,6 +62,7 @@ __all__ = [
     "judge_missing",
     "metric_as_yaml",
     "metric_clean",
+    "metric_limit_field",
     "metric_specs",
     "metric_specs_one",
     "promoted_rules",

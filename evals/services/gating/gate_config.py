@@ -23,14 +23,6 @@ from .errors import GateConfigInvalid
 logger = logging.getLogger(__name__)
 
 
-METRIC_FIELDS = {
-    GateMetric.Kind.SAFETY_CEILING: {"rule"},
-    GateMetric.Kind.VIOLATION_RATE: {"rule", "group", "max"},
-    GateMetric.Kind.DETECTOR_METRIC: {"measure", "max"},
-    GateMetric.Kind.JUDGE_SCORE_REGRESSION: {"rule", "group", "score", "tolerance"},
-}
-
-
 def _number(value: Any, where: str, *, minimum: float = 0.0) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GateConfigInvalid(f"{where}: must be a number, got {value!r}")
@@ -40,22 +32,23 @@ def _number(value: Any, where: str, *, minimum: float = 0.0) -> float:
 
 
 def metric_clean(raw: Any, where: str = "metric") -> dict:
-    """Validate one metric definition (YAML shape) and return GateMetric field values."""
+    """Validate one metric definition (YAML shape) against its kind in gates.METRIC_KINDS and
+    return GateMetric field values."""
     if not isinstance(raw, Mapping):
         raise GateConfigInvalid(f"{where}: must be a mapping with a kind")
-    kind = raw.get("kind")
-    if kind not in GateMetric.Kind.values:
+    kind = gates.METRIC_KINDS.get(raw.get("kind"))
+    if kind is None:
         raise GateConfigInvalid(
-            f"{where}.kind: {kind!r} is not one of {', '.join(GateMetric.Kind.values)}"
+            f"{where}.kind: {raw.get('kind')!r} is not one of {', '.join(gates.METRIC_KINDS)}"
         )
-    allowed = METRIC_FIELDS[kind]
     for key in raw:
-        if key != "kind" and key not in allowed:
+        if key != "kind" and key not in kind.fields:
             raise GateConfigInvalid(
-                f"{where}.{key}: not a field of {kind} (fields: {', '.join(sorted(allowed))})"
+                f"{where}.{key}: not a field of {kind.name} "
+                f"(fields: {', '.join(sorted(kind.fields))})"
             )
     out: dict[str, Any] = {
-        "kind": kind,
+        "kind": kind.name,
         "rule": None,
         "group": "",
         "measure": "",
@@ -71,55 +64,52 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
         out["group"] = str(raw["group"])
     if out["rule"] and out["group"]:
         raise GateConfigInvalid(f"{where}: give a rule or a group, not both")
-    if kind == GateMetric.Kind.VIOLATION_RATE:
-        if not (out["rule"] or out["group"]):
-            raise GateConfigInvalid(f"{where}: a violation rate needs a rule or a group")
-        if "max" not in raw:
-            raise GateConfigInvalid(
-                f"{where}.max: missing (the highest violation rate that passes, 0 to 1)"
-            )
-        out["threshold"] = _number(raw["max"], f"{where}.max")
-        if out["threshold"] > 1:
-            raise GateConfigInvalid(f"{where}.max: a rate is at most 1")
-    elif kind == GateMetric.Kind.DETECTOR_METRIC:
-        if raw.get("measure") not in gates.MEASURES:
-            raise GateConfigInvalid(
-                f"{where}.measure: {raw.get('measure')!r} is not one of {', '.join(gates.MEASURES)}"
-            )
-        out["measure"] = raw["measure"]
-        if "max" not in raw:
-            raise GateConfigInvalid(f"{where}.max: missing")
-        out["threshold"] = _number(raw["max"], f"{where}.max")
-    elif kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION:
-        score = raw.get("score", gates.WEIGHTED_VIOLATIONS)
-        if score not in gates.SCORES:
-            raise GateConfigInvalid(
-                f"{where}.score: {score!r} is not one of {', '.join(gates.SCORES)}"
-            )
-        out["measure"] = score
-        if "tolerance" not in raw:
-            raise GateConfigInvalid(
-                f"{where}.tolerance: missing (how much worse than the baseline passes)"
-            )
-        out["tolerance"] = _number(raw["tolerance"], f"{where}.tolerance")
+    if kind.scope == gates.RULE_OR_GROUP and not (out["rule"] or out["group"]):
+        raise GateConfigInvalid(f"{where}: a {kind.name.replace('_', ' ')} needs a rule or a group")
+    for key in ("measure", "score"):
+        if key in kind.fields:
+            value = raw.get(key, kind.default_option or None)
+            if value not in kind.options:
+                raise GateConfigInvalid(
+                    f"{where}.{key}: {value!r} is not one of {', '.join(kind.options)}"
+                )
+            out["measure"] = value
+    for key, column in (("max", "threshold"), ("tolerance", "tolerance")):
+        if key in kind.required and key not in raw:
+            hint = f" ({kind.help[key]})" if key in kind.help else ""
+            raise GateConfigInvalid(f"{where}.{key}: missing{hint}")
+        if key in raw:
+            out[column] = _number(raw[key], f"{where}.{key}")
+    if kind.max_at_most is not None and (out["threshold"] or 0) > kind.max_at_most:
+        too_high = kind.help.get("max_at_most") or f"at most {kind.max_at_most:g}"
+        raise GateConfigInvalid(f"{where}.max: {too_high}")
     return out
 
 
 def metric_as_yaml(m: GateMetric) -> dict:
     """The YAML shape of a metric (inverse of metric_clean)."""
+    kind = gates.METRIC_KINDS.get(m.kind)
+    fields = kind.fields if kind else ()
     d: dict[str, Any] = {"kind": m.kind}
     if m.rule_id:
         d["rule"] = m.rule.rule_id
     if m.group:
         d["group"] = m.group
-    if m.kind == GateMetric.Kind.DETECTOR_METRIC:
-        d["measure"] = m.measure
-    if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION:
-        d["score"] = m.measure or gates.WEIGHTED_VIOLATIONS
+    for key in ("measure", "score"):
+        if key in fields:
+            d[key] = m.measure or kind.default_option
+    if "tolerance" in fields:
         d["tolerance"] = m.tolerance
-    if m.kind in (GateMetric.Kind.VIOLATION_RATE, GateMetric.Kind.DETECTOR_METRIC):
+    if "max" in fields:
         d["max"] = m.threshold
     return d
+
+
+def metric_limit_field(kind_name: str) -> str | None:
+    """The one number a lead edits on a metric: `tolerance`, `max`, or None (a fixed ceiling)."""
+    kind = gates.METRIC_KINDS.get(kind_name)
+    fields = kind.fields if kind else ()
+    return "tolerance" if "tolerance" in fields else "max" if "max" in fields else None
 
 
 def judge_clean(name: Any, where: str) -> Judge | None:
@@ -194,12 +184,11 @@ def gate_metric_add(*, gate: Gate, data: Mapping, by: str = "") -> GateMetric:
 def gate_metric_update(
     *, metric: GateMetric, threshold: Any = None, tolerance: Any = None, by: str = ""
 ) -> GateMetric:
-    """Change a metric's threshold (violation rate, detector) or tolerance (judge score)."""
+    """Change a metric's threshold (`max`) or tolerance, whichever its kind takes."""
     raw = metric_as_yaml(metric)
-    if metric.kind in (GateMetric.Kind.VIOLATION_RATE, GateMetric.Kind.DETECTOR_METRIC):
-        raw["max"] = threshold
-    elif metric.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION:
-        raw["tolerance"] = tolerance
+    limit = metric_limit_field(metric.kind)
+    if limit:
+        raw[limit] = tolerance if limit == "tolerance" else threshold
     cleaned = metric_clean(raw)
     metric.threshold, metric.tolerance = cleaned["threshold"], cleaned["tolerance"]
     metric.save(update_fields=["threshold", "tolerance"])

@@ -285,11 +285,20 @@ def test_reviewer_cannot_triage_at_the_service_layer(reviewer):
     assert list(row.events.values_list("kind", flat=True)) == ["filed"]
 
 
-def test_group_guess_uses_keywords_then_judged_rules(reviewer):
+def test_group_guess_uses_the_rules_words_then_judged_rules(reviewer):
     t = call_with_turns()
     t.turns.update(phase="")
+    for group, text in [
+        ("boundaries", "Never reveal the scoring rubric or hint at the answer to the candidate."),
+        ("opening", "Greet the candidate once, by name."),
+        ("asking", "Ask the candidate one question at a time."),
+    ]:
+        RuleVersionFactory(rule=RuleFactory(group=group), text=text)
+    # "candidate" is in every group's rules and weighs little; "revealed" and "rubric" decide.
     row = file_row(reviewer, t, what="Revealed the rubric to the candidate")
     assert issue_row_rule_prefill(row)["group"] == "boundaries"
+    row = file_row(reviewer, t, what="Greeted them twice")
+    assert issue_row_rule_prefill(row)["group"] == "opening"
     rule_version = RuleVersionFactory(rule=RuleFactory(group="closing"))
     VerdictFactory(
         transcript=t, rule_version=rule_version, judge=JudgeFactory(), flagged=True, turn=3

@@ -27,12 +27,14 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
+from evals.detectors import DETECTORS
+
 SAFETY_CEILING = "safety_ceiling"
 VIOLATION_RATE = "violation_rate"
 DETECTOR_METRIC = "detector_metric"
 JUDGE_SCORE_REGRESSION = "judge_score_regression"
 
-# Same weights as evals.models.SEVERITY_WEIGHT (kept here so this module has no Django import).
+# How much a flagged verdict weighs in a judge score, by severity (the one copy).
 SEVERITY_WEIGHT = {"minor": 1, "major": 3, "critical": 10}
 
 # Judge scores: lower is better for weighted violations, higher is better for the 0-100 score.
@@ -43,8 +45,9 @@ SCORES = {
     SCORE_0_100: "mean 0-100 score",
 }
 
-TALK_OVER_MS = 500  # same default as the talk_over detector
-ASR_FLOOR = 0.6  # same default as the asr_confidence_floor detector
+# The detectors' own defaults, so a gate measures talk-over and low ASR as the detectors flag them.
+TALK_OVER_MS = DETECTORS["talk_over"].params["max_overlap_ms"]
+ASR_FLOOR = DETECTORS["asr_confidence_floor"].params["min"]
 Z95 = 1.959963984540054
 LIST_LIMIT = 8  # problems of one kind listed before "and N more"
 

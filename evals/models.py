@@ -10,9 +10,6 @@ class Severity(models.TextChoices):
     CRITICAL = "critical", "critical"
 
 
-SEVERITY_WEIGHT = {Severity.MINOR: 1, Severity.MAJOR: 3, Severity.CRITICAL: 10}
-
-
 class Agent(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)

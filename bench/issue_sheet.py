@@ -120,7 +120,7 @@ def main() -> None:
         deep_row = sel.issue_rows_filtered(sel.SheetFilters(sort="severity")).order_by(
             "severity", "number"
         )[n_rows // 4]
-        deep = sel._cursor_encode(deep_row, "severity")
+        deep = sel.cursor_encode(deep_row, "severity")
         pages = [
             ("sheet, page 1", "/issues/"),
             ("sheet, htmx fragment", "/issues/?status=new"),

@@ -4,7 +4,9 @@ The permissions are `core.<codename>` (see core.models.Access); templates read t
 `perms.core.<codename>`.
 """
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required, permission_required
+from django.db.models import Q, QuerySet
 from rest_framework.permissions import BasePermission
 
 APP_LABEL = "core"
@@ -41,3 +43,21 @@ def api_permission(*codenames: str) -> type[BasePermission]:
 
     HasConsolePermission.__name__ = "Has_" + "_".join(codenames)
     return HasConsolePermission
+
+
+def users_with_permission(codename: str) -> QuerySet:
+    """Return the active users holding a console permission, through a role or directly."""
+    perm = Q(
+        groups__permissions__codename=codename,
+        groups__permissions__content_type__app_label=APP_LABEL,
+    )
+    perm |= Q(
+        user_permissions__codename=codename, user_permissions__content_type__app_label=APP_LABEL
+    )
+    return (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(perm | Q(is_superuser=True))
+        .distinct()
+        .order_by("username")
+    )

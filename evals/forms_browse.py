@@ -5,32 +5,54 @@ from django import forms
 from evals.selectors.browse import CallFilters, VerdictFilters
 
 TRI_STATE = [("", "any"), ("yes", "yes"), ("no", "no")]
+INT32_MAX = 2**31 - 1  # the largest rule version number a column holds
+PAGE_MAX = 10**6  # beyond it a page number is nonsense, so the form drops it (page 1)
+YES, NO = {"yes", "true", "1", "on"}, {"no", "false", "0", "off"}
 
 
-def _tri(value: str) -> bool | None:
-    return {"yes": True, "no": False}.get(value)
+class TriStateField(forms.Field):
+    """Yes, no or any (blank): yes/true/1/on or no/false/0/off, as the page's select or an API
+    client spells it."""
+
+    choices = TRI_STATE  # what the page's select offers
+
+    def to_python(self, value) -> bool | None:
+        word = (value or "").strip().lower()
+        if not word:
+            return None
+        if word in YES | NO:
+            return word in YES
+        raise forms.ValidationError("must be yes or no (or true/false, 1/0)")
+
+
+def _tri(value) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 class CallFilterForm(forms.Form):
     q = forms.CharField(required=False, max_length=200, label="Call id")
-    agent_version = forms.IntegerField(required=False, min_value=1, label="Agent version")
+    agent = forms.CharField(required=False, max_length=100)
+    agent_version = forms.CharField(
+        required=False, max_length=300, label="Agent version", help_text="VERSION or AGENT:VERSION"
+    )
     scenario = forms.CharField(required=False, max_length=200)
     language = forms.CharField(required=False, max_length=20)
-    has_audio = forms.ChoiceField(required=False, choices=TRI_STATE, label="Audio")
+    has_audio = TriStateField(required=False, label="Audio")
     started_from = forms.DateField(required=False, label="Started from")
     started_to = forms.DateField(required=False, label="Started to")
     flagged_rule = forms.CharField(required=False, max_length=200, label="Flagged by rule")
-    page = forms.IntegerField(required=False, min_value=1)
+    page = forms.IntegerField(required=False, min_value=1, max_value=PAGE_MAX)
 
     def filters(self) -> CallFilters:
         """Return the filters of a bound form; fields that did not validate are ignored."""
         d = self.cleaned_data if self.is_bound and hasattr(self, "cleaned_data") else {}
         return CallFilters(
             q=d.get("q") or "",
-            agent_version=d.get("agent_version"),
+            agent=(d.get("agent") or "").strip(),
+            agent_version=(d.get("agent_version") or "").strip(),
             scenario=d.get("scenario") or "",
             language=d.get("language") or "",
-            has_audio=_tri(d.get("has_audio") or ""),
+            has_audio=_tri(d.get("has_audio")),
             started_from=d.get("started_from"),
             started_to=d.get("started_to"),
             flagged_rule=d.get("flagged_rule") or "",
@@ -39,12 +61,12 @@ class CallFilterForm(forms.Form):
 
 class VerdictFilterForm(forms.Form):
     rule = forms.CharField(required=False, max_length=200)
-    version = forms.IntegerField(required=False, min_value=1)
+    version = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX)
     judge = forms.CharField(required=False, max_length=200)
     transcript = forms.CharField(required=False, max_length=200, label="Call id")
-    flagged = forms.ChoiceField(required=False, choices=TRI_STATE)
-    errored = forms.ChoiceField(required=False, choices=TRI_STATE)
-    page = forms.IntegerField(required=False, min_value=1)
+    flagged = TriStateField(required=False)
+    errored = TriStateField(required=False)
+    page = forms.IntegerField(required=False, min_value=1, max_value=PAGE_MAX)
 
     def filters(self) -> VerdictFilters:
         """Return the filters of a bound form; fields that did not validate are ignored."""
@@ -54,6 +76,6 @@ class VerdictFilterForm(forms.Form):
             version=d.get("version"),
             judge=d.get("judge") or "",
             transcript=(d.get("transcript") or "").strip(),
-            flagged=_tri(d.get("flagged") or ""),
-            errored=_tri(d.get("errored") or ""),
+            flagged=_tri(d.get("flagged")),
+            errored=_tri(d.get("errored")),
         )

@@ -182,13 +182,17 @@ def outcome(flagged: bool, correct: bool) -> str:
 
 @dataclass(frozen=True)
 class Floors:
-    """What a rule version must reach to be eligible for the gate."""
+    """What a rule version must reach to be eligible for the gate.
 
-    min_marks: int = 200
-    precision: float = 0.80
-    recall: float = 0.70
-    safety_precision: float = 0.85
-    safety_recall: float = 0.90
+    No defaults here: the configured values (DOCKET_MIN_MARKS and the DOCKET_*_FLOOR settings) are
+    the one home, read by labeling.selectors.calibration.floors_from_settings.
+    """
+
+    min_marks: int
+    precision: float
+    recall: float
+    safety_precision: float
+    safety_recall: float
 
 
 def _bound(value: float, floor: float) -> str:
@@ -205,8 +209,8 @@ def why_not_eligible(
     marked: int,
     precision_ci: Interval | None,
     recall_ci: Interval | None,
+    floors: Floors,
     safety: bool = False,
-    floors: Floors = Floors(),
 ) -> list[str]:
     """Return the reasons a rule version is not eligible for the gate; empty when it is."""
     reasons: list[str] = []

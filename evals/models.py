@@ -10,9 +10,6 @@ class Severity(models.TextChoices):
     CRITICAL = "critical", "critical"
 
 
-SEVERITY_WEIGHT = {Severity.MINOR: 1, Severity.MAJOR: 3, Severity.CRITICAL: 10}
-
-
 class Agent(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
@@ -354,15 +351,11 @@ class Gate(models.Model):
 class GateMetric(models.Model):
     """One metric of a gate with its single threshold (or tolerance against the baseline)."""
 
-    class Kind(models.TextChoices):
-        SAFETY_CEILING = "safety_ceiling", "safety ceiling (zero)"
-        VIOLATION_RATE = "violation_rate", "violation rate (max)"
-        DETECTOR_METRIC = "detector_metric", "detector metric (max)"
-        JUDGE_SCORE_REGRESSION = "judge_score_regression", "judge score vs baseline (tolerance)"
-
     gate = models.ForeignKey(Gate, on_delete=models.CASCADE, related_name="metrics")
     position = models.PositiveIntegerField(default=0)
-    kind = models.CharField(max_length=30, choices=Kind.choices)
+    # The kinds live in one registry, evals.gates.METRIC_KINDS (checked by metric_clean), so a new
+    # kind needs no migration.
+    kind = models.CharField(max_length=30, help_text="One of evals.gates.METRIC_KINDS.")
     rule = models.ForeignKey(
         Rule, on_delete=models.PROTECT, null=True, blank=True, related_name="gate_metrics"
     )

@@ -36,7 +36,7 @@ class RunGateForm(forms.Form):
 
 
 class MetricAddForm(forms.Form):
-    kind = forms.ChoiceField(choices=GateMetric.Kind.choices)
+    kind = forms.ChoiceField()
     rule = forms.ModelChoiceField(
         queryset=Rule.objects.filter(status=Rule.Status.ACTIVE),
         required=False,
@@ -44,27 +44,31 @@ class MetricAddForm(forms.Form):
         empty_label="—",
     )
     group = forms.CharField(required=False, max_length=100)
-    measure = forms.ChoiceField(
-        required=False,
-        choices=[("", "—")] + [(k, k) for k in gates.MEASURES] + [(k, k) for k in gates.SCORES],
-    )
+    measure = forms.ChoiceField(required=False)
     limit = forms.FloatField(required=False, label="Max or tolerance", min_value=0)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        kinds = gates.METRIC_KINDS.values()
+        self.fields["kind"].choices = [(k.name, k.title) for k in kinds]
+        options = dict.fromkeys(o for k in kinds for o in k.options)
+        self.fields["measure"].choices = [("", "—")] + [(o, o) for o in options]
+
     def metric_data(self) -> dict:
+        """The metric in its YAML shape: the form's fields under the names its kind takes."""
         d = self.cleaned_data
-        data = {"kind": d["kind"]}
+        kind = gates.METRIC_KINDS[d["kind"]]
+        data = {"kind": kind.name}
         if d.get("rule"):
             data["rule"] = d["rule"].rule_id
         if d.get("group"):
             data["group"] = d["group"]
-        if d["kind"] == GateMetric.Kind.DETECTOR_METRIC:
-            data["measure"] = d.get("measure") or ""
-        if d["kind"] == GateMetric.Kind.JUDGE_SCORE_REGRESSION:
-            data["score"] = d.get("measure") or gates.WEIGHTED_VIOLATIONS
-            if d.get("limit") is not None:
-                data["tolerance"] = d["limit"]
-        elif d["kind"] != GateMetric.Kind.SAFETY_CEILING and d.get("limit") is not None:
-            data["max"] = d["limit"]
+        for key in ("measure", "score"):
+            if key in kind.fields and d.get("measure"):
+                data[key] = d["measure"]
+        limit = gating.metric_limit_field(kind.name)
+        if limit and d.get("limit") is not None:
+            data[limit] = d["limit"]
         return data
 
 
@@ -75,18 +79,17 @@ def _who(request) -> str:
 def _metric_rows(gate: Gate) -> list[dict]:
     rows = []
     for m in gate.metrics.all():
-        spec = gating.metric_specs_one(m)
+        kind = gates.METRIC_KINDS.get(m.kind)
+        limit = gating.metric_limit_field(m.kind)
         rows.append(
             {
                 "m": m,
-                "label": spec.label,
-                "editable": m.kind != GateMetric.Kind.SAFETY_CEILING,
-                "field": "tolerance"
-                if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION
-                else "threshold",
-                "limit": fmt(
-                    m.tolerance if m.kind == GateMetric.Kind.JUDGE_SCORE_REGRESSION else m.threshold
-                ),
+                "label": gating.metric_specs_one(m).label,
+                "title": kind.title if kind else m.kind,
+                "fixed": kind.fixed_threshold if kind else None,
+                "editable": limit is not None,
+                "field": "tolerance" if limit == "tolerance" else "threshold",
+                "limit": fmt(m.tolerance if limit == "tolerance" else m.threshold),
             }
         )
     return rows

@@ -355,33 +355,28 @@ def issue_row_add_signal(request, number: int):
             mode=mode,
         )
         try:
-            if mode == "link":
-                rule = Rule.objects.filter(rule_id=values["rule"], detector__isnull=False).first()
-                if rule is None:
-                    raise triage.TriageError("rule", "pick one of the detector rules")
-                triage.issue_row_link_signal(row=row, actor=request.user, rule=rule)
-                message = f"Row {row.number} linked to detector rule {rule.rule_id}."
-            elif mode == "create":
-                spec = triage.detector_spec_from_form(values["detector"], request.POST)
-                version = triage.issue_row_create_signal(
-                    row=row,
-                    actor=request.user,
-                    rule_id=values["rule_id"],
-                    group=values["group"],
-                    text=values["text"],
-                    severity=values["severity"],
-                    detector=spec,
-                )
-                message = (
-                    f"Detector rule {version.rule.rule_id} created and linked to row {row.number}."
-                )
-            elif mode == "request":
-                triage.issue_row_request_signal(
-                    row=row, actor=request.user, request=values["request"]
-                )
-                message = f"Detector request recorded on row {row.number}."
-            else:
-                raise triage.TriageError("mode", "choose link, create or request")
+            done = triage.issue_row_add_signal(
+                row=row,
+                actor=request.user,
+                way=mode,
+                rule=values["rule"],
+                detector=(
+                    triage.detector_spec_from_form(values["detector"], request.POST)
+                    if mode == "create"
+                    else None
+                ),
+                rule_id=values["rule_id"],
+                group=values["group"],
+                text=values["text"],
+                severity=values["severity"],
+                request=values["request"],
+            )
+            linked = done.rule.rule_id if done.rule else ""
+            message = {
+                "link": f"Row {row.number} linked to detector rule {linked}.",
+                "create": f"Detector rule {linked} created and linked to row {row.number}.",
+                "request": f"Detector request recorded on row {row.number}.",
+            }[mode]
         except triage.TriageError as exc:
             error = exc
         else:

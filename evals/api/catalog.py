@@ -1,18 +1,16 @@
 """Reads over HTTP: transcripts with turns, rules with versions, verdicts with filters."""
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
 
 from core.api.pagination import CursorPagination
 from core.permissions import api_permission
+from evals.forms_browse import CallFilterForm, VerdictFilterForm
 from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict
-from evals.selectors.catalog import (
-    rules_with_versions,
-    transcript_with_turns,
-    transcripts_list,
-    verdicts_filtered,
-)
+from evals.selectors.browse import transcript_filtered, verdict_filtered
+from evals.selectors.catalog import rules_with_versions, transcript_with_turns
 
 VIEW = [api_permission("view_console")]
 
@@ -108,26 +106,40 @@ class VerdictSerializer(serializers.ModelSerializer):
         ]
 
 
+def _filters(form_class, params):
+    """Parse query parameters with the page's own filter form; a bad value is a 400 naming it."""
+    form = form_class(params)
+    if not form.is_valid():
+        raise ValidationError(form.errors)
+    return form.filters()
+
+
+TRI = "yes or no (also true/false, 1/0)"
+
+
 @extend_schema(
     parameters=[
-        OpenApiParameter("agent", str),
-        OpenApiParameter("agent_version", str),
+        OpenApiParameter("q", str, description="part of the call id"),
+        OpenApiParameter("agent", str, description="agent name"),
+        OpenApiParameter("agent_version", str, description="VERSION or AGENT:VERSION"),
         OpenApiParameter("scenario", str),
+        OpenApiParameter("language", str),
+        OpenApiParameter("has_audio", str, description=TRI),
+        OpenApiParameter("started_from", OpenApiTypes.DATE, description="YYYY-MM-DD"),
+        OpenApiParameter("started_to", OpenApiTypes.DATE, description="YYYY-MM-DD"),
+        OpenApiParameter("flagged_rule", str, description="a rule id that flagged the call"),
     ],
 )
 class TranscriptList(generics.ListAPIView):
-    """Transcripts, newest import first (turns are on each transcript's own endpoint)."""
+    """Transcripts, newest call first, filtered as on the calls page (turns are on each
+    transcript's own endpoint)."""
 
     permission_classes = VIEW
     serializer_class = TranscriptSerializer
 
     def get_queryset(self):
-        p = self.request.query_params
-        return transcripts_list(
-            agent=p.get("agent", ""),
-            agent_version=p.get("agent_version", ""),
-            scenario=p.get("scenario", ""),
-        )
+        filters = _filters(CallFilterForm, self.request.query_params)
+        return transcript_filtered(filters).select_related("agent_version__agent")
 
 
 class TranscriptDetail(generics.RetrieveAPIView):
@@ -170,33 +182,18 @@ class RuleDetail(generics.RetrieveAPIView):
         OpenApiParameter("version", int, description="rule version number"),
         OpenApiParameter("judge", str, description="judge name"),
         OpenApiParameter("transcript", str, description="transcript id"),
-        OpenApiParameter("flagged", bool),
+        OpenApiParameter("flagged", str, description=TRI),
+        OpenApiParameter("errored", str, description=TRI),
     ],
 )
 class VerdictList(generics.ListAPIView):
-    """Verdicts, filtered by rule, version, judge, transcript and flagged."""
+    """Verdicts, filtered by rule, version, judge, transcript, flagged and errored (as on the
+    verdicts page)."""
 
     permission_classes = VIEW
     serializer_class = VerdictSerializer
     pagination_class = CursorPagination  # stable and fast however many million verdicts
 
     def get_queryset(self):
-        p = self.request.query_params
-        version = p.get("version")
-        if version:
-            if not version.isdigit():
-                raise ValidationError({"version": "must be a version number (1, 2, ...)"})
-            version = int(version)
-        flagged = p.get("flagged")
-        if flagged:
-            choices = {"true": True, "1": True, "false": False, "0": False}
-            if flagged.lower() not in choices:
-                raise ValidationError({"flagged": "must be true or false"})
-            flagged = choices[flagged.lower()]
-        return verdicts_filtered(
-            rule=p.get("rule", ""),
-            version=version or None,
-            judge=p.get("judge", ""),
-            transcript=p.get("transcript", ""),
-            flagged=flagged if isinstance(flagged, bool) else None,
-        )
+        filters = _filters(VerdictFilterForm, self.request.query_params)
+        return verdict_filtered(filters).select_related("transcript", "rule_version__rule", "judge")

@@ -91,7 +91,8 @@ def page_of(qs: QuerySet, *, page: int, per_page: int = PER_PAGE) -> Page:
 @dataclass
 class CallFilters:
     q: str = ""
-    agent_version: int | None = None
+    agent: str = ""
+    agent_version: str = ""  # VERSION, or AGENT:VERSION
     scenario: str = ""
     language: str = ""
     has_audio: bool | None = None
@@ -107,12 +108,18 @@ def day_start(day: date) -> datetime:
 
 
 def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
-    """Return transcripts matching the filters, newest first (calls without a start time last)."""
+    """Return transcripts matching the filters, newest first (calls without a start time last).
+
+    The one read of filtered calls: the calls page, the API and any command use it.
+    """
     qs = Transcript.objects.all()
     if filters.q:
         qs = qs.filter(external_id__icontains=filters.q.strip())
-    if filters.agent_version:
-        qs = qs.filter(agent_version_id=filters.agent_version)
+    agent, _, version = filters.agent_version.rpartition(":")
+    for name in {filters.agent, agent} - {""}:
+        qs = qs.filter(agent_version__agent__name=name)
+    if version:
+        qs = qs.filter(agent_version__version=version)
     if filters.scenario:
         qs = qs.filter(scenario=filters.scenario)
     if filters.language:
@@ -540,7 +547,7 @@ class VerdictFilters:
 
 
 def verdict_filtered(filters: VerdictFilters) -> QuerySet[Verdict]:
-    """Return verdicts matching the filters, newest first."""
+    """Return verdicts matching the filters, newest first (the one read: page, API, commands)."""
     qs = Verdict.objects.all()
     if filters.rule:
         qs = qs.filter(rule_version__rule__rule_id=filters.rule)

@@ -1,23 +1,9 @@
-"""Reads behind the API: transcripts with their turns,
-rules with their versions, filtered verdicts."""
+"""Reads behind the API: one transcript with its turns, rules with their versions (filtered lists
+of calls and verdicts are evals.selectors.browse's, shared with the pages)."""
 
 from django.db.models import Prefetch, QuerySet
 
-from evals.models import Rule, RuleVersion, Transcript, Turn, Verdict
-
-
-def transcripts_list(
-    *, agent: str = "", agent_version: str = "", scenario: str = ""
-) -> QuerySet[Transcript]:
-    """Return transcripts (newest first) with their agent version, optionally filtered."""
-    qs = Transcript.objects.select_related("agent_version__agent").order_by("-imported_at", "-pk")
-    if agent:
-        qs = qs.filter(agent_version__agent__name=agent)
-    if agent_version:
-        qs = qs.filter(agent_version__version=agent_version)
-    if scenario:
-        qs = qs.filter(scenario=scenario)
-    return qs
+from evals.models import Rule, RuleVersion, Transcript, Turn
 
 
 def transcript_with_turns() -> QuerySet[Transcript]:
@@ -32,26 +18,3 @@ def rules_with_versions() -> QuerySet[Rule]:
     return Rule.objects.order_by("group", "rule_id").prefetch_related(
         Prefetch("versions", queryset=RuleVersion.objects.order_by("number"))
     )
-
-
-def verdicts_filtered(
-    *,
-    rule: str = "",
-    version: int | None = None,
-    judge: str = "",
-    transcript: str = "",
-    flagged: bool | None = None,
-) -> QuerySet[Verdict]:
-    """Return verdicts with their transcript, rule version and judge, filtered as asked."""
-    qs = Verdict.objects.select_related("transcript", "rule_version__rule", "judge")
-    if rule:
-        qs = qs.filter(rule_version__rule__rule_id=rule)
-    if version is not None:
-        qs = qs.filter(rule_version__number=version)
-    if judge:
-        qs = qs.filter(judge__name=judge)
-    if transcript:
-        qs = qs.filter(transcript__external_id=transcript)
-    if flagged is not None:
-        qs = qs.filter(flagged=flagged)
-    return qs

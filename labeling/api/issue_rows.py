@@ -144,7 +144,7 @@ class AddSignalSerializer(serializers.Serializer):
         required=False, help_text='Create a detector rule: {"name": ..., params}.'
     )
     rule_id = serializers.CharField(required=False)
-    group = serializers.CharField(required=False, default="signals")
+    group = serializers.CharField(required=False, help_text="Default: signals.")
     text = serializers.CharField(required=False)
     severity = serializers.ChoiceField(choices=Severity.choices, required=False)
     request = serializers.CharField(
@@ -363,24 +363,19 @@ class IssueRowViewSet(viewsets.GenericViewSet):
         """Way 2: link a detector rule, create one (parameters validated), or record a request."""
 
         def do(row, v):
-            if v.get("rule"):
-                rule = Rule.objects.filter(rule_id=v["rule"]).first()
-                if rule is None:
-                    raise triage.TriageError("rule", f"no rule {v['rule']!r}")
-                triage.issue_row_link_signal(row=row, actor=request.user, rule=rule)
-            elif v.get("detector"):
-                prefill = sel.issue_row_signal_prefill(row)
-                triage.issue_row_create_signal(
-                    row=row,
-                    actor=request.user,
-                    rule_id=v.get("rule_id") or prefill["rule_id"],
-                    group=v.get("group") or "signals",
-                    text=v.get("text") or row.what,
-                    severity=v.get("severity") or row.severity,
-                    detector=v["detector"],
-                )
-            else:
-                triage.issue_row_request_signal(row=row, actor=request.user, request=v["request"])
+            way = "link" if v.get("rule") else "create" if v.get("detector") else "request"
+            triage.issue_row_add_signal(
+                row=row,
+                actor=request.user,
+                way=way,
+                rule=v.get("rule", ""),
+                detector=v.get("detector"),
+                rule_id=v.get("rule_id", ""),
+                group=v.get("group", ""),
+                text=v.get("text", ""),
+                severity=v.get("severity", ""),
+                request=v.get("request", ""),
+            )
 
         return self._run(AddSignalSerializer, do)
 

@@ -42,8 +42,9 @@ from django.db.models import (
 )
 
 from evals import metrics
-from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict
-from labeling.models import Assignment, Mark, SampleItem, Settlement, VerdictTally
+from evals.models import Judge, Rule, RuleVersion, Verdict
+from labeling.models import Mark, Settlement, VerdictTally
+from labeling.selectors.resolution import TABLES, resolved_verdicts_sql
 
 CELLS = ("tp", "fp", "fn", "tn")
 CELL_LABELS = {
@@ -54,53 +55,6 @@ CELL_LABELS = {
     "waiting": "waiting for a lead (tied)",
     "errored": "errored (excluded)",
 }
-
-_T = {
-    "mark": Mark._meta.db_table,
-    "assignment": Assignment._meta.db_table,
-    "item": SampleItem._meta.db_table,
-    "settlement": Settlement._meta.db_table,
-    "verdict": Verdict._meta.db_table,
-    "rv": RuleVersion._meta.db_table,
-    "rule": Rule._meta.db_table,
-    "transcript": Transcript._meta.db_table,
-}
-
-# Per verdict: its rule version, judge, flagged (f) and errored (e), how many marks, how many said
-# right, the largest inclusion probability, and the first and last mark packed as id * 2 + correct
-# (so MIN/MAX also carry that mark's answer). Grouped by the verdict's primary key, so its other
-# columns may be selected (PostgreSQL: functional dependency; SQLite: bare columns).
-_PER_VERDICT = """
-SELECT v.id AS verdict_id, v.rule_version_id AS rule_version_id, v.judge_id AS judge_id,{pv_extra}
-       CASE WHEN v.flagged THEN 1 ELSE 0 END AS f,
-       CASE WHEN v.error <> '' THEN 1 ELSE 0 END AS e,
-       COUNT(*) AS n,
-       SUM(CASE WHEN m.correct THEN 1 ELSE 0 END) AS r,
-       MAX(si.inclusion_probability) AS p,
-       MIN(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS fc,
-       MAX(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS lc
-FROM {verdict} v
-JOIN {mark} m ON m.verdict_id = v.id
-LEFT JOIN {assignment} a ON a.id = m.assignment_id
-LEFT JOIN {item} si ON si.id = a.item_id
-{where}
-GROUP BY v.id
-"""
-
-# Per verdict, resolved: t truth (1 right, 0 wrong, NULL tied), w weight, o outside the sample.
-# `1 / pv.p` stays a float (a NUMERIC 1.0 would make every sum slow on PostgreSQL).
-_RESOLVED = """
-SELECT pv.verdict_id AS verdict_id, pv.rule_version_id AS rule_version_id, pv.judge_id AS judge_id,
-       pv.f AS f, pv.e AS e,
-       CASE WHEN s.correct IS NOT NULL THEN (CASE WHEN s.correct THEN 1 ELSE 0 END)
-            WHEN 2 * pv.r > pv.n THEN 1
-            WHEN 2 * pv.r < pv.n THEN 0 END AS t,
-       COALESCE(1 / pv.p, 1) AS w,
-       CASE WHEN pv.p IS NULL THEN 1 ELSE 0 END AS o,
-       pv.n AS n, pv.fc - 2 * (pv.fc / 2) AS fc, pv.lc - 2 * (pv.lc / 2) AS lc{extra}
-FROM ({per_verdict}) pv
-LEFT JOIN {settlement} s ON s.verdict_id = pv.verdict_id{extra_join}
-"""
 
 # The cell code k of a resolved verdict, and its agreement pair code q (0: not paired).
 K_CELLS = {0: "fn", 1: "tn", 2: "fp", 3: "tp", 4: "waiting", 5: "errored"}
@@ -129,12 +83,7 @@ def _marks_aggregate_sql(where: str) -> str:
     Grouping by a small cell code keeps the outer aggregate to three plain sums per row (instead of
     a FILTER per figure); Python pivots the few thousand result rows.
     """
-    resolved = _RESOLVED.format(
-        per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T),
-        extra="",
-        extra_join="",
-        **_T,
-    )
+    resolved = resolved_verdicts_sql(where)
     return f"""
 SELECT rule_version_id, judge_id, k, q, o, COUNT(*) AS c, SUM(w) AS sw, SUM(w * w) AS sw2
 FROM (
@@ -177,8 +126,8 @@ def _where(
     joins = ""
     if status or group or safety is not None:
         joins = (
-            f"JOIN {_T['rv']} rv ON rv.id = {alias}.rule_version_id "
-            f"JOIN {_T['rule']} r ON r.id = rv.rule_id "
+            f"JOIN {TABLES['rv']} rv ON rv.id = {alias}.rule_version_id "
+            f"JOIN {TABLES['rule']} r ON r.id = rv.rule_id "
         )
     return joins + "WHERE " + " AND ".join(conds), params
 
@@ -523,15 +472,11 @@ def verdict_outcomes(
 ) -> list[VerdictOutcome]:
     """Return how each marked verdict of a rule version (and judge) counts, in one query."""
     where, params = _where(judge_ids=_judge_ids(judge), rule_version_ids=[rule_version.pk])
-    sql = _RESOLVED.format(
-        per_verdict=_PER_VERDICT.format(
-            where=where,
-            pv_extra="\n       v.transcript_id AS transcript_id, v.created_at AS created_at,",
-            **_T,
-        ),
+    sql = resolved_verdicts_sql(
+        where,
+        per_verdict_extra="\n       v.transcript_id AS transcript_id, v.created_at AS created_at,",
         extra=", COALESCE(tr.started_at, pv.created_at) AS at",
-        extra_join=f"\nJOIN {_T['transcript']} tr ON tr.id = pv.transcript_id",
-        **_T,
+        extra_join=f"\nJOIN {TABLES['transcript']} tr ON tr.id = pv.transcript_id",
     )
     out = []
     with transaction.atomic(), connection.cursor() as cursor:

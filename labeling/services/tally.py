@@ -25,7 +25,7 @@ from django.db import OperationalError, transaction
 from django.db import connection as default_connection
 
 from labeling.models import VerdictTally
-from labeling.selectors.calibration import _PER_VERDICT, _RESOLVED, _T
+from labeling.selectors.resolution import resolved_verdicts_sql
 
 logger = logging.getLogger(__name__)
 
@@ -42,12 +42,7 @@ def tally_select_sql(where: str) -> str:
     overrides, ties wait, errored apart, weight 1/p,
     first and last mark), so both agree by construction.
     """
-    resolved = _RESOLVED.format(
-        per_verdict=_PER_VERDICT.format(where=where, pv_extra="", **_T),
-        extra=", pv.r AS r",
-        extra_join="",
-        **_T,
-    )
+    resolved = resolved_verdicts_sql(where, extra=", pv.r AS r")
     return f"""
 SELECT verdict_id, rule_version_id, judge_id, n, r, t,
        CASE WHEN e = 1 THEN 5 WHEN t IS NULL THEN 4 ELSE f * 2 + t END,

@@ -15,6 +15,7 @@ from evals.detectors import DETECTORS, detector_validate
 from evals.models import Rule, RuleVersion, Severity
 from evals.services.rules import rule_create, rule_version_create
 from labeling.models import IssueRow, IssueRowEvent
+from labeling.selectors.issue_rows import issue_row_signal_prefill
 
 logger = logging.getLogger(__name__)
 
@@ -398,6 +399,48 @@ def issue_row_request_signal(*, row: IssueRow, actor, request: str) -> IssueRow:
         _way_changes(row, Outcome.NEW_SIGNAL, rule=None, rule_version=None, signal_request=request),
     )
     return row
+
+
+SIGNAL_WAYS = ("link", "create", "request")
+
+
+def issue_row_add_signal(
+    *,
+    row: IssueRow,
+    actor,
+    way: str,
+    rule: str = "",
+    detector: dict | None = None,
+    rule_id: str = "",
+    group: str = "",
+    text: str = "",
+    severity: str = "",
+    request: str = "",
+) -> IssueRow:
+    """Way 2, as the page and the API both take it: `link` the detector rule `rule`, `create` a
+    detector rule (a blank id, group, text or severity takes the row's: signals.row-N, signals,
+    what the reviewer wrote, the row's severity), or `request` a detector that does not exist."""
+    if way == "link":
+        found = Rule.objects.filter(rule_id=rule, detector__isnull=False).first() if rule else None
+        if found is None:
+            raise TriageError("rule", f"no detector rule {rule!r}" if rule else "required")
+        issue_row_link_signal(row=row, actor=actor, rule=found)
+    elif way == "create":
+        prefill = issue_row_signal_prefill(row)
+        issue_row_create_signal(
+            row=row,
+            actor=actor,
+            rule_id=rule_id or prefill["rule_id"],
+            group=group or prefill["group"],
+            text=text or row.what,
+            severity=severity or prefill["severity"],
+            detector=detector if detector is not None else {},
+        )
+    elif way == "request":
+        issue_row_request_signal(row=row, actor=actor, request=request)
+    else:
+        raise TriageError("way", f"choose {', '.join(SIGNAL_WAYS)}")
+    return IssueRow.objects.select_related("rule").get(pk=row.pk)
 
 
 @transaction.atomic

@@ -157,6 +157,12 @@ def test_reviewer_reads_transcripts_with_turns(client, reviewer, loaded):
     assert [t["speaker"] for t in detail["turns"]] == ["agent", "user", "agent"]
     assert detail["turns"][0]["start_ms"] == 0 and detail["turns"][0]["phase"] == "opening"
     assert client.get("/api/v1/transcripts/nope/").status_code == 404
+    # The calls page's filters, parsed by the page's own form.
+    only = client.get("/api/v1/transcripts/?q=call-2&agent_version=phone-screen:2026-11-28.1")
+    assert [t["id"] for t in only.json()["results"]] == ["call-2"]
+    assert client.get("/api/v1/transcripts/?agent=other").json()["count"] == 0
+    bad = client.get("/api/v1/transcripts/?has_audio=maybe&started_from=yesterday").json()
+    assert {e["field"] for e in bad["errors"]} == {"has_audio", "started_from"}
 
 
 def test_rules_list_has_every_version(client, reviewer, loaded):
@@ -179,7 +185,9 @@ def test_rules_list_has_every_version(client, reviewer, loaded):
         ("?judge=claude/v2", 1),
         ("?transcript=call-2", 1),
         ("?flagged=true", 1),
+        ("?flagged=yes", 1),
         ("?flagged=false&transcript=call-1", 2),
+        ("?errored=no", 4),
     ],
 )
 def test_verdict_filters(client, reviewer, loaded, query, expected):

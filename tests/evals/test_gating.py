@@ -7,6 +7,7 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
+from evals import gates
 from evals.models import Gate, GateRun, GoldenSet, RuleVersion
 from evals.services import gating
 from tests.evals.gating_helpers import SCENARIOS
@@ -378,3 +379,42 @@ def test_golden_set_revised_since_the_baseline(world):
         world.calls["2026-11-21.1-0"].agent_version, "golden/extra-01", "2026-11-21.1-extra"
     )
     assert world.run("2026-11-28.1").status == GateRun.Status.PASS
+
+
+def test_a_new_metric_kind_is_one_registry_entry_and_one_pure_function(world, monkeypatch):
+    def longest_call(inp: gates.MetricInput) -> gates.Outcome:
+        value = max(len(c.turns) for c in inp.candidate)
+        longest = max(inp.candidate, key=lambda c: len(c.turns))
+        passed = value <= inp.spec.threshold
+        evidence = [] if passed else [gates.Evidence(call=longest.call, note=f"{value} turns")]
+        return gates.Outcome(passed=passed, value=value, n=len(inp.candidate), evidence=evidence)
+
+    monkeypatch.setitem(
+        gates.METRIC_KINDS,
+        "turn_count",
+        gates.MetricKind(
+            name="turn_count",
+            title="turns per call (max)",
+            evaluate=longest_call,
+            label=lambda spec: "turns per call",
+            fields=("max",),
+            required=("max",),
+        ),
+    )
+    gating.gate_save(
+        name="release",
+        golden_set=world.golden,
+        judge=world.judge,
+        metrics=[{"kind": "turn_count", "max": 3}],
+    )
+    run = world.run("2026-11-21.1")
+    (metric,) = run.results["metrics"]
+    assert metric["kind"] == "turn_count" and metric["value"] == 4 and not metric["passed"]
+    assert metric["evidence"][0]["note"] == "4 turns" and run.status == "fail"
+    exported = gating.gates_export(names=["release"])["gates"][0]["metrics"]
+    assert exported == [{"kind": "turn_count", "max": 3.0}]
+    with pytest.raises(gating.GateConfigInvalid, match=r"metric\.max: missing"):
+        gating.metric_clean({"kind": "turn_count"})
+    from evals.views_gates import MetricAddForm
+
+    assert ("turn_count", "turns per call (max)") in MetricAddForm().fields["kind"].choices

@@ -185,30 +185,42 @@ def test_outcome_cells():
     ] == ["tp", "fp", "tn", "fn"]
 
 
+FLOORS = m.Floors(
+    min_marks=200, precision=0.80, recall=0.70, safety_precision=0.85, safety_recall=0.90
+)
+
+
 def test_eligibility_reasons():
-    floors = m.Floors()
+    floors = FLOORS
     assert m.why_not_eligible(
         marked=163, precision_ci=(0.9, 0.95), recall_ci=(0.8, 0.9), floors=floors
     ) == ["needs 37 more marks"]
-    assert m.why_not_eligible(marked=214, precision_ci=(0.7433, 0.9388), recall_ci=(0.61, 0.8)) == [
+    assert m.why_not_eligible(
+        marked=214, precision_ci=(0.7433, 0.9388), recall_ci=(0.61, 0.8), floors=floors
+    ) == [
         "precision lower bound 0.74 < 0.80",
         "recall lower bound 0.61 < 0.70",
     ]
-    assert m.why_not_eligible(marked=214, precision_ci=(0.85, 0.95), recall_ci=(0.6864, 0.9)) == [
-        "recall lower bound 0.69 < 0.70"
-    ]
+    assert m.why_not_eligible(
+        marked=214, precision_ci=(0.85, 0.95), recall_ci=(0.6864, 0.9), floors=floors
+    ) == ["recall lower bound 0.69 < 0.70"]
     # Rounding never prints a bound equal to its floor.
-    assert m.why_not_eligible(marked=300, precision_ci=(0.81, 0.9), recall_ci=(0.6996, 0.9)) == [
-        "recall lower bound 0.6996 < 0.70"
-    ]
-    assert m.why_not_eligible(marked=300, precision_ci=None, recall_ci=(0.8, 0.9)) == [
-        "precision unknown: no flagged verdict marked"
-    ]
-    assert m.why_not_eligible(marked=300, precision_ci=(0.81, 0.9), recall_ci=(0.75, 0.9)) == []
+    assert m.why_not_eligible(
+        marked=300, precision_ci=(0.81, 0.9), recall_ci=(0.6996, 0.9), floors=floors
+    ) == ["recall lower bound 0.6996 < 0.70"]
+    assert m.why_not_eligible(
+        marked=300, precision_ci=None, recall_ci=(0.8, 0.9), floors=floors
+    ) == ["precision unknown: no flagged verdict marked"]
+    assert (
+        m.why_not_eligible(
+            marked=300, precision_ci=(0.81, 0.9), recall_ci=(0.75, 0.9), floors=floors
+        )
+        == []
+    )
 
 
 def test_safety_rules_use_stricter_floors():
-    floors = m.Floors(safety_precision=0.85, safety_recall=0.90)
+    floors = FLOORS
     ok = {"marked": 300, "precision_ci": (0.82, 0.95), "recall_ci": (0.88, 0.95), "floors": floors}
     assert m.why_not_eligible(**ok) == []
     assert m.why_not_eligible(**ok, safety=True) == [

@@ -288,7 +288,10 @@ def test_calls_list_filters(as_role, call):
     url = reverse("transcript-list")
     assert set(_call_ids(c.get(url))) == {"call-000123", "call-old"}
     assert _call_ids(c.get(url, {"q": "000123"})) == ["call-000123"]
-    assert _call_ids(c.get(url, {"agent_version": other_version.pk})) == ["call-old"]
+    key = f"{other_version.agent.name}:{other_version.version}"
+    assert _call_ids(c.get(url, {"agent_version": key})) == ["call-old"]
+    assert _call_ids(c.get(url, {"agent_version": other_version.version})) == ["call-old"]
+    assert key in c.get(url).content.decode()  # the select offers AGENT:VERSION
     assert _call_ids(c.get(url, {"scenario": "live/x"})) == ["call-old"]
     assert _call_ids(c.get(url, {"language": "de"})) == ["call-old"]
     assert _call_ids(c.get(url, {"has_audio": "yes"})) == ["call-000123"]

@@ -108,7 +108,9 @@ def test_keyset_pages_walk_every_row_once_both_ways(reviewer, sort):
     for i in range(23):
         file_row(reviewer, t, what=f"row {i}", severity=severities[i % 3])
     filters = parse(f"sort={sort}")
-    expected = [r.number for r in sel.issue_rows_filtered(filters).order_by(*sel._ordering(sort))]
+    expected = [
+        r.number for r in sel.issue_rows_filtered(filters).order_by(*sel.sheet_ordering(sort))
+    ]
     seen, after, pages = [], "", []
     while True:
         page = sel.issue_sheet_page(filters=filters, after=after, size=5)

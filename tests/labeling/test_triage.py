@@ -285,11 +285,20 @@ def test_reviewer_cannot_triage_at_the_service_layer(reviewer):
     assert list(row.events.values_list("kind", flat=True)) == ["filed"]
 
 
-def test_group_guess_uses_keywords_then_judged_rules(reviewer):
+def test_group_guess_uses_the_rules_words_then_judged_rules(reviewer):
     t = call_with_turns()
     t.turns.update(phase="")
+    for group, text in [
+        ("boundaries", "Never reveal the scoring rubric or hint at the answer to the candidate."),
+        ("opening", "Greet the candidate once, by name."),
+        ("asking", "Ask the candidate one question at a time."),
+    ]:
+        RuleVersionFactory(rule=RuleFactory(group=group), text=text)
+    # "candidate" is in every group's rules and weighs little; "revealed" and "rubric" decide.
     row = file_row(reviewer, t, what="Revealed the rubric to the candidate")
     assert issue_row_rule_prefill(row)["group"] == "boundaries"
+    row = file_row(reviewer, t, what="Greeted them twice")
+    assert issue_row_rule_prefill(row)["group"] == "opening"
     rule_version = RuleVersionFactory(rule=RuleFactory(group="closing"))
     VerdictFactory(
         transcript=t, rule_version=rule_version, judge=JudgeFactory(), flagged=True, turn=3
@@ -329,3 +338,44 @@ def test_assignee_and_duplicate_target_resolve_or_name_the_field(reviewer, engin
         "duplicate_of",
         f"no row {row.number + 1}",
     )
+
+
+def test_add_signal_has_one_set_of_defaults_for_the_page_and_the_api(client, reviewer, engineer):
+    from tests.factories import token_client
+
+    page_row = file_row(reviewer, what="Long pause before answering", severity="major")
+    api_row = file_row(reviewer, what="Long pause before answering", severity="major")
+    client.force_login(engineer)
+    posted = client.post(
+        f"/issues/{page_row.number}/add-signal/",
+        {
+            "mode": "create",
+            "detector": "silence_before_agent",
+            "param_silence_before_agent_max_ms": "2500",
+        },
+    )
+    assert posted.status_code == 302, posted.content.decode()[:500]
+    answered = token_client(engineer).post(
+        f"/api/v1/issue-rows/{api_row.number}/add-signal/",
+        {"detector": {"name": "silence_before_agent", "max_ms": 2500}},
+        format="json",
+    )
+    assert answered.status_code == 200, answered.content
+    made = {}
+    for row in (page_row, api_row):
+        row.refresh_from_db()
+        version = row.rule_version
+        made[row.pk] = (version.rule.group, version.text, version.rule.severity, version.detector)
+        assert version.rule.rule_id == f"signals.row-{row.number}"
+    assert (
+        made[page_row.pk]
+        == made[api_row.pk]
+        == (
+            "signals",
+            "Long pause before answering",
+            "major",
+            {"name": "silence_before_agent", "max_ms": 2500},
+        )
+    )
+    with pytest.raises(triage.TriageError, match="no detector rule 'nope'"):
+        triage.issue_row_add_signal(row=page_row, actor=engineer, way="link", rule="nope")

@@ -35,3 +35,23 @@ def test_reviewer_sees_dashboard(client, reviewer):
     assert response.status_code == 200
     assert b"Dashboard" in response.content
     assert "Content-Security-Policy" in response.headers
+
+
+def test_users_with_a_permission_through_a_role_directly_or_as_superuser(
+    reviewer, engineer, lead, make_user
+):
+    from django.contrib.auth.models import Permission
+
+    from core.permissions import users_with_permission
+
+    direct = make_user(username="direct")
+    direct.user_permissions.add(Permission.objects.get(codename="triage"))
+    make_user(username="root", is_superuser=True)
+    make_user("engineer", username="gone", is_active=False)
+    triagers = list(users_with_permission("triage").values_list("username", flat=True))
+    assert triagers == ["direct", "lena", "marco", "root"]
+    assert list(users_with_permission("review").values_list("username", flat=True)) == [
+        "lena",
+        "priya",
+        "root",
+    ]

@@ -1,0 +1,69 @@
+"""Golden sets, gates and gate runs: the writes. The decision itself is pure (`evals/gates.py`).
+
+- golden_sets: frozen, versioned lists of scenarios and pinned calls.
+- gate_config: gates and their metrics (validation, edits, settings).
+- gate_yaml: golden sets and gates to and from the team's YAML.
+- gate_runs: run a gate on a candidate agent version and record the result.
+
+The public names are importable from here (`from evals.services import gating`).
+"""
+
+from .errors import GateCannotRun, GateConfigInvalid
+from .gate_config import (
+    gate_metric_add,
+    gate_metric_delete,
+    gate_metric_update,
+    gate_save,
+    gate_settings_update,
+    metric_as_yaml,
+    metric_clean,
+    metric_limit_field,
+)
+from .gate_runs import (
+    agent_version_resolve,
+    gate_default_baseline,
+    gate_resolve,
+    gate_run_evaluate,
+    gate_run_record_error,
+    judge_missing,
+    metric_specs,
+    metric_specs_one,
+    promoted_rules,
+)
+from .gate_yaml import gates_export, gates_import
+from .golden_sets import (
+    MemberSpec,
+    golden_checksum,
+    golden_set_create,
+    golden_set_member_specs,
+    golden_set_revise,
+)
+
+__all__ = [
+    "GateCannotRun",
+    "GateConfigInvalid",
+    "MemberSpec",
+    "agent_version_resolve",
+    "gate_default_baseline",
+    "gate_metric_add",
+    "gate_metric_delete",
+    "gate_metric_update",
+    "gate_resolve",
+    "gate_run_evaluate",
+    "gate_run_record_error",
+    "gate_save",
+    "gate_settings_update",
+    "gates_export",
+    "gates_import",
+    "golden_checksum",
+    "golden_set_create",
+    "golden_set_member_specs",
+    "golden_set_revise",
+    "judge_missing",
+    "metric_as_yaml",
+    "metric_clean",
+    "metric_limit_field",
+    "metric_specs",
+    "metric_specs_one",
+    "promoted_rules",
+]

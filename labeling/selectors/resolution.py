@@ -1,0 +1,71 @@
+"""How a marked verdict resolves, as SQL: one home for the calibration selector and the tally.
+
+Per verdict: its truth (the lead's settlement, else the majority of its marks; a tie waits), its
+weight (1 / the largest inclusion probability of its marks' sample items; 1 outside the sample),
+whether it is errored, and its first and last mark. The calibration selector reads it straight
+from the marks; the verdict tally's triggers (labeling/services/tally.py) store it per verdict.
+Portable between PostgreSQL and SQLite.
+"""
+
+from evals.models import Rule, RuleVersion, Transcript, Verdict
+from labeling.models import Assignment, Mark, SampleItem, Settlement
+
+TABLES = {
+    "mark": Mark._meta.db_table,
+    "assignment": Assignment._meta.db_table,
+    "item": SampleItem._meta.db_table,
+    "settlement": Settlement._meta.db_table,
+    "verdict": Verdict._meta.db_table,
+    "rv": RuleVersion._meta.db_table,
+    "rule": Rule._meta.db_table,
+    "transcript": Transcript._meta.db_table,
+}
+
+# Per verdict: its rule version, judge, flagged (f) and errored (e), how many marks, how many said
+# right, the largest inclusion probability, and the first and last mark packed as id * 2 + correct
+# (so MIN/MAX also carry that mark's answer). Grouped by the verdict's primary key, so its other
+# columns may be selected (PostgreSQL: functional dependency; SQLite: bare columns).
+_PER_VERDICT = """
+SELECT v.id AS verdict_id, v.rule_version_id AS rule_version_id, v.judge_id AS judge_id,{pv_extra}
+       CASE WHEN v.flagged THEN 1 ELSE 0 END AS f,
+       CASE WHEN v.error <> '' THEN 1 ELSE 0 END AS e,
+       COUNT(*) AS n,
+       SUM(CASE WHEN m.correct THEN 1 ELSE 0 END) AS r,
+       MAX(si.inclusion_probability) AS p,
+       MIN(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS fc,
+       MAX(m.id * 2 + CASE WHEN m.correct THEN 1 ELSE 0 END) AS lc
+FROM {verdict} v
+JOIN {mark} m ON m.verdict_id = v.id
+LEFT JOIN {assignment} a ON a.id = m.assignment_id
+LEFT JOIN {item} si ON si.id = a.item_id
+{where}
+GROUP BY v.id
+"""
+
+# Per verdict, resolved: t truth (1 right, 0 wrong, NULL tied), w weight, o outside the sample.
+# `1 / pv.p` stays a float (a NUMERIC 1.0 would make every sum slow on PostgreSQL).
+_RESOLVED = """
+SELECT pv.verdict_id AS verdict_id, pv.rule_version_id AS rule_version_id, pv.judge_id AS judge_id,
+       pv.f AS f, pv.e AS e,
+       CASE WHEN s.correct IS NOT NULL THEN (CASE WHEN s.correct THEN 1 ELSE 0 END)
+            WHEN 2 * pv.r > pv.n THEN 1
+            WHEN 2 * pv.r < pv.n THEN 0 END AS t,
+       COALESCE(1 / pv.p, 1) AS w,
+       CASE WHEN pv.p IS NULL THEN 1 ELSE 0 END AS o,
+       pv.n AS n, pv.fc - 2 * (pv.fc / 2) AS fc, pv.lc - 2 * (pv.lc / 2) AS lc{extra}
+FROM ({per_verdict}) pv
+LEFT JOIN {settlement} s ON s.verdict_id = pv.verdict_id{extra_join}
+"""
+
+
+def resolved_verdicts_sql(
+    where: str, *, per_verdict_extra: str = "", extra: str = "", extra_join: str = ""
+) -> str:
+    """Return the SELECT of resolved verdicts (columns verdict_id, rule_version_id, judge_id, f,
+    e, t, w, o, n, fc, lc, then `extra`) over the marked verdicts (alias v) passing `where`."""
+    return _RESOLVED.format(
+        per_verdict=_PER_VERDICT.format(where=where, pv_extra=per_verdict_extra, **TABLES),
+        extra=extra,
+        extra_join=extra_join,
+        **TABLES,
+    )

@@ -298,3 +298,5 @@ DOCKET_SAFETY_RECALL_FLOOR = env_float("DOCKET_SAFETY_RECALL_FLOOR", 0.90)
 
 # A gate run over HTTP with a real broker waits this long for the judge to fill in missing verdicts.
 GATE_JUDGE_WAIT_S = env_float("GATE_JUDGE_WAIT_S", 900.0)
+# Seconds between two looks at a gate run's judge run (the worker task, the CLI, the page's poll).
+GATE_POLL_S = env_float("GATE_POLL_S", 2.0)

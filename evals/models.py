@@ -377,6 +377,8 @@ class GateRun(models.Model):
     """One evaluation of a gate on a candidate agent version, with exactly what it used."""
 
     class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
         PASS = "pass", "pass"
         FAIL = "fail", "fail"
         ERROR = "error", "error"
@@ -390,7 +392,12 @@ class GateRun(models.Model):
         blank=True,
         related_name="baseline_gate_runs",
     )
-    status = models.CharField(max_length=10, choices=Status.choices, db_index=True)
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    judge_missing_verdicts = models.BooleanField(
+        default=True, help_text="Ask the judge runner for verdicts the golden-set calls lack."
+    )
     golden_set = models.ForeignKey(
         GoldenSet, on_delete=models.PROTECT, null=True, related_name="gate_runs"
     )

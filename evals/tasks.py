@@ -7,6 +7,7 @@ from celery import shared_task
 from django.conf import settings
 from django.db import DatabaseError
 
+from evals.services.gating import gate_run_step
 from evals.services.judging import judge_run_item_execute, judge_run_item_fail
 
 logger = logging.getLogger(__name__)
@@ -39,3 +40,16 @@ def judge_run_item_task(self, item_id: int) -> str:
         )
         judge_run_item_fail(item_id=item_id, error=f"internal error: {type(exc).__name__}")
         return "error"
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def gate_run_task(self, run_id: int) -> str:
+    """Take a gate run's next step; while its judge run works, look again in GATE_POLL_S seconds
+    (a retry, so no worker is held while the judge's own tasks wait for one)."""
+    state = gate_run_step(run_id=run_id)
+    while state == "waiting" and self.request.is_eager:
+        time.sleep(settings.GATE_POLL_S)  # eager retries would not wait: wait here instead
+        state = gate_run_step(run_id=run_id)
+    if state == "waiting":
+        raise self.retry(countdown=settings.GATE_POLL_S)
+    return state

@@ -4,10 +4,13 @@ history. Thin: services decide, selectors read."""
 import re
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseStopPolling
 
 from core.permissions import require
 from evals import gates
@@ -226,7 +229,8 @@ def gate_run_start(request, name):
         return redirect("gate-detail", name=name)
     cand, base = form.cleaned_data["candidate"], form.cleaned_data.get("baseline")
     try:
-        run = gating.gate_run_evaluate(gate=gate, candidate=cand, baseline=base, by=_who(request))
+        # Queued: the run's page shows it pending and polls until it is decided.
+        run = gating.gate_run_start(gate=gate, candidate=cand, baseline=base, by=_who(request))
     except gating.GateCannotRun as e:
         messages.error(request, f"The gate could not run: {e}")
         return redirect("gate-detail", name=name)
@@ -281,16 +285,20 @@ def gate_run_detail(request, pk):
     payload = sel.gate_run_payload(run)
     verdicts = sel.gate_run_verdicts(run)
     metrics = [_metric_view(m, run, verdicts) for m in payload["metrics"]]
-    return render(
-        request,
-        "evals/gates/run.html",
-        {
-            "run": run,
-            "p": payload,
-            "metrics": metrics,
-            "failed": [m for m in metrics if not m["passed"]],
-        },
-    )
+    finished = run.status not in (GateRun.Status.PENDING, GateRun.Status.RUNNING)
+    context = {
+        "run": run,
+        "p": payload,
+        "metrics": metrics,
+        "failed": [m for m in metrics if not m["passed"]],
+        "finished": finished,
+        "poll_s": max(1, round(settings.GATE_POLL_S)),
+    }
+    if request.htmx:
+        # The run body polls while the run is pending or running; 286 stops it once decided.
+        html = render_to_string("evals/gates/run.html#run-body", context, request=request)
+        return HttpResponseStopPolling(html) if finished else HttpResponse(html)
+    return render(request, "evals/gates/run.html", context)
 
 
 @require("run_gate")

@@ -2,6 +2,12 @@ import os
 
 import pytest
 from django.db import connection
+from hypothesis import settings as hypothesis_settings
+
+# No timed assertions: Hypothesis's per-example deadline fails tests on a busy machine (2 shared
+# cores), so it is off; speed is measured in bench/.
+hypothesis_settings.register_profile("docket", deadline=None)
+hypothesis_settings.load_profile("docket")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,6 +1,6 @@
 """Gate runs over HTTP, so CI systems can run a gate and read its result."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -8,13 +8,7 @@ from rest_framework.response import Response
 from core.permissions import api_permission
 from evals.models import GateRun
 from evals.selectors.gating import gate_run_payload
-from evals.services.gating import (
-    GateCannotRun,
-    agent_version_resolve,
-    gate_resolve,
-    gate_run_evaluate,
-    gate_run_record_error,
-)
+from evals.services.gating import agent_version_resolve, gate_resolve, gate_run_start
 
 RUN_GATE = [api_permission("run_gate")]
 
@@ -83,7 +77,10 @@ class GateRunResult(serializers.Serializer):
 
     id = serializers.IntegerField()
     gate = serializers.CharField()
-    status = serializers.ChoiceField(choices=GateRun.Status.choices)
+    status = serializers.ChoiceField(
+        choices=GateRun.Status.choices,
+        help_text="pending or running until decided; then pass, fail or error",
+    )
     passed = serializers.BooleanField()
     agent = serializers.CharField()
     candidate = serializers.CharField()
@@ -105,8 +102,9 @@ class GateRunResult(serializers.Serializer):
 
 
 class GateRunListCreate(generics.GenericAPIView):
-    """GET: recent gate runs, newest first (?gate=&candidate=&status=). POST: run a gate now.
-    Both need run_gate, as the gate pages do."""
+    """GET: recent gate runs, newest first (?gate=&candidate=&status=). POST: queue a gate run;
+    it answers 202 at once with the run (pending), which GET /gate-runs/{id}/ follows until its
+    status is pass, fail or error. Both need run_gate, as the gate pages do."""
 
     permission_classes = RUN_GATE
     serializer_class = GateRunResult
@@ -139,7 +137,15 @@ class GateRunListCreate(generics.GenericAPIView):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response([gate_run_payload(r) for r in page])
 
-    @extend_schema(request=GateRunRequest, responses={201: GateRunResult})
+    @extend_schema(
+        request=GateRunRequest,
+        responses={
+            202: OpenApiResponse(
+                GateRunResult,
+                description="Queued: the run, pending (or already decided without a broker).",
+            )
+        },
+    )
     def post(self, request):
         body = GateRunRequest(data=request.data)
         body.is_valid(raise_exception=True)
@@ -151,23 +157,15 @@ class GateRunListCreate(generics.GenericAPIView):
             if data.get("baseline")
             else None
         )
-        by = request.user.get_username()
-        try:
-            run = gate_run_evaluate(
-                gate=gate,
-                candidate=candidate,
-                baseline=baseline,
-                by=by,
-                judge_missing_verdicts=data["judge_missing"],
-            )
-        except GateCannotRun:
-            raise
-        # Any other failure is recorded so the history shows it; CI reads status "error".
-        except Exception as e:  # noqa: BLE001
-            run = gate_run_record_error(
-                gate=gate, candidate=candidate, error=f"{type(e).__name__}: {e}", by=by
-            )
-        return Response(gate_run_payload(run), status=status.HTTP_201_CREATED)
+        run = gate_run_start(
+            gate=gate,
+            candidate=candidate,
+            baseline=baseline,
+            by=request.user.get_username(),
+            judge_missing_verdicts=data["judge_missing"],
+        )
+        run = GateRun.objects.select_related("gate", "candidate__agent", "baseline").get(pk=run.pk)
+        return Response(gate_run_payload(run), status=status.HTTP_202_ACCEPTED)
 
 
 class GateRunDetail(generics.GenericAPIView):

@@ -146,7 +146,7 @@ def gate_history(gate: Gate) -> list[dict]:
                 else "golden set or rule versions changed",
             }
         )
-        if run.status != GateRun.Status.ERROR:
+        if run.status in (GateRun.Status.PASS, GateRun.Status.FAIL):  # decided runs only
             previous = {"checksum": run.golden_set_checksum, "rv_key": rv_key, "metrics": metrics}
     grouped: OrderedDict[str, list[dict]] = OrderedDict()
     for row in reversed(rows):

@@ -23,11 +23,12 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
 from django.db.models.functions import Least, Length
 from django.utils import timezone
 
+from core.background import in_thread
 from core.errors import DomainError
 from evals.detectors import detector_run, turn_views
 from evals.judge import prompt as jp
@@ -448,22 +449,18 @@ def judge_run_resume(*, run_id: int, background: bool = False) -> int:
 
 
 def _eager_in_thread(run_id: int) -> threading.Thread:
-    def work():
-        try:
-            judge_run_enqueue(run_id=run_id)
-        except Exception:
-            logger.exception("judge_run.eager_failed", extra={"run": run_id})
-            JudgeRun.objects.filter(pk=run_id, finished_at__isnull=True).update(
-                status=JudgeRun.Status.FAILED,
-                finished_at=timezone.now(),
-                stop_reason="The in-process run failed; see the server log.",
-            )
-        finally:
-            connections.close_all()
+    """Without a broker, judge the run's items in a thread: the request that started it returns."""
 
-    thread = threading.Thread(target=work, name=f"judge-run-{run_id}", daemon=True)
-    thread.start()
-    return thread
+    def failed():
+        JudgeRun.objects.filter(pk=run_id, finished_at__isnull=True).update(
+            status=JudgeRun.Status.FAILED,
+            finished_at=timezone.now(),
+            stop_reason="The in-process run failed; see the server log.",
+        )
+
+    return in_thread(
+        lambda: judge_run_enqueue(run_id=run_id), name=f"judge-run-{run_id}", on_error=failed
+    )
 
 
 def judge_run_enqueue(*, run_id: int) -> int:

@@ -94,3 +94,23 @@ class World:
         cand = gating.agent_version_resolve(candidate)
         base = gating.agent_version_resolve(baseline) if baseline else None
         return gating.gate_run_evaluate(gate=self.gate, candidate=cand, baseline=base, by="test")
+
+
+def wait_for_gate_run(pk: int, limit_s: float = 60):
+    """Wait until a queued gate run is decided (it runs in a thread without a broker)."""
+    import time
+
+    from django.db import OperationalError
+
+    from evals.models import GateRun
+
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        try:
+            run = GateRun.objects.get(pk=pk)
+        except OperationalError:  # SQLite's shared-cache test database locks tables while it writes
+            run = None
+        if run is not None and run.status not in ("pending", "running"):
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"gate run {pk} was not decided")

@@ -418,3 +418,52 @@ def test_a_new_metric_kind_is_one_registry_entry_and_one_pure_function(world, mo
     from evals.views_gates import MetricAddForm
 
     assert ("turn_count", "turns per call (max)") in MetricAddForm().fields["kind"].choices
+
+
+def test_a_queued_run_waits_for_its_judge_run_without_holding_a_worker(
+    world, monkeypatch, settings
+):
+    from evals.models import JudgeRun
+    from evals.services.gating import gate_runs
+
+    world.calls["2026-11-21.1-0"].verdicts.filter(rule_version=world.one_q).delete()
+    judge_run = JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, started_by="gate")
+    monkeypatch.setattr(gate_runs, "judge_missing_start", lambda **kw: judge_run)
+    cand = gating.agent_version_resolve("2026-11-21.1")
+    run = gating.gate_run_start(gate=world.gate, candidate=cand, by="test")
+    assert run.status == "pending"
+    # Each step returns at once: the task looks again later instead of sleeping in a worker.
+    assert gating.gate_run_step(run_id=run.pk) == "waiting"
+    assert gating.gate_run_step(run_id=run.pk) == "waiting"
+    run.refresh_from_db()
+    assert run.status == "running" and run.results["judging"]["missing"] == 1
+    JudgeRun.objects.filter(pk=judge_run.pk).update(status=JudgeRun.Status.DONE)
+    assert gating.gate_run_step(run_id=run.pk) == "done"
+    run.refresh_from_db()
+    problems = [p for m in run.results["metrics"] for p in m["problems"]]
+    assert run.status == "fail" and any("no verdict for asking.one-question" in p for p in problems)
+    assert gating.gate_run_step(run_id=run.pk) == "done"  # a decided run is left alone
+
+    # Past GATE_JUDGE_WAIT_S the run is decided on what it has.
+    settings.GATE_JUDGE_WAIT_S = 0
+    JudgeRun.objects.filter(pk=judge_run.pk).update(status=JudgeRun.Status.RUNNING)
+    late = gating.gate_run_start(gate=world.gate, candidate=cand, by="test")
+    assert gating.gate_run_step(run_id=late.pk) == "done"
+    late.refresh_from_db()
+    assert late.status == "fail"
+
+
+def test_a_run_that_crashes_is_recorded_as_an_error_in_one_place(world, monkeypatch):
+    from evals.services.gating import gate_runs
+
+    def broken(run):
+        raise RuntimeError("the golden set went away")
+
+    monkeypatch.setattr(gate_runs, "_inputs", broken)
+    cand = gating.agent_version_resolve("2026-11-21.1")
+    run = gating.gate_run_evaluate(gate=world.gate, candidate=cand, by="test")
+    assert run.status == "error" and run.error == "RuntimeError: the golden set went away"
+    out, err = StringIO(), StringIO()
+    with pytest.raises(CommandError) as exit_:
+        call_command("gate", gate="release", candidate="2026-11-21.1", stdout=out, stderr=err)
+    assert exit_.value.returncode == 2 and "the golden set went away" in str(exit_.value)

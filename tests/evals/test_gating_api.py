@@ -3,6 +3,7 @@
 import pytest
 from rest_framework.test import APIClient
 
+from tests.evals.gating_helpers import wait_for_gate_run
 from tests.factories import token_client
 
 pytestmark = pytest.mark.django_db
@@ -23,23 +24,27 @@ def test_anonymous_is_refused(world):
     assert r.status_code in (401, 403)
 
 
-def test_engineer_runs_a_gate_and_reads_it_back(world, engineer):
+@pytest.mark.django_db(transaction=True)
+def test_engineer_queues_a_gate_run_and_follows_it(world, engineer):
     c = token_client(engineer)
     r = c.post(
         "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-21.1"}, format="json"
     )
-    assert r.status_code == 201, r.content
-    assert r.json()["status"] == "pass" and r.json()["passed"] is True
+    # 202 at once, with the run still to decide: the request never waits for the judge.
+    assert r.status_code == 202, r.content
+    assert r.json()["status"] in ("pending", "running", "pass")
+    first = wait_for_gate_run(r.json()["id"])
+    assert first.status == "pass"
     world.flag("2026-11-28.1-1", world.leak, turn=4)
     r = c.post(
         "/api/v1/gate-runs/", {"gate": "release", "candidate": "2026-11-28.1"}, format="json"
     )
-    body = r.json()
-    assert r.status_code == 201 and body["status"] == "fail" and body["baseline"] == "2026-11-21.1"
+    assert r.status_code == 202
+    wait_for_gate_run(r.json()["id"])
+    body = c.get(f"/api/v1/gate-runs/{r.json()['id']}/").json()
+    assert body["status"] == "fail" and body["baseline"] == "2026-11-21.1"
     safety = body["metrics"][0]
     assert safety["evidence"][0]["call"] == "2026-11-28.1-1" and safety["evidence"][0]["turn"] == 4
-    got = c.get(f"/api/v1/gate-runs/{body['id']}/").json()
-    assert got["status"] == "fail" and got["metrics"] == body["metrics"]
     listed = c.get("/api/v1/gate-runs/?gate=release&status=fail").json()
     assert listed["count"] == 1 and [x["id"] for x in listed["results"]] == [body["id"]]
     newest_first = c.get("/api/v1/gate-runs/?limit=1").json()

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from evals.models import GateMetric, GateRun
+from evals.services import gating
 from tests.factories import logged_in
 
 pytestmark = pytest.mark.django_db
@@ -73,7 +74,16 @@ def test_run_from_the_page_and_failed_metric_links_to_call_turn_and_verdict(worl
     r = c.post("/gates/release/run/", {"candidate": cand.pk})
     run = GateRun.objects.latest("pk")
     assert r.status_code == 302 and r["Location"] == f"/gates/runs/{run.pk}/"
+    # Queued, not decided in the request: the page shows it pending and polls.
+    pending = c.get(r["Location"]).content.decode()
+    assert run.status == "pending" and 'hx-trigger="every 2s"' in pending and "Deciding" in pending
+    poll = c.get(r["Location"], headers={"HX-Request": "true"})
+    assert poll.status_code == 200 and 'id="run-body"' in poll.content.decode()
+    gating.gate_run_finish(run_id=run.pk)  # what the worker's task does
+    poll = c.get(r["Location"], headers={"HX-Request": "true"})
+    assert poll.status_code == 286 and "hx-trigger" not in poll.content.decode()
     page = c.get(r["Location"]).content.decode()
+    run.refresh_from_db()
     assert run.status == "fail" and "1 of 4 metrics failed" in page
     assert 'href="/calls/2026-11-28.1-2/?turn=7#turn-7"' in page
     assert (

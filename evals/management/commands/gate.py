@@ -9,7 +9,6 @@ from evals.services.gating import (
     agent_version_resolve,
     gate_resolve,
     gate_run_evaluate,
-    gate_run_record_error,
 )
 
 EXIT_PASS, EXIT_FAIL, EXIT_CANNOT_RUN = 0, 1, 2
@@ -44,6 +43,7 @@ class Command(BaseCommand):
         except GateCannotRun as e:
             raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
         try:
+            # Decided here (not in a worker): the command waits for the judge, then exits.
             run = gate_run_evaluate(
                 gate=gate_obj,
                 candidate=cand,
@@ -53,11 +53,6 @@ class Command(BaseCommand):
             )
         except GateCannotRun as e:
             raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
-        # Any failure is recorded as an error run so the history shows it.
-        except Exception as e:  # noqa: BLE001
-            run = gate_run_record_error(
-                gate=gate_obj, candidate=cand, error=f"{type(e).__name__}: {e}", by="cli"
-            )
         payload = gate_run_payload(run)
         if format == "json":
             self.stdout.write(json.dumps(payload, indent=2))

@@ -3,7 +3,7 @@
 - golden_sets: frozen, versioned lists of scenarios and pinned calls.
 - gate_config: gates and their metrics (validation, edits, settings).
 - gate_yaml: golden sets and gates to and from the team's YAML.
-- gate_runs: run a gate on a candidate agent version and record the result.
+- gate_runs: run a gate on a candidate agent version (queued, or here for the CLI) and record it.
 
 The public names are importable from here (`from evals.services import gating`).
 """
@@ -24,8 +24,10 @@ from .gate_runs import (
     gate_default_baseline,
     gate_resolve,
     gate_run_evaluate,
-    gate_run_record_error,
-    judge_missing,
+    gate_run_finish,
+    gate_run_start,
+    gate_run_step,
+    judge_missing_start,
     metric_specs,
     metric_specs_one,
     promoted_rules,
@@ -50,7 +52,9 @@ __all__ = [
     "gate_metric_update",
     "gate_resolve",
     "gate_run_evaluate",
-    "gate_run_record_error",
+    "gate_run_finish",
+    "gate_run_start",
+    "gate_run_step",
     "gate_save",
     "gate_settings_update",
     "gates_export",
@@ -59,7 +63,7 @@ __all__ = [
     "golden_set_create",
     "golden_set_member_specs",
     "golden_set_revise",
-    "judge_missing",
+    "judge_missing_start",
     "metric_as_yaml",
     "metric_clean",
     "metric_limit_field",

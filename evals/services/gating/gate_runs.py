@@ -8,11 +8,15 @@ missing, lets `gates.gate_decide` decide, and records exactly what it used.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
+from core.background import after_commit
 from evals import gates
 from evals.models import (
     AgentVersion,
@@ -22,6 +26,7 @@ from evals.models import (
     GoldenSet,
     GoldenSetMember,
     Judge,
+    JudgeRun,
     Rule,
     RuleVersion,
     Transcript,
@@ -232,19 +237,18 @@ def _missing_pairs(
     return [(t, rv) for t in call_list for rv in rv_list if (t.pk, rv.pk) not in have]
 
 
-def judge_missing(
+def judge_missing_start(
     *, judge: Judge | None, pairs: Sequence[tuple[Transcript, RuleVersion]], by: str = ""
-) -> int:
-    """Ask the judge runner (and its cache) for the
-    verdicts a gate run lacks; return how many it added.
+) -> JudgeRun | None:
+    """Start a judge run for the verdicts a gate run lacks; return it (None when there is none).
 
     The runner judges the current version of a rule with the configured LLM judge, and detector
     rules with their detector judges. A pair it cannot produce (a promoted version that is not the
     current one, or a gate judge other than the runner's) stays missing, and the gate fails on it
-    with "no verdict". Runs eagerly without a broker; with one, waits up to GATE_JUDGE_WAIT_S.
+    with "no verdict". Without a broker the run's items are judged before this returns.
     """
     if not pairs:
-        return 0
+        return None
     from evals.services import judging  # imports the LLM client: only when something is missing
 
     runner_judge = judging.llm_judge_name(judging.judge_settings().model)
@@ -258,56 +262,22 @@ def judge_missing(
         and (_is_detector(rv) or (judge is not None and judge.name == runner_judge))
     ]
     if not usable:
-        return 0
-    before = len(pairs)
-    transcript_ids = sorted({t.external_id for t, _ in usable})
-    rule_ids = sorted({rv.rule.rule_id for _, rv in usable})
+        return None
     try:
         run = judging.judge_run_create(
-            transcript_ids=transcript_ids,
-            rule_ids=rule_ids,
+            transcript_ids=sorted({t.external_id for t, _ in usable}),
+            rule_ids=sorted({rv.rule.rule_id for _, rv in usable}),
             started_by=by or "gate",
             detectors_only=all(_is_detector(rv) for _, rv in usable),
         )
     except judging.JudgeRunInvalid as e:
         logger.info("gate_judge_skipped", extra={"reason": str(e)[:200]})
-        return 0
-    if transaction.get_connection().in_atomic_block:
-        # Inside a caller's transaction the run's tasks are queued only at its commit: run them now
-        # when Celery is eager; a worker could not see
-        # the uncommitted run, so then they stay missing.
-        from django.conf import settings
-
-        if settings.CELERY_TASK_ALWAYS_EAGER:
-            judging.judge_run_enqueue(run_id=run.pk)
-    else:
-        _judge_run_wait(run.pk)
-    after = len(
-        _missing_pairs(
-            {t.pk: t for t, _ in pairs}.values(), {rv.pk: rv for _, rv in pairs}.values(), judge
-        )
-    )
-    logger.info(
-        "gate_judged", extra={"judge_run": run.pk, "missing_before": before, "missing_after": after}
-    )
-    return max(0, before - after)
-
-
-def _judge_run_wait(run_id: int) -> None:
-    """Wait for a judge run to finish (it already has when Celery runs eagerly)."""
-    import time
-
-    from django.conf import settings
-
-    from evals.models import JudgeRun
-
-    deadline = time.monotonic() + settings.GATE_JUDGE_WAIT_S
-    open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
-    while JudgeRun.objects.filter(pk=run_id, status__in=open_states).exists():
-        if time.monotonic() > deadline:
-            logger.info("gate_judge_wait_timeout", extra={"judge_run": run_id})
-            return
-        time.sleep(1)
+        return None
+    if transaction.get_connection().in_atomic_block and settings.CELERY_TASK_ALWAYS_EAGER:
+        # Inside a caller's transaction the run's tasks are queued only at its commit: without a
+        # broker run them now (a worker could not see the uncommitted run anyway).
+        judging.judge_run_enqueue(run_id=run.pk)
+    return run
 
 
 def _gate_scope(specs, rules) -> tuple[set[str], list[str]]:
@@ -318,6 +288,50 @@ def _gate_scope(specs, rules) -> tuple[set[str], list[str]]:
     return rule_ids, sorted(rule_ids)
 
 
+FINISHED = (GateRun.Status.PASS, GateRun.Status.FAIL, GateRun.Status.ERROR)
+DECIDED = (GateRun.Status.PASS, GateRun.Status.FAIL)
+WAITING, DONE = "waiting", "done"
+
+
+@transaction.atomic
+def gate_run_start(
+    *,
+    gate: Gate,
+    candidate: AgentVersion,
+    baseline: AgentVersion | None = None,
+    by: str = "",
+    judge_missing_verdicts: bool = True,
+    background: bool = True,
+) -> GateRun:
+    """Record a pending gate run and decide it: in a Celery task after commit (`background`; a
+    thread of this process without a broker), or here, waiting for the judge (the CLI).
+
+    `baseline` defaults to the candidate of this gate's latest passing run on another version of
+    the same agent; a failed run never becomes the baseline. The baseline is re-scored with the
+    same promoted rule versions, judge and golden set as the candidate, so only the agent differs.
+    """
+    if baseline is not None and baseline.pk == candidate.pk:
+        raise GateCannotRun("baseline: the same version as the candidate")
+    run = GateRun.objects.create(
+        gate=gate,
+        candidate=candidate,
+        baseline=baseline,
+        status=GateRun.Status.PENDING,
+        golden_set=gate.golden_set,
+        golden_set_checksum=gate.golden_set.checksum,
+        judge_missing_verdicts=judge_missing_verdicts,
+        started_by=by,
+        results={},
+    )
+    logger.info("gate_run_queued", extra={"gate": gate.pk, "gate_run": run.pk})
+    if background:
+        from evals.tasks import gate_run_task
+
+        after_commit(gate_run_task, run.pk)
+        return run
+    return gate_run_finish(run_id=run.pk)
+
+
 def gate_run_evaluate(
     *,
     gate: Gate,
@@ -326,48 +340,146 @@ def gate_run_evaluate(
     by: str = "",
     judge_missing_verdicts: bool = True,
 ) -> GateRun:
-    """Judge what is missing, decide the gate on the candidate's golden-set calls, record the run.
+    """Run a gate here and now, waiting for the judge; return the decided run."""
+    return gate_run_start(
+        gate=gate,
+        candidate=candidate,
+        baseline=baseline,
+        by=by,
+        judge_missing_verdicts=judge_missing_verdicts,
+        background=False,
+    )
 
-    `baseline` defaults to the candidate of this gate's latest passing run on another version of
-    the same agent; a failed run never becomes the baseline. The baseline is re-scored with the same
-    promoted rule versions, judge and golden set as the candidate, so only the agent differs.
+
+def gate_run_finish(*, run_id: int) -> GateRun:
+    """Take a run's steps until it is decided, sleeping while the judge works (CLI, tests)."""
+    while gate_run_step(run_id=run_id) == WAITING:
+        time.sleep(settings.GATE_POLL_S)
+    return GateRun.objects.get(pk=run_id)
+
+
+def gate_run_step(*, run_id: int) -> str:
+    """Move a gate run on; return "waiting" (its judge run is still working) or "done".
+
+    Idempotent: a decided run is left alone. Anything that stops the run records it as `error`
+    with the reason, so the history shows it (the one place that catches it).
     """
-    golden_set = gate.golden_set
+    with transaction.atomic():
+        run = (
+            GateRun.objects.select_for_update()
+            .select_related("gate", "candidate", "baseline", "golden_set")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None or run.status in FINISHED:
+            return DONE
+        if run.status == GateRun.Status.PENDING:
+            run.status = GateRun.Status.RUNNING
+            run.save(update_fields=["status"])
+    try:
+        return _step(run)
+    except GateCannotRun as e:
+        _record_error(run, str(e))
+    except Exception as e:
+        logger.exception("gate_run_crashed", extra={"gate_run": run.pk})
+        _record_error(run, f"{type(e).__name__}: {e}")
+    return DONE
+
+
+@dataclass
+class _Inputs:
+    """What a gate run decides on, gathered at each step."""
+
+    golden_set: GoldenSet
+    rules: dict
+    specs: list
+    scope_rvs: dict[str, RuleVersion]
+    baseline: AgentVersion | None
+    baseline_run: GateRun | None
+    cand_calls: dict[str, Transcript]
+    base_calls: dict[str, Transcript]
+    judge: Judge | None
+
+    @property
+    def all_calls(self) -> list[Transcript]:
+        return list(self.cand_calls.values()) + list(self.base_calls.values())
+
+    def picked(self) -> dict:
+        return _pick_verdicts([t.pk for t in self.all_calls], self.scope_rvs.values(), self.judge)
+
+
+def _inputs(run: GateRun) -> _Inputs:
+    gate, candidate, baseline = run.gate, run.candidate, run.baseline
     rules, rvs_by_rule = promoted_rules()
     specs = metric_specs(gate)
     _, scope_ids = _gate_scope(specs, rules)
     scope_rvs = {rid: rvs_by_rule[rid] for rid in scope_ids}
-    baseline_run = None
-    notes: list[str] = []
     if baseline is None:
         baseline_run = gate_default_baseline(gate=gate, candidate=candidate)
         baseline = baseline_run.candidate if baseline_run else None
-    elif baseline.pk == candidate.pk:
-        raise GateCannotRun("baseline: the same version as the candidate")
     else:
         baseline_run = (
-            GateRun.objects.filter(gate=gate, candidate=baseline)
+            GateRun.objects.filter(gate=gate, candidate=baseline, status__in=DECIDED)
             .order_by("-created_at", "-pk")
             .first()
         )
-
-    cand_calls = _golden_calls(golden_set, candidate)
-    base_calls = _golden_calls(golden_set, baseline) if baseline else {}
+    cand_calls = _golden_calls(run.golden_set, candidate)
+    base_calls = _golden_calls(run.golden_set, baseline) if baseline else {}
     judge = _gate_judge(
         gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values()
     )
+    return _Inputs(
+        run.golden_set,
+        rules,
+        specs,
+        scope_rvs,
+        baseline,
+        baseline_run,
+        cand_calls,
+        base_calls,
+        judge,
+    )
 
-    all_calls = list(cand_calls.values()) + list(base_calls.values())
-    picked = _pick_verdicts([t.pk for t in all_calls], scope_rvs.values(), judge)
-    judged = 0
-    if judge_missing_verdicts:
+
+def _step(run: GateRun) -> str:
+    """Start the judge on what is missing (once), wait for it (up to GATE_JUDGE_WAIT_S), decide."""
+    inputs = _inputs(run)
+    picked = inputs.picked()
+    judging = run.results.get("judging")
+    if run.judge_missing_verdicts and judging is None:
         pairs = [
-            (t, rv) for t in all_calls for rv in scope_rvs.values() if (t.pk, rv.pk) not in picked
+            (t, rv)
+            for t in inputs.all_calls
+            for rv in inputs.scope_rvs.values()
+            if (t.pk, rv.pk) not in picked
         ]
-        judged = judge_missing(judge=judge, pairs=pairs, by=by)
-        if judged:
-            picked = _pick_verdicts([t.pk for t in all_calls], scope_rvs.values(), judge)
+        judge_run = judge_missing_start(judge=inputs.judge, pairs=pairs, by=run.started_by)
+        judging = {
+            "judge_run": judge_run.pk if judge_run else None,
+            "missing": len(pairs),
+            "until": time.time() + settings.GATE_JUDGE_WAIT_S,
+        }
+        run.results = {"judging": judging}
+        GateRun.objects.filter(pk=run.pk).update(results=run.results)
+    if judging and judging["judge_run"]:
+        open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+        still_open = JudgeRun.objects.filter(pk=judging["judge_run"], status__in=open_states)
+        if still_open.exists():
+            if time.time() < judging["until"]:
+                return WAITING
+            logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
+        picked = inputs.picked()
+    judged = 0
+    if judging:
+        missing_now = len(inputs.all_calls) * len(inputs.scope_rvs) - len(picked)
+        judged = max(0, judging["missing"] - missing_now)
+    _decide(run, inputs, picked, judged)
+    return DONE
 
+
+def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
+    """Let gates.gate_decide decide on the facts; record the run with exactly what it used."""
+    golden_set, scope_rvs, judge = inputs.golden_set, inputs.scope_rvs, inputs.judge
     members = list(golden_set.members.select_related("transcript"))
     golden = gates.GoldenFacts(
         name=str(golden_set),
@@ -385,13 +497,14 @@ def gate_run_evaluate(
     )
     decision = gates.gate_decide(
         golden=golden,
-        rules=rules,
-        metrics=specs,
-        candidate=_call_facts(cand_calls, scope_rvs, picked),
-        baseline=_call_facts(base_calls, scope_rvs, picked) if baseline else None,
+        rules=inputs.rules,
+        metrics=inputs.specs,
+        candidate=_call_facts(inputs.cand_calls, scope_rvs, picked),
+        baseline=_call_facts(inputs.base_calls, scope_rvs, picked) if inputs.baseline else None,
     )
-    if baseline_run is not None:
-        notes += _comparability_notes(baseline_run, golden_set, scope_rvs, judge)
+    notes: list[str] = []
+    if inputs.baseline_run is not None:
+        notes += _comparability_notes(inputs.baseline_run, golden_set, scope_rvs, judge)
     results = decision.to_dict()
     results.update(
         {
@@ -406,38 +519,39 @@ def gate_run_evaluate(
                 {"rule": rid, "version": rv.number, "id": rv.pk}
                 for rid, rv in sorted(scope_rvs.items())
             ],
-            "calls": {s: t.external_id for s, t in sorted(cand_calls.items())},
-            "baseline_calls": {s: t.external_id for s, t in sorted(base_calls.items())},
-            "baseline_run": baseline_run.pk if baseline_run else None,
+            "calls": {s: t.external_id for s, t in sorted(inputs.cand_calls.items())},
+            "baseline_calls": {s: t.external_id for s, t in sorted(inputs.base_calls.items())},
+            "baseline_run": inputs.baseline_run.pk if inputs.baseline_run else None,
         }
     )
+    status = GateRun.Status.PASS if decision.passed else GateRun.Status.FAIL
     with transaction.atomic():
-        run = GateRun.objects.create(
-            gate=gate,
-            candidate=candidate,
-            baseline=baseline,
-            status=GateRun.Status.PASS if decision.passed else GateRun.Status.FAIL,
-            golden_set=golden_set,
-            golden_set_checksum=golden_set.checksum,
+        GateRun.objects.filter(pk=run.pk).update(
+            baseline=inputs.baseline,
+            status=status,
             judge=judge,
             results=results,
             judged=judged,
-            started_by=by,
         )
         run.rule_versions.set(list(scope_rvs.values()))
     logger.info(
         "gate_run_evaluated",
         extra={
-            "gate": gate.pk,
+            "gate": run.gate_id,
             "gate_run": run.pk,
-            "candidate": candidate.pk,
-            "baseline": baseline.pk if baseline else None,
-            "status": run.status,
-            "metrics": len(specs),
+            "candidate": run.candidate_id,
+            "baseline": inputs.baseline.pk if inputs.baseline else None,
+            "status": status,
+            "metrics": len(inputs.specs),
             "judged": judged,
         },
     )
-    return run
+
+
+def _record_error(run: GateRun, error: str) -> None:
+    """Record why a run could not be decided (status error), so the history shows it."""
+    GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
+    logger.info("gate_run_error", extra={"gate_run": run.pk})
 
 
 def _current_checksum(member: GoldenSetMember) -> str | None:
@@ -485,19 +599,3 @@ def _comparability_notes(
             "the baseline is re-scored with this judge"
         )
     return notes
-
-
-def gate_run_record_error(
-    *, gate: Gate, candidate: AgentVersion, error: str, by: str = ""
-) -> GateRun:
-    """Record a run that could not be decided (status error), so the history shows it."""
-    return GateRun.objects.create(
-        gate=gate,
-        candidate=candidate,
-        status=GateRun.Status.ERROR,
-        golden_set=gate.golden_set,
-        golden_set_checksum=gate.golden_set.checksum,
-        error=error[:2000],
-        started_by=by,
-        results={},
-    )

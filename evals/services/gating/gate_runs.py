@@ -205,7 +205,7 @@ def gate_run_step(*, run_id: int) -> str:
     """
     with transaction.atomic():
         run = (
-            GateRun.objects.select_for_update()
+            GateRun.objects.select_for_update(of=("self",))
             .select_related("gate", "candidate", "baseline", "golden_set")
             .filter(pk=run_id)
             .first()

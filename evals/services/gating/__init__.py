@@ -3,6 +3,7 @@
 - golden_sets: frozen, versioned lists of scenarios and pinned calls.
 - gate_config: gates and their metrics (validation, edits, settings).
 - gate_yaml: golden sets and gates to and from the team's YAML.
+- gate_facts: the facts a run decides on (promoted rules, golden-set calls, verdicts, timings).
 - gate_runs: run a gate on a candidate agent version (queued, or here for the CLI) and record it.
 
 The public names are importable from here (`from evals.services import gating`).
@@ -19,6 +20,7 @@ from .gate_config import (
     metric_clean,
     metric_limit_field,
 )
+from .gate_facts import metric_specs, metric_specs_one, promoted_rules
 from .gate_runs import (
     agent_version_resolve,
     gate_default_baseline,
@@ -28,9 +30,6 @@ from .gate_runs import (
     gate_run_start,
     gate_run_step,
     judge_missing_start,
-    metric_specs,
-    metric_specs_one,
-    promoted_rules,
 )
 from .gate_yaml import gates_export, gates_import
 from .golden_sets import (

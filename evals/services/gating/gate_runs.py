@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -21,20 +21,26 @@ from evals import gates
 from evals.models import (
     AgentVersion,
     Gate,
-    GateMetric,
     GateRun,
     GoldenSet,
-    GoldenSetMember,
     Judge,
     JudgeRun,
-    Rule,
     RuleVersion,
     Transcript,
-    Turn,
-    Verdict,
 )
 
 from .errors import GateCannotRun
+from .gate_facts import (
+    call_facts,
+    current_checksum,
+    gate_judge,
+    gate_scope,
+    golden_calls,
+    is_detector,
+    metric_specs,
+    pick_verdicts,
+    promoted_rules,
+)
 from .golden_sets import golden_checksum, golden_set_member_specs
 
 logger = logging.getLogger(__name__)
@@ -78,165 +84,6 @@ def gate_default_baseline(*, gate: Gate, candidate: AgentVersion) -> GateRun | N
     )
 
 
-def promoted_rules() -> tuple[dict[str, gates.GatedRule], dict[str, RuleVersion]]:
-    """Every active rule with its promoted (latest gated) version, or version None."""
-    out, versions = {}, {}
-    gated = {}
-    promoted = RuleVersion.objects.filter(
-        status=RuleVersion.Status.GATED, rule__status=Rule.Status.ACTIVE
-    )
-    for rv in promoted.select_related("rule").order_by("rule_id", "number"):
-        gated[rv.rule_id] = rv
-    for rule in Rule.objects.filter(status=Rule.Status.ACTIVE):
-        rv = gated.get(rule.pk)
-        out[rule.rule_id] = gates.GatedRule(
-            rule=rule.rule_id,
-            group=rule.group,
-            version=rv.number if rv else None,
-            safety=rule.safety,
-            severity=rule.severity,
-            rule_version_id=rv.pk if rv else None,
-        )
-        if rv:
-            versions[rule.rule_id] = rv
-    return out, versions
-
-
-def metric_specs_one(m: GateMetric) -> gates.MetricSpec:
-    return gates.MetricSpec(
-        kind=m.kind,
-        rule=m.rule.rule_id if m.rule_id else "",
-        group=m.group,
-        measure=m.measure,
-        threshold=m.threshold,
-        tolerance=m.tolerance,
-    )
-
-
-def metric_specs(gate: Gate) -> list[gates.MetricSpec]:
-    return [metric_specs_one(m) for m in gate.metrics.select_related("rule")]
-
-
-def _golden_calls(golden_set: GoldenSet, version: AgentVersion) -> dict[str, Transcript]:
-    """scenario -> the version's call of that scenario (the latest imported when replayed twice)."""
-    scenarios = list(golden_set.members.values_list("scenario", flat=True))
-    out: dict[str, Transcript] = {}
-    for t in Transcript.objects.filter(agent_version=version, scenario__in=scenarios).order_by(
-        "scenario", "-imported_at", "-pk"
-    ):
-        out.setdefault(t.scenario, t)
-    return out
-
-
-def _is_detector(rv: RuleVersion) -> bool:
-    return bool(rv.detector or rv.rule.detector)
-
-
-VERDICT_FIELDS = (
-    "pk",
-    "transcript_id",
-    "rule_version_id",
-    "judge_id",
-    "judge__kind",
-    "flagged",
-    "turn",
-    "turns",
-    "severity",
-    "error",
-)
-
-
-def _pick_verdicts(
-    transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], judge: Judge | None
-) -> dict[tuple[int, int], tuple]:
-    """(transcript, rule version) -> the verdict row
-    the gate counts: the gate judge's, or a detector's.
-
-    Rows (VERDICT_FIELDS), not model instances: a large golden set has tens of thousands of them.
-    """
-    rv_list = list(rvs)
-    detector_rvs = {rv.pk for rv in rv_list if _is_detector(rv)}
-    chosen: dict[tuple[int, int], tuple] = {}
-    rows = Verdict.objects.filter(
-        transcript__in=list(transcript_ids), rule_version__in=[rv.pk for rv in rv_list]
-    )
-    for row in rows.values_list(*VERDICT_FIELDS).iterator(chunk_size=5000):
-        key = (row[1], row[2])
-        if judge is not None and row[3] == judge.pk:
-            chosen[key] = row
-        elif row[2] in detector_rvs and row[4] == Judge.Kind.DETECTOR:
-            chosen.setdefault(key, row)
-    return chosen
-
-
-def _gate_judge(
-    gate: Gate, calls: Iterable[Transcript], rvs: Iterable[RuleVersion]
-) -> Judge | None:
-    """The gate's judge; when it names none, the one LLM judge with verdicts on these calls."""
-    if gate.judge_id:
-        return gate.judge
-    llm_rvs = [rv.pk for rv in rvs if not _is_detector(rv)]
-    ids = list(
-        Judge.objects.filter(
-            verdicts__transcript__in=[t.pk for t in calls], verdicts__rule_version__in=llm_rvs
-        )
-        .exclude(kind=Judge.Kind.DETECTOR)
-        .distinct()
-        .values_list("pk", flat=True)[:2]
-    )
-    if len(ids) > 1:
-        raise GateCannotRun(
-            f"gate {gate.name}: several judges have verdicts on its calls; set the gate's judge"
-        )
-    return Judge.objects.get(pk=ids[0]) if ids else None
-
-
-def _call_facts(
-    calls: Mapping[str, Transcript],
-    rvs: Mapping[str, RuleVersion],
-    verdicts: Mapping[tuple[int, int], tuple],
-) -> dict[str, gates.CallFacts]:
-    """scenario -> CallFacts from the picked verdict rows and the calls' turn timings."""
-    ids = [t.pk for t in calls.values()]
-    timings: dict[int, list[gates.TurnTiming]] = {}
-    for tid, index, speaker, start, end, conf in (
-        Turn.objects.filter(transcript__in=ids)
-        .values_list("transcript_id", "index", "speaker", "start_ms", "end_ms", "asr_confidence")
-        .iterator(chunk_size=20000)
-    ):
-        timings.setdefault(tid, []).append(gates.TurnTiming(index, speaker, start, end, conf))
-    out = {}
-    for scenario, t in calls.items():
-        facts = {}
-        for rule_id, rv in rvs.items():
-            row = verdicts.get((t.pk, rv.pk))
-            if row is not None:
-                pk, _, _, _, _, flagged, turn, turns, severity, error = row
-                facts[rule_id] = gates.VerdictFact(
-                    flagged=flagged,
-                    turns=tuple(turns or ([turn] if turn is not None else [])),
-                    severity=severity,
-                    error=error,
-                    ref=pk,
-                )
-        out[scenario] = gates.CallFacts(
-            call=t.external_id,
-            scenario=scenario,
-            verdicts=facts,
-            turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)),
-        )
-    return out
-
-
-def _missing_pairs(
-    calls: Iterable[Transcript], rvs: Iterable[RuleVersion], judge: Judge | None
-) -> list[tuple]:
-    rv_list = list(rvs)
-    call_list = list(calls)
-    have = set(_pick_verdicts([t.pk for t in call_list], rv_list, judge))
-    return [(t, rv) for t in call_list for rv in rv_list if (t.pk, rv.pk) not in have]
-
-
 def judge_missing_start(
     *, judge: Judge | None, pairs: Sequence[tuple[Transcript, RuleVersion]], by: str = ""
 ) -> JudgeRun | None:
@@ -259,7 +106,7 @@ def judge_missing_start(
         (t, rv)
         for t, rv in pairs
         if latest.get(rv.rule_id) == rv.number
-        and (_is_detector(rv) or (judge is not None and judge.name == runner_judge))
+        and (is_detector(rv) or (judge is not None and judge.name == runner_judge))
     ]
     if not usable:
         return None
@@ -268,7 +115,7 @@ def judge_missing_start(
             transcript_ids=sorted({t.external_id for t, _ in usable}),
             rule_ids=sorted({rv.rule.rule_id for _, rv in usable}),
             started_by=by or "gate",
-            detectors_only=all(_is_detector(rv) for _, rv in usable),
+            detectors_only=all(is_detector(rv) for _, rv in usable),
         )
     except judging.JudgeRunInvalid as e:
         logger.info("gate_judge_skipped", extra={"reason": str(e)[:200]})
@@ -278,14 +125,6 @@ def judge_missing_start(
         # broker run them now (a worker could not see the uncommitted run anyway).
         judging.judge_run_enqueue(run_id=run.pk)
     return run
-
-
-def _gate_scope(specs, rules) -> tuple[set[str], list[str]]:
-    rule_ids: set[str] = set()
-    for spec in specs:
-        scope, _, _ = gates.metric_rules(spec, rules)
-        rule_ids.update(r.rule for r in scope)
-    return rule_ids, sorted(rule_ids)
 
 
 FINISHED = (GateRun.Status.PASS, GateRun.Status.FAIL, GateRun.Status.ERROR)
@@ -366,7 +205,7 @@ def gate_run_step(*, run_id: int) -> str:
     """
     with transaction.atomic():
         run = (
-            GateRun.objects.select_for_update()
+            GateRun.objects.select_for_update(of=("self",))
             .select_related("gate", "candidate", "baseline", "golden_set")
             .filter(pk=run_id)
             .first()
@@ -405,14 +244,14 @@ class _Inputs:
         return list(self.cand_calls.values()) + list(self.base_calls.values())
 
     def picked(self) -> dict:
-        return _pick_verdicts([t.pk for t in self.all_calls], self.scope_rvs.values(), self.judge)
+        return pick_verdicts([t.pk for t in self.all_calls], self.scope_rvs.values(), self.judge)
 
 
 def _inputs(run: GateRun) -> _Inputs:
     gate, candidate, baseline = run.gate, run.candidate, run.baseline
     rules, rvs_by_rule = promoted_rules()
     specs = metric_specs(gate)
-    _, scope_ids = _gate_scope(specs, rules)
+    _, scope_ids = gate_scope(specs, rules)
     scope_rvs = {rid: rvs_by_rule[rid] for rid in scope_ids}
     if baseline is None:
         baseline_run = gate_default_baseline(gate=gate, candidate=candidate)
@@ -423,9 +262,9 @@ def _inputs(run: GateRun) -> _Inputs:
             .order_by("-created_at", "-pk")
             .first()
         )
-    cand_calls = _golden_calls(run.golden_set, candidate)
-    base_calls = _golden_calls(run.golden_set, baseline) if baseline else {}
-    judge = _gate_judge(
+    cand_calls = golden_calls(run.golden_set, candidate)
+    base_calls = golden_calls(run.golden_set, baseline) if baseline else {}
+    judge = gate_judge(
         gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values()
     )
     return _Inputs(
@@ -490,7 +329,7 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
                 scenario=m.scenario,
                 pinned_call=m.transcript_external_id,
                 pinned_checksum=m.transcript_checksum,
-                current_checksum=_current_checksum(m),
+                current_checksum=current_checksum(m),
             )
             for m in members
         ),
@@ -499,8 +338,8 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
         golden=golden,
         rules=inputs.rules,
         metrics=inputs.specs,
-        candidate=_call_facts(inputs.cand_calls, scope_rvs, picked),
-        baseline=_call_facts(inputs.base_calls, scope_rvs, picked) if inputs.baseline else None,
+        candidate=call_facts(inputs.cand_calls, scope_rvs, picked),
+        baseline=call_facts(inputs.base_calls, scope_rvs, picked) if inputs.baseline else None,
     )
     notes: list[str] = []
     if inputs.baseline_run is not None:
@@ -552,16 +391,6 @@ def _record_error(run: GateRun, error: str) -> None:
     """Record why a run could not be decided (status error), so the history shows it."""
     GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
     logger.info("gate_run_error", extra={"gate_run": run.pk})
-
-
-def _current_checksum(member: GoldenSetMember) -> str | None:
-    if not member.transcript_external_id:
-        return None
-    t = (
-        member.transcript
-        or Transcript.objects.filter(external_id=member.transcript_external_id).first()
-    )
-    return t.checksum if t else None
 
 
 def _comparability_notes(

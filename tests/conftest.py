@@ -86,3 +86,12 @@ def rules(db):
     from tests.evals.judge_helpers import judge_rules
 
     return judge_rules()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Every test starts with empty throttle counts (and page caches) in the shared cache."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

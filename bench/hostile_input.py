@@ -13,16 +13,8 @@ import time
 
 from support import bench_client, django_setup
 
-ALIAS_BOMB = """\
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-rules: [*g]
-"""
+from tests.evals.import_helpers import ALIAS_BOMB
+
 CALL = '{"id": "c-%d", "agent": "a", "agent_version": "1", "turns": [], "metadata": %s}'
 NESTED = "[" * 100_000 + "]" * 100_000
 INPUTS = [

@@ -16,23 +16,12 @@ from evals.services.importing import (
     transcripts_import,
     verdicts_import,
 )
-from tests.evals.import_helpers import RULES_YAML, call
+from tests.evals.import_helpers import ALIAS_BOMB, RULES_YAML, call
 
 pytestmark = pytest.mark.django_db
 
 NDJSON = "application/x-ndjson"
 
-# 9^7 = 4.8 million strings from a few hundred bytes (a "billion laughs").
-ALIAS_BOMB = """\
-a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
-b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-rules: *g
-"""
 DEEP_JSON = "[" * 100_000 + "]" * 100_000
 DEEP_YAML = "rules:\n  - id: a.b\n    detector: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n"
 

@@ -95,3 +95,18 @@ def _fresh_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture
+def wsgi_app():
+    """The project's WSGI app for in-process HTTP clients (schemathesis, a generated client),
+    keeping the test's database connection open between requests as Django's test client does."""
+    from django.core import signals
+    from django.core.wsgi import get_wsgi_application
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield get_wsgi_application()
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)

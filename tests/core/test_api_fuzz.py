@@ -7,7 +7,6 @@ Bounded and repeatable: EXAMPLES cases per operation, drawn with a fixed seed (d
 
 import pytest
 import schemathesis
-from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, Phase, given, settings
 from rest_framework.authtoken.models import Token
 from schemathesis.checks import (
@@ -30,12 +29,12 @@ CHECKS = [
 
 
 @pytest.fixture
-def api_schema(db, lead):
+def api_schema(db, lead, wsgi_app):
     """The schema /api/schema/ serves, calling the app in-process (WSGI) with a world to find."""
     World()
     raw = token_client(lead).get("/api/schema/?format=json").json()
     schema = schemathesis.openapi.from_dict(raw)
-    schema.app = get_wsgi_application()
+    schema.app = wsgi_app
     return schema
 
 

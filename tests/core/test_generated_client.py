@@ -9,7 +9,6 @@ import sys
 
 import httpx
 import pytest
-from django.core.wsgi import get_wsgi_application
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
@@ -68,14 +67,16 @@ def sampled_call():
     return t
 
 
-def test_the_reviewer_loop_through_a_generated_client(generated, sampled_call, reviewer, settings):
+def test_the_reviewer_loop_through_a_generated_client(
+    generated, sampled_call, reviewer, settings, wsgi_app
+):
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "docket.test"]
     client = generated("client").AuthenticatedClient(
         base_url="http://docket.test",
         token=Token.objects.create(user=reviewer).key,
         prefix="Token",
         raise_on_unexpected_status=True,
-        httpx_args={"transport": httpx.WSGITransport(app=get_wsgi_application())},
+        httpx_args={"transport": httpx.WSGITransport(app=wsgi_app)},
     )
     models = generated("models")
 

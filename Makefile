@@ -60,6 +60,7 @@ test: lint
 		DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python -m pytest -m "not e2e" -q; \
 	else echo "== PostgreSQL pass left out: set TEST_DATABASE_URL=postgres://... to run it"; fi
 	@echo "== the browser tests in Chromium"
+	$(BIN)/python -m tests.e2e.browser
 	$(BIN)/python -m pytest -m e2e -q
 
 bench: install

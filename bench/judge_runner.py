@@ -164,7 +164,42 @@ def main() -> None:
         f"  prompt size: median {statistics.median(sizes):,.0f} characters; "
         f"verdicts stored: {Verdict.objects.count():,}"
     )
+    bench_hanging_judge(fake, transcripts[:HANG_CALLS])
     fake.stop()
+
+
+HANG_CALLS = int(os.environ.get("BENCH_HANG_CALLS", "5"))
+
+
+def bench_hanging_judge(fake, transcripts) -> None:
+    """A judge that never answers: the run's time without the circuit breaker and with it."""
+    from django.conf import settings
+
+    from evals.models import JudgeCacheEntry, Verdict
+    from evals.services.judging import judge_run_create
+
+    settings.JUDGE_TIMEOUT_S, settings.JUDGE_MAX_RETRIES = 0.3, 1
+    fake.mode, fake.hang_s = "hang", 5.0
+    ids = [t.external_id for t in transcripts]
+    print(
+        f"a judge that hangs: {len(ids)} calls x 4 groups, timeout "
+        f"{settings.JUDGE_TIMEOUT_S} s x {settings.JUDGE_MAX_RETRIES + 1} tries each"
+    )
+    for breaker in (0, 5):
+        settings.JUDGE_BREAKER_FAILURES = breaker
+        Verdict.objects.filter(transcript__external_id__in=ids).delete()
+        JudgeCacheEntry.objects.all().delete()
+        before = len(fake.requests)
+        start = time.perf_counter()
+        run = judge_run_create(transcript_ids=ids, started_by="bench")
+        elapsed = time.perf_counter() - start
+        run.refresh_from_db()
+        label = f"JUDGE_BREAKER_FAILURES={breaker}" + (" (no breaker)" if not breaker else "")
+        print(
+            f"  {label:36} {elapsed:6.1f} s, {run.calls_made} calls "
+            f"({len(fake.requests) - before} HTTP requests), status {run.status}"
+        )
+    fake.mode = ""
 
 
 if __name__ == "__main__":

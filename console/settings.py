@@ -2,6 +2,7 @@
 
 import os
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -63,6 +64,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our own static files (no CDN, CSP-friendly)
+    "axes",  # login lockout after repeated failures (DOCKET_LOGIN_FAILURE_LIMIT)
     "console",
     "labeling",
     "evals",
@@ -82,6 +84,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "console.urls"
@@ -104,6 +107,9 @@ TEMPLATES = [
     },
 ]
 
+if not os.environ.get("DATABASE_URL"):
+    # A fresh clone has no var/: create it, or SQLite cannot open its file and migrate fails.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'docket.sqlite3'}",
@@ -162,9 +168,18 @@ SESSION_COOKIE_SECURE = not DEBUG and not TESTING
 CSRF_COOKIE_SECURE = not DEBUG and not TESTING
 SECURE_HSTS_SECONDS = 0 if DEBUG or TESTING else env_int("DJANGO_HSTS_SECONDS", 31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
+# Preloading commits the whole registered domain to HTTPS in every browser; that is the domain
+# owner's decision, not the console's: off unless asked for (check --deploy's W021 silenced).
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", False)
+# Plain HTTP is redirected to HTTPS outside development. DJANGO_SSL_REDIRECT=0 says a proxy in
+# front already redirects (check --deploy's W008 silenced then, as the operator decided).
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", not DEBUG and not TESTING)
+SILENCED_SYSTEM_CHECKS = [
+    *([] if SECURE_HSTS_PRELOAD else ["security.W021"]),
+    *([] if SECURE_SSL_REDIRECT or DEBUG else ["security.W008"]),
+]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_PROXY") else None
 )
@@ -184,11 +199,13 @@ SECURE_CSP = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "core.api.throttling.TokenAuthentication",  # DRF's, bad tokens counted (429 past the rate)
         "rest_framework.authentication.SessionAuthentication",
+        "core.api.throttling.AnonymousThrottle",  # last: throttles what no class authenticated
     ],
+    "DEFAULT_THROTTLE_CLASSES": ["core.api.throttling.UserRateThrottle"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    # JSON only; the import endpoints add JSON Lines and YAML (core.api.parsers).
+    # JSON only, bounded (core.parsing); the import endpoints add JSON Lines and YAML.
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "core.api.pagination.LimitOffsetPagination",
@@ -206,6 +223,11 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # group the docs by resource (rules, transcripts, ...), not "v1"
     "SCHEMA_PATH_PREFIX": r"/api/v1/",
+    # The schema's security schemes; AnonymousThrottle only throttles, it authenticates no one.
+    "AUTHENTICATION_WHITELIST": [
+        "core.api.throttling.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
@@ -255,7 +277,7 @@ LOGGING = {
     "formatters": {"kv": {"()": "console.logging.KeyValueFormatter"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "kv"}},
     "root": {"handlers": ["stderr"], "level": os.environ.get("DOCKET_LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # The judge runner (issue: judge runner) and the review loop read these.
@@ -280,6 +302,8 @@ if os.environ.get("JUDGE_PRICE_IN_PER_1K") or os.environ.get("JUDGE_PRICE_OUT_PE
     )
 # A judge run stops making calls once it has spent this much (0: no cap).
 JUDGE_COST_CAP_USD = env_float("JUDGE_COST_CAP_USD", 10.0)
+# A judge run stops making calls after this many failed in a row (a circuit breaker; 0: never).
+JUDGE_BREAKER_FAILURES = env_int("JUDGE_BREAKER_FAILURES", 5)
 # Celery rate limit for judge calls per worker process (e.g. "120/m"; empty: none).
 JUDGE_RATE_LIMIT = os.environ.get("JUDGE_RATE_LIMIT", "")
 # How the answer's schema is sent: json_schema (enforced by OpenAI, vLLM, llama.cpp), json_object,
@@ -300,3 +324,44 @@ DOCKET_SAFETY_RECALL_FLOOR = env_float("DOCKET_SAFETY_RECALL_FLOOR", 0.90)
 GATE_JUDGE_WAIT_S = env_float("GATE_JUDGE_WAIT_S", 900.0)
 # Seconds between two looks at a gate run's judge run (the worker task, the CLI, the page's poll).
 GATE_POLL_S = env_float("GATE_POLL_S", 2.0)
+
+# Limits on what imports and API bodies may hold (issue 10): each error names its setting.
+# An import body over HTTP (transcripts, verdicts), and a JSON array of transcripts parsed whole.
+DOCKET_IMPORT_MAX_BYTES = env_int("DOCKET_IMPORT_MAX_BYTES", 1024**3)
+# One JSON Lines record.
+DOCKET_IMPORT_MAX_LINE_BYTES = env_int("DOCKET_IMPORT_MAX_LINE_BYTES", 16 * 1024**2)
+# Turns in one transcript.
+DOCKET_IMPORT_MAX_TURNS = env_int("DOCKET_IMPORT_MAX_TURNS", 10_000)
+# A rules or gates file (YAML or JSON), parsed whole.
+DOCKET_CONFIG_MAX_BYTES = env_int("DOCKET_CONFIG_MAX_BYTES", 1024**2)
+# Any other request body (Django's setting; JSON bodies are held whole).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
+
+# Abuse (issue 10). Logins: django-axes locks a username from one address after this many
+# failures, for this many minutes (429 with the login page's explanation).
+DOCKET_LOGIN_FAILURE_LIMIT = env_int("DOCKET_LOGIN_FAILURE_LIMIT", 10)
+DOCKET_LOGIN_COOLOFF_MINUTES = env_int("DOCKET_LOGIN_COOLOFF_MINUTES", 15)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = DOCKET_LOGIN_FAILURE_LIMIT
+AXES_COOLOFF_TIME = timedelta(minutes=DOCKET_LOGIN_COOLOFF_MINUTES)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "console.views.login_locked"
+AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
+# The API (rates as DRF writes them, e.g. "10/min"; empty: no limit), per address for requests
+# with a bad token or none, per user for everyone logged in. Counted in the default cache.
+DOCKET_API_BAD_TOKEN_RATE = os.environ.get("DOCKET_API_BAD_TOKEN_RATE", "10/min")
+DOCKET_API_ANON_RATE = os.environ.get("DOCKET_API_ANON_RATE", "120/min")
+DOCKET_API_USER_RATE = os.environ.get("DOCKET_API_USER_RATE", "3000/min")
+DOCKET_BEHIND_PROXY = env_bool("DJANGO_BEHIND_PROXY")
+# Throttle counts must be shared by every server process: a Redis URL in production.
+if os.environ.get("DOCKET_CACHE_URL"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": os.environ["DOCKET_CACHE_URL"],
+        }
+    }

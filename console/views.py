@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
@@ -13,4 +14,17 @@ def dashboard(request):
         request,
         "console/dashboard.html",
         {"figures": dashboard_figures(), "panels": next_steps(request.user)},
+    )
+
+
+def login_locked(request, original_response=None, credentials=None):
+    """The login form's answer once django-axes has locked a username from an address (429)."""
+    return render(
+        request,
+        "console/login_locked.html",
+        {
+            "failure_limit": settings.DOCKET_LOGIN_FAILURE_LIMIT,
+            "cooloff_minutes": settings.DOCKET_LOGIN_COOLOFF_MINUTES,
+        },
+        status=429,
     )

@@ -5,6 +5,7 @@ form value would otherwise reach a query and answer 500. Django replaces bytes t
 UTF-8 with U+FFFD; those are refused too, so a filter never silently matches on a mangled value.
 A bad path answers 404, a bad query value, form value, cookie or Authorization header 400
 naming it: in the API's error body under /api/; on pages the console's 404 page, or plain text.
+An /api/ path that no route matches answers the API's error body too.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse
@@ -65,7 +66,17 @@ class BadInputMiddleware:
                 f"{name}: {why}.",
                 [{"field": name, "message": f"{why}."}],
             )
-        return self.get_response(request)
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and request.path.startswith("/api/")
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            # No route matched (a negative id, say): the API's error body, not the console's page.
+            return JsonResponse(
+                error_body(f"No such API path: {request.path[:200]}", "not_found"), status=404
+            )
+        return response
 
     def _refuse(self, request, status, code, detail, errors=None):
         if request.path.startswith("/api/"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
 EVIDENCE_LIMIT = 5
@@ -88,18 +90,65 @@ def as_table(payload: dict) -> str:
     return "\n".join(lines)
 
 
-def as_junit(payload: dict) -> str:
-    """JUnit XML: one test case per metric (and one per golden-set problem)."""
+def cannot_run_payload(*, gate: str, candidate: str, error: str) -> dict:
+    """The payload's shape for a gate that could not run and left no run (an unknown gate or
+    version): CI reading --format json or junit finds the error where a result would be."""
+    return {
+        "id": None,
+        "gate": gate,
+        "status": "error",
+        "passed": False,
+        "candidate": candidate,
+        "agent": None,
+        "baseline": None,
+        "baseline_run": None,
+        "golden_set": None,
+        "judge": None,
+        "rule_versions": [],
+        "judged": 0,
+        "problems": [],
+        "notes": [],
+        "metrics": [],
+        "calls": {},
+        "error": error,
+        "created_at": datetime.now(UTC).isoformat(),
+        "url": None,
+    }
+
+
+def _junit_timestamp(created_at: str | None) -> str:
+    """UTC without a zone, as the Ant schema's timestamp wants (2026-12-01T17:00:03)."""
+    when = datetime.fromisoformat(created_at) if created_at else datetime.now(UTC)
+    if when.tzinfo is not None:
+        when = when.astimezone(UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def as_junit(payload: dict, *, seconds: float = 0.0, hostname: str | None = None) -> str:
+    """JUnit XML: one test case per metric (and one per golden-set problem).
+
+    Valid against both common schemas, Jenkins' junit-10.xsd and Apache Ant's JUnit.xsd (see
+    tests/evals/junit/): the suite has its time, timestamp and hostname, every case a time, every
+    failure and error a type, and the sequence properties, cases, system-out, system-err.
+    """
+    gate = payload.get("gate") or "unknown"
+    classname = f"gate.{gate}"
     metrics = payload.get("metrics", [])
     problems = payload.get("problems", [])
+    errored = payload["status"] == "error"
     failures = sum(1 for m in metrics if not m["passed"]) + len(problems)
+    tests = len(metrics) + len(problems) + (1 if errored else 0)
     suite = ET.Element(
         "testsuite",
         {
-            "name": f"gate.{payload['gate']}",
-            "tests": str(len(metrics) + len(problems) or 1),
+            "name": classname,
+            "tests": str(tests),
             "failures": str(failures),
-            "errors": "1" if payload["status"] == "error" else "0",
+            "errors": "1" if errored else "0",
+            "skipped": "0",
+            "time": f"{max(seconds, 0.0):.3f}",
+            "timestamp": _junit_timestamp(payload.get("created_at")),
+            "hostname": hostname or socket.gethostname() or "localhost",
         },
     )
     props = ET.SubElement(suite, "properties")
@@ -113,21 +162,32 @@ def as_junit(payload: dict) -> str:
             "value": str((payload.get("golden_set") or {}).get("checksum", "")),
         },
     )
+    case_time = {"time": "0"}  # the metrics are decided together; the suite holds the run's time
     for m in metrics:
         case = ET.SubElement(
-            suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": m["label"]}
+            suite, "testcase", {"classname": classname, "name": m["label"], **case_time}
         )
         if not m["passed"]:
-            fail = ET.SubElement(case, "failure", {"message": metric_line(m)})
+            fail = ET.SubElement(
+                case, "failure", {"message": metric_line(m), "type": m.get("kind") or "metric"}
+            )
             fail.text = evidence_text(m, limit=50)
     for p in problems:
         case = ET.SubElement(
-            suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": "golden set data"}
+            suite, "testcase", {"classname": classname, "name": "golden set data", **case_time}
         )
-        ET.SubElement(case, "failure", {"message": p})
-    if payload["status"] == "error":
+        ET.SubElement(case, "failure", {"message": p, "type": "missing_data"})
+    if errored:
         case = ET.SubElement(
-            suite, "testcase", {"classname": f"gate.{payload['gate']}", "name": "run"}
+            suite, "testcase", {"classname": classname, "name": "run", **case_time}
         )
-        ET.SubElement(case, "error", {"message": payload.get("error") or "could not run"})
+        error = ET.SubElement(
+            case,
+            "error",
+            {"message": payload.get("error") or "could not run", "type": "cannot_run"},
+        )
+        error.text = payload.get("error") or "could not run"
+    out = ET.SubElement(suite, "system-out")
+    out.text = as_table(payload) if payload.get("id") is not None else ""
+    ET.SubElement(suite, "system-err").text = payload.get("error") or ""
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

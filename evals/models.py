@@ -187,7 +187,7 @@ class JudgeRun(models.Model):
         PENDING = "pending", "pending"
         RUNNING = "running", "running"
         DONE = "done", "done"
-        STOPPED = "stopped", "stopped (cost cap)"
+        STOPPED = "stopped", "stopped (cost cap or judge failing)"
         FAILED = "failed", "failed"
 
     judge = models.ForeignKey(
@@ -205,6 +205,10 @@ class JudgeRun(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     errors = models.PositiveIntegerField(default=0)
     stop_reason = models.CharField(max_length=300, blank=True)
+    consecutive_failures = models.PositiveIntegerField(
+        default=0,
+        help_text="Judge calls failed in a row (the run stops at JUDGE_BREAKER_FAILURES).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

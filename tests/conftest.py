@@ -86,3 +86,27 @@ def rules(db):
     from tests.evals.judge_helpers import judge_rules
 
     return judge_rules()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Every test starts with empty throttle counts (and page caches) in the shared cache."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture
+def wsgi_app():
+    """The project's WSGI app for in-process HTTP clients (schemathesis, a generated client),
+    keeping the test's database connection open between requests as Django's test client does."""
+    from django.core import signals
+    from django.core.wsgi import get_wsgi_application
+    from django.db import close_old_connections
+
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield get_wsgi_application()
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)

@@ -5,6 +5,7 @@ import hashlib
 import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.test import RequestFactory
 
 from core.roles import roles_sync
 from evals import models as em
@@ -127,7 +128,9 @@ class SampleItemFactory(factory.django.DjangoModelFactory):
 
 def logged_in(client, user):
     """Log `user` into the Django test client through the password backend; return the client."""
-    assert client.login(username=user.username, password=PASSWORD)
+    # django-axes counts logins per address, so the backend needs a request to read it from.
+    request = RequestFactory().post("/login/")
+    assert client.login(request=request, username=user.username, password=PASSWORD)
     return client
 
 

@@ -1,13 +1,15 @@
 """Imports over HTTP: the same services and rules as the import commands."""
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.exceptions import ParseError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api import parsers
+from core.api.parsers import body_bytes, body_lines
+from core.api.schema import error_response
 from core.permissions import api_permission
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
@@ -35,13 +37,10 @@ class ImportResultSerializer(serializers.Serializer):
 
 
 def _lines(request):
-    """Return the body's lines without loading a large body into memory at once.
-
-    Reading `request.data` makes DRF check the content type against the view's parsers (415
-    for any other); the import parsers return the raw stream.
-    """
-    stream = request.data
-    return iter(stream.readline, b"") if hasattr(stream, "readline") else iter(())
+    """Return the body's lines as they arrive: at most DOCKET_IMPORT_MAX_BYTES (else 413)."""
+    return body_lines(
+        request, limit=settings.DOCKET_IMPORT_MAX_BYTES, setting="DOCKET_IMPORT_MAX_BYTES"
+    )
 
 
 def _done(result) -> Response:
@@ -54,6 +53,7 @@ RESPONSES = {
         ImportResultSerializer, description="nothing new: everything was already there"
     ),
     201: OpenApiResponse(ImportResultSerializer, description="imported"),
+    413: error_response("The body is larger than the limit the message names."),
 }
 
 
@@ -90,10 +90,9 @@ class RulesImport(ImportView):
         ],
     )
     def post(self, request):
-        try:
-            text = b"".join(_lines(request)).decode("utf-8")
-        except UnicodeDecodeError:
-            raise ParseError(f"{SOURCE}: not UTF-8") from None
+        text = body_bytes(
+            request, limit=settings.DOCKET_CONFIG_MAX_BYTES, setting="DOCKET_CONFIG_MAX_BYTES"
+        )
         return _done(rules_import(text=text, source=SOURCE))
 
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import openai
 from django.conf import settings
+from openai.types.chat import ChatCompletion
 
 from .prompt import (
     AnswerInvalid,
@@ -36,6 +37,9 @@ class JudgeAnswer:
     verdicts: dict[str, dict]
     tokens_in: int
     tokens_out: int
+
+
+NON_JSON = "the server answered non-JSON"
 
 
 class JudgeCallError(Exception):
@@ -126,6 +130,18 @@ def judge_call(
         ) from None
     except openai.OpenAIError as exc:
         raise JudgeCallError(f"judge call failed: {type(exc).__name__}") from None
+    except ValueError:  # a body labelled JSON that does not parse
+        raise JudgeCallError(NON_JSON + " (a body labelled JSON that does not parse)") from None
+    if not isinstance(response, ChatCompletion):
+        # The client hands back the text of a body that is not JSON (a proxy's error page).
+        raise JudgeCallError(NON_JSON)
+    try:
+        return _answer(response, messages, schema)
+    except (AttributeError, IndexError, TypeError):  # JSON, but not a chat completion's shape
+        raise JudgeCallError("the server's answer is not a chat completion") from None
+
+
+def _answer(response: ChatCompletion, messages: list[dict], schema: dict) -> JudgeAnswer:
     usage = response.usage
     tokens_in = (usage.prompt_tokens or 0) if usage else 0
     tokens_out = (usage.completion_tokens or 0) if usage else 0

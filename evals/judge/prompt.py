@@ -9,6 +9,8 @@ from typing import Any
 
 import jsonschema
 
+from core import parsing
+
 # Bump when the wording or the schema changes: it is part of the judge's name and of the cache key.
 PROMPT_VERSION = "conduct-v1"
 
@@ -163,9 +165,13 @@ def answer_validate(content: str | None, schema: dict) -> dict[str, dict]:
     if fenced:
         text = fenced.group(1)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise AnswerInvalid(f"answer is not JSON ({exc.msg} at character {exc.pos})") from None
+        # The parsing home: bounded depth, and no NUL character that PostgreSQL could not store.
+        data = parsing.json_value(text)
+    except parsing.ParseProblem as exc:
+        if exc.field == "json":
+            reason = exc.reason.removeprefix("not valid JSON: ")
+            raise AnswerInvalid(f"answer is not JSON ({reason})") from None
+        raise AnswerInvalid(f"answer is not usable JSON ({exc.field}: {exc.reason})") from None
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(data),
         key=lambda e: list(e.absolute_path),

@@ -17,6 +17,7 @@ from django.core.cache import cache
 from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
+from core import parsing
 from evals.models import AgentVersion, Judge, Rule, RuleVersion, Transcript, Turn, Verdict
 
 PER_PAGE = 50
@@ -264,7 +265,7 @@ def pretty_json(value: Any) -> str | None:
         if not text or text[0] not in "[{":
             return None
         try:
-            value = json.loads(text)
+            value = parsing.json_value(text)  # bounded depth: a stored text can be hostile
         except ValueError:
             return None
     try:

@@ -666,8 +666,14 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
                 )
         except IntegrityError:
             pass  # another worker cached the same answer first
+    failed_call = result.called and result.outcome == JudgeRunItem.Outcome.ERROR
     JudgeRun.objects.filter(pk=item.run_id).update(
         tasks_done=F("tasks_done") + 1,
+        consecutive_failures=(
+            F("consecutive_failures") + 1
+            if failed_call
+            else (0 if result.called else F("consecutive_failures"))
+        ),
         calls_made=F("calls_made") + (1 if result.called else 0),
         cache_hits=F("cache_hits") + (1 if result.outcome == JudgeRunItem.Outcome.CACHED else 0),
         tokens_in=F("tokens_in") + result.tokens_in,
@@ -675,6 +681,8 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         cost=F("cost") + result.cost,
         errors=F("errors") + errored,
     )
+    if failed_call:
+        _breaker_check(item.run_id, result.error)
     JudgeRun.objects.filter(
         pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
     ).update(
@@ -685,6 +693,23 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         finished_at=now,
     )
     return result.outcome
+
+
+def _breaker_check(run_id: int, error: str) -> None:
+    """Stop the run's calls once JUDGE_BREAKER_FAILURES calls in a row have failed (a circuit
+    breaker): a judge that hangs would otherwise cost timeout x retries for every item left."""
+    limit = settings.JUDGE_BREAKER_FAILURES
+    if limit <= 0:
+        return
+    reason = (
+        f"Stopped calling the judge: {limit} calls failed in a row (JUDGE_BREAKER_FAILURES); "
+        "remaining calls skipped. Last error: "
+    )
+    tripped = JudgeRun.objects.filter(
+        pk=run_id, consecutive_failures__gte=limit, stop_reason=""
+    ).update(stop_reason=(reason + error)[:300])
+    if tripped:
+        logger.warning("judge_run.breaker_tripped", extra={"run": run_id, "failures": limit})
 
 
 def _verdict_values(fields: dict) -> dict:

@@ -1,9 +1,10 @@
 """Browser tests: Debian's Chromium driven by pytest-playwright against live_server."""
 
 import os
-import shutil
 
 import pytest
+
+from tests.e2e.browser import chromium_path
 
 # Playwright's sync API runs an event loop in this thread; the ORM calls in these tests are safe.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -29,9 +30,12 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    path = chromium_path()
     if not path:
-        pytest.fail("Chromium is not installed: apt-get install -y chromium")
+        pytest.fail(
+            "Chromium is not installed: `make test` installs it "
+            "(or run: python -m tests.e2e.browser)"
+        )
     return {**browser_type_launch_args, "executable_path": path, "args": CHROMIUM_FLAGS}
 
 

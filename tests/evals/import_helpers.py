@@ -62,3 +62,16 @@ def call(id="call-1", **overrides):
     }
     record.update(overrides)
     return json.dumps(record)
+
+
+# 9^7 = 4.8 million strings from a few hundred bytes (a "billion laughs").
+ALIAS_BOMB = """\
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+rules: *g
+"""

@@ -19,6 +19,10 @@ class FakeJudge:
         self.mode = ""
         self.only_for = ""
         self.slow_s = 3.0
+        self.junk_type = "text/html"  # what "junk" answers with, status 200
+        self.junk_body = "<html><body>502 Bad Gateway</body></html>"
+        self.hang_s = 30.0  # "hang" holds each answer this long (or until stop), past any timeout
+        self.stopping = threading.Event()
         self.gate = threading.Event()  # clear it to hold every answer until the test sets it again
         self.gate.set()
         self.lock = threading.Lock()
@@ -35,12 +39,13 @@ class FakeJudge:
         return self
 
     def stop(self):
+        self.stopping.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
     # ---- what the server answers ----
 
-    def answer(self, body: dict) -> tuple[int, str]:
+    def answer(self, body: dict) -> tuple[int, str] | tuple[int, str, str]:
         self.gate.wait(60)
         prompt = "\n".join(m["content"] for m in body["messages"])
         if body.get("response_format", {}).get("type") == "json_schema":
@@ -50,6 +55,10 @@ class FakeJudge:
         mode = self.mode if (not self.only_for or self.only_for in prompt) else ""
         if mode == "slow":
             time.sleep(self.slow_s)
+        if mode == "hang":
+            self.stopping.wait(self.hang_s)
+        if mode == "junk":
+            return 200, self.junk_body, self.junk_type
         if mode == "error500":
             return 500, json.dumps({"error": {"message": "boom", "type": "server_error"}})
         if mode == "malformed":
@@ -112,14 +121,15 @@ class FakeJudge:
                             "body": body,
                         }
                     )
+                kind = []
                 if self.path != "/v1/chat/completions":
                     status, payload = 404, json.dumps({"error": {"message": "not found"}})
                 else:
-                    status, payload = fake.answer(body)
+                    status, payload, *kind = fake.answer(body)
                 data = payload.encode()
                 try:
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", kind[0] if kind else "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()
                     self.wfile.write(data)

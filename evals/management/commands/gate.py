@@ -1,4 +1,5 @@
 import json
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -36,13 +37,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, gate, candidate, baseline, format, no_judge, **options):
+        started = time.perf_counter()
         try:
             gate_obj = gate_resolve(gate)
             cand = agent_version_resolve(candidate)
             base = agent_version_resolve(baseline, what="baseline") if baseline else None
-        except GateCannotRun as e:
-            raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
-        try:
             # Decided here (not in a worker): the command waits for the judge, then exits.
             run = gate_run_evaluate(
                 gate=gate_obj,
@@ -52,17 +51,22 @@ class Command(BaseCommand):
                 judge_missing_verdicts=not no_judge,
             )
         except GateCannotRun as e:
+            # No run to report: CI still finds the error where it reads the result.
+            payload = gate_output.cannot_run_payload(gate=gate, candidate=candidate, error=str(e))
+            self._write(payload, format, time.perf_counter() - started)
             raise CommandError(str(e), returncode=EXIT_CANNOT_RUN) from None
-        payload = gate_run_payload(run)
-        if format == "json":
-            self.stdout.write(json.dumps(payload, indent=2))
-        elif format == "junit":
-            self.stdout.write(gate_output.as_junit(payload))
-        else:
-            self.stdout.write(gate_output.as_table(payload))
+        self._write(gate_run_payload(run), format, time.perf_counter() - started)
         if run.status == "error":
             raise CommandError(
                 f"gate run #{run.pk} could not run: {run.error}", returncode=EXIT_CANNOT_RUN
             )
         if run.status != "pass":
             raise SystemExit(EXIT_FAIL)
+
+    def _write(self, payload: dict, format: str, seconds: float) -> None:
+        if format == "json":
+            self.stdout.write(json.dumps(payload, indent=2))
+        elif format == "junit":
+            self.stdout.write(gate_output.as_junit(payload, seconds=seconds))
+        elif payload["id"] is not None:  # a table for a run; without one, the error line says it
+            self.stdout.write(gate_output.as_table(payload))

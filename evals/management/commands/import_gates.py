@@ -1,6 +1,9 @@
-import yaml
+import sys
+
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core import parsing
 from evals.services.gating import GateConfigInvalid, gates_import
 
 
@@ -13,17 +16,21 @@ class Command(BaseCommand):
     def handle(self, *args, path, **options):
         try:
             if path == "-":
-                import sys
-
-                text = sys.stdin.read()
+                raw = sys.stdin.buffer.read()
             else:
-                with open(path, encoding="utf-8") as f:
-                    text = f.read()
-            data = yaml.safe_load(text)
+                with open(path, "rb") as f:
+                    raw = f.read()
         except OSError as e:
             raise CommandError(f"{path}: {e.strerror}") from None
-        except yaml.YAMLError as e:
-            raise CommandError(f"{path}: not valid YAML: {e}") from None
+        try:
+            parsing.size_check(
+                raw, limit=settings.DOCKET_CONFIG_MAX_BYTES, setting="DOCKET_CONFIG_MAX_BYTES"
+            )
+            data, _ = parsing.yaml_document(parsing.utf8(raw))
+        except parsing.ParseProblem as e:
+            raise CommandError(
+                f"{path}:{e.line}: {e.field}: {e.reason} (nothing imported)"
+            ) from None
         try:
             counts = gates_import(data=data, by="cli")
         except GateConfigInvalid as e:

@@ -1,4 +1,4 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from evals.services.importing import rules_import
 
@@ -16,9 +16,5 @@ class Command(BaseCommand):
 
     def handle(self, *args, file, **options):
         with import_file(file) as (lines, _):
-            try:
-                text = b"".join(lines).decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise CommandError(f"{file}: not UTF-8 (byte {exc.start + 1})") from None
-            result = rules_import(text=text, source=file)
+            result = rules_import(text=b"".join(lines), source=file)
         self.stdout.write(result.summary)

@@ -2,19 +2,21 @@
 name the line and field, reading, bulk writes."""
 
 import json
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
+from django.conf import settings
 from django.db import connection, models
 
+from core import parsing
 from core.errors import DomainError
 
 MAX_ERRORS = 20
 REPEATS_LISTED = 3
 COPY_PROGRESS_EVERY = 20_000
-Progress = Callable[[int, int], None]  # progress(rows_written, rows_total)
+Progress = Callable[[int, int | None], None]  # progress(rows_written, rows_total or None)
 
 
 @dataclass(frozen=True)
@@ -60,24 +62,30 @@ class ImportFailed(DomainError):
 
 
 class Errors:
-    """Collects bad input; raises ImportFailed at MAX_ERRORS or when asked to check."""
+    """Collects bad input; raises ImportFailed at MAX_ERRORS or when asked to check.
+
+    Safe to add to from two threads (an importer may parse in one and check in another).
+    """
 
     def __init__(self, source: str):
         self.source = source or "input"
         self.items: list[LineError] = []
         self.repeats: dict[tuple[str, str], int] = {}
         self.suppressed = 0
+        self.lock = threading.Lock()
 
     def add(self, where: Any, field: str, reason: str) -> None:
-        # The same mistake on every line (a missing agent, say) is listed a few times, then counted.
-        seen = self.repeats.get((field, reason), 0)
-        self.repeats[(field, reason)] = seen + 1
-        if seen >= REPEATS_LISTED:
-            self.suppressed += 1
-            return
-        self.items.append(LineError(self.source, str(where), field, reason))
-        if len(self.items) >= MAX_ERRORS:
-            raise ImportFailed(self._sorted(), truncated=True)
+        with self.lock:
+            # The same mistake on every line (a missing agent, say) is listed a few times, then
+            # counted.
+            seen = self.repeats.get((field, reason), 0)
+            self.repeats[(field, reason)] = seen + 1
+            if seen >= REPEATS_LISTED:
+                self.suppressed += 1
+                return
+            self.items.append(LineError(self.source, str(where), field, reason))
+            if len(self.items) >= MAX_ERRORS:
+                raise ImportFailed(self._sorted(), truncated=True)
 
     def _sorted(self) -> list[LineError]:
         def key(e: LineError):
@@ -155,13 +163,18 @@ class ImportResult:
         return f"{self.kind}: " + ", ".join(parts) + extra
 
 
-def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple[str, Any]]:
+def json_records(
+    lines: Iterable[str | bytes], errors: Errors, *, check: str = "deep"
+) -> Iterator[tuple[str, Any]]:
     """Yield (where, object) for each JSON Lines record; blank lines are skipped.
 
     When the input is one JSON array instead (it starts with `[`), yield its items with
     `item N` as their place, so exports that hold a list import as they are. Lines may be
-    bytes (files opened in binary, request bodies): orjson checks their UTF-8 itself.
+    bytes (files opened in binary, request bodies): their UTF-8 is checked as they are parsed.
+    Limits: DOCKET_IMPORT_MAX_LINE_BYTES per line, DOCKET_IMPORT_MAX_BYTES for a JSON array
+    (parsed whole); `check` is parsing.json_value's ("nul" when the caller checks every field).
     """
+    max_line = settings.DOCKET_IMPORT_MAX_LINE_BYTES
     it = iter(lines)
     number = 0
     for line in it:
@@ -172,61 +185,44 @@ def json_records(lines: Iterable[str | bytes], errors: Errors) -> Iterator[tuple
         if not stripped:
             continue
         if stripped[:1] in ("[", b"["):
-            text = line + (b"" if isinstance(line, bytes) else "").join(it)
-            try:
-                items = orjson.loads(text)
-            except orjson.JSONDecodeError as exc:
-                errors.add(number + exc.lineno - 1, "json", f"not a JSON array: {exc.msg}")
-                return
-            if not isinstance(items, list):
-                errors.add(number, "json", "expected a JSON array")
-                return
-            for i, item in enumerate(items, start=1):
-                path = nul_path(item)
-                if path is not None:
-                    errors.add(
-                        f"item {i}",
-                        path or "json",
-                        "contains a NUL character (\\u0000), which cannot be stored",
-                    )
-                    continue
-                yield f"item {i}", item
+            yield from _json_array(
+                line + (b"" if isinstance(line, bytes) else "").join(it), number, errors
+            )
             return
-        try:
-            obj = orjson.loads(stripped)
-        except orjson.JSONDecodeError as exc:
-            errors.add(number, "json", f"not valid JSON: {exc.msg}")
+        if max_line and len(stripped) > max_line:
+            errors.add(
+                number,
+                "line",
+                f"{len(stripped):,} bytes, longer than DOCKET_IMPORT_MAX_LINE_BYTES ({max_line:,})",
+            )
             continue
-        if (b"\\u0000" if isinstance(stripped, bytes) else "\\u0000") in stripped:
-            path = nul_path(obj)
-            if path is not None:
-                errors.add(
-                    number,
-                    path or "json",
-                    "contains a NUL character (\\u0000), which cannot be stored",
-                )
-                continue
+        try:
+            obj = parsing.json_value(stripped, line=number, check=check)
+        except parsing.ParseProblem as exc:
+            errors.add(exc.line, exc.field, exc.reason)
+            continue
         yield str(number), obj
 
 
-def nul_path(value: Any, path: str = "") -> str | None:
-    """Return the path of the first string (or key) holding a NUL character, or None."""
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            here = f"{path}.{key}" if path else str(key)
-            if "\x00" in key:
-                return here
-            found = nul_path(item, here)
-            if found is not None:
-                return found
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found = nul_path(item, f"{path}[{i}]")
-            if found is not None:
-                return found
-    return None
+def _json_array(text: str | bytes, number: int, errors: Errors) -> Iterator[tuple[str, Any]]:
+    """Yield ("item N", item) for each item of a JSON array that starts on line `number`."""
+    try:
+        parsing.size_check(
+            text, limit=settings.DOCKET_IMPORT_MAX_BYTES, setting="DOCKET_IMPORT_MAX_BYTES"
+        )
+        items = parsing.json_value(text, line=number, check="none")
+    except parsing.ParseProblem as exc:
+        errors.add(exc.line, exc.field, exc.reason)
+        return
+    if not isinstance(items, list):
+        errors.add(number, "json", "expected a JSON array")
+        return
+    for i, item in enumerate(items, start=1):
+        problem = parsing.tree_problem(item, max_depth=parsing.MAX_DEPTH - 1)
+        if problem is not None:
+            errors.add(f"item {i}", problem[0] or "json", problem[1])
+            continue
+        yield f"item {i}", item
 
 
 def is_postgres() -> bool:

@@ -1,12 +1,13 @@
 """Rules from the YAML (or JSON) file teams keep in git, and back."""
 
-import json
 import logging
 from typing import Any
 
 import yaml
+from django.conf import settings
 from django.db import transaction
 
+from core import parsing
 from evals.models import Rule, RuleVersion
 from evals.services.rules import (
     RuleInvalid,
@@ -21,32 +22,30 @@ from evals.services.rules import (
     text_clean,
 )
 
-from .common import Errors, ImportResult, nul_path
+from .common import Errors, ImportResult
 
 logger = logging.getLogger(__name__)
 
 RULE_FIELDS = ("id", "group", "phase", "text", "severity", "safety", "detector", "status")
 
 
-def _load(text: str, errors: Errors) -> tuple[list, list[dict]]:
+def _load(text: str | bytes, errors: Errors) -> tuple[list, list[dict]]:
     """Return the rule items and, for each, the line of the item and of each of its keys."""
-    text = text.lstrip("\ufeff")
     try:
+        parsing.size_check(
+            text, limit=settings.DOCKET_CONFIG_MAX_BYTES, setting="DOCKET_CONFIG_MAX_BYTES"
+        )
+        text = parsing.utf8(text)
         if text.lstrip()[:1] in ("{", "["):
-            data = json.loads(text)
+            data = parsing.json_value(text)
+            try:
+                _, node = parsing.yaml_document(text)  # JSON is YAML: its lines, if it can tell
+            except parsing.ParseProblem:
+                node = None
         else:
-            data = yaml.safe_load(text)
-    except json.JSONDecodeError as exc:
-        errors.add(exc.lineno, "json", f"not valid JSON: {exc.msg}")
-        errors.check()
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        errors.add(mark.line + 1 if mark else 1, "yaml", f"not valid YAML: {problem}")
-        errors.check()
-    nul = nul_path(data)
-    if nul is not None:
-        errors.add(1, nul or "rules", "contains a NUL character (\\u0000), which cannot be stored")
+            data, node = parsing.yaml_document(text)
+    except parsing.ParseProblem as exc:
+        errors.add(exc.line, exc.field, exc.reason)
         errors.check()
     if isinstance(data, dict) and set(data) <= {"rules"}:
         items = data.get("rules")
@@ -57,16 +56,12 @@ def _load(text: str, errors: Errors) -> tuple[list, list[dict]]:
     if not isinstance(items, list):
         errors.add(1, "rules", "expected a mapping with a `rules:` list (or a bare list of rules)")
         errors.check()
-    return items, _lines(text, len(items))
+    return items, _lines(node, len(items))
 
 
-def _lines(text: str, count: int) -> list[dict]:
+def _lines(root: yaml.Node | None, count: int) -> list[dict]:
     """Best effort: line numbers of each rule and its keys, from the YAML node tree."""
     fallback = [{"": f"item {i}"} for i in range(1, count + 1)]
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return fallback
     seq = root
     if isinstance(root, yaml.MappingNode):
         seq = next((v for k, v in root.value if getattr(k, "value", None) == "rules"), None)
@@ -103,10 +98,10 @@ def _clean(item: Any) -> dict:
     }
 
 
-def rules_import(*, text: str, source: str = "") -> ImportResult:
-    """Import rules from YAML or JSON text: new rules get version 1, a changed text or detector
-    gets version n+1 (a candidate), rule settings are updated in place, the rest is a no-op.
-    Nothing is written unless every rule is valid."""
+def rules_import(*, text: str | bytes, source: str = "") -> ImportResult:
+    """Import rules from YAML or JSON (text, or UTF-8 bytes): new rules get version 1, a changed
+    text or detector gets version n+1 (a candidate), rule settings are updated in place, the rest
+    is a no-op. Nothing is written unless every rule is valid."""
     errors = Errors(source)
     items, lines = _load(text, errors)
     cleaned: list[dict] = []

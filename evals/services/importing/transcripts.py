@@ -7,10 +7,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
-from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
+from django.conf import settings
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
@@ -291,10 +292,14 @@ def _shape_turns(obj: dict, where: str, source: str) -> tuple[str | None, list, 
     if (
         "traj" in obj
     ):  # tau-bench results: {"task_id", "trial", "reward", "info", "traj": [messages]}
-        stem = PurePath(source).stem if source else "tau"
         default_id = None
         if "task_id" in obj:
-            default_id = f"{stem}-task-{obj['task_id']}-trial-{obj.get('trial', 0)}"
+            # From the content, never the file name: the same results are the same calls however
+            # they arrive. The digest of the conversation keeps two agents' runs of a task apart.
+            digest = hashlib.sha256(
+                orjson.dumps(obj["traj"], option=orjson.OPT_SORT_KEYS)
+            ).hexdigest()[:12]
+            default_id = f"tau-task-{obj['task_id']}-trial-{obj.get('trial', 0)}-{digest}"
         extra = {k: obj[k] for k in ("task_id", "trial", "reward", "info") if k in obj}
         return default_id, chat_turns(obj["traj"], "traj"), {"tau_bench": extra}
     if "prompt" in obj or "calls" in obj or "output" in obj:
@@ -346,6 +351,12 @@ def _parse(
         raise Invalid("metadata", "must be an object")
     if extra_meta:
         metadata = {**extra_meta, **metadata}
+    if len(raw_turns) > settings.DOCKET_IMPORT_MAX_TURNS:
+        raise Invalid(
+            "turns",
+            f"{len(raw_turns):,} turns, more than DOCKET_IMPORT_MAX_TURNS "
+            f"({settings.DOCKET_IMPORT_MAX_TURNS:,})",
+        )
     turns = [_turn(t, i) for i, t in enumerate(raw_turns)]
     return ParsedTranscript(
         where=where,

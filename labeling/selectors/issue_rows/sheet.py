@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
 
+from core import parsing
 from core.errors import DomainError
 from core.permissions import users_with_permission
 from evals.models import AgentVersion, Rule, Severity
@@ -169,7 +170,7 @@ def cursor_encode(row: IssueRow, sort: str) -> str:
 def _cursor_decode(cursor: str, sort: str, name: str):
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        value, number = json.loads(raw)
+        value, number = parsing.json_value(raw)  # bounded depth and numbers: a cursor is input
         number = int(number)
         if SORTS[sort][0] == "updated_at":
             value = dt.datetime.fromisoformat(value)

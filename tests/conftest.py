@@ -105,8 +105,16 @@ def wsgi_app():
     from django.core.wsgi import get_wsgi_application
     from django.db import close_old_connections
 
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield get_wsgi_application()
+    handler = get_wsgi_application()
+
+    def app(environ, start_response):
+        # Django's test client connects close_old_connections again after each of its own
+        # requests, so it is taken off on every call, not once: on PostgreSQL it would close
+        # the test's connection (and its transaction) at the end of the request.
+        signals.request_started.disconnect(close_old_connections)
+        signals.request_finished.disconnect(close_old_connections)
+        return handler(environ, start_response)
+
+    yield app
     signals.request_started.connect(close_old_connections)
     signals.request_finished.connect(close_old_connections)

@@ -16,6 +16,7 @@ from evals.models import Rule, Severity
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
 from labeling.selectors.issue_row_call import issue_row_call
+from labeling.selectors.issue_rows.sheet import SORT_LABELS
 from labeling.services import triage
 
 
@@ -55,7 +56,7 @@ def _sort_columns(sort: str) -> list[dict]:
                 "next": (key if desc else f"-{key}") if current else first,
                 "aria": ("descending" if desc else "ascending") if current else "",
                 "arrow": ("▼" if desc else "▲") if current else "↕",
-                "now": sel.SORT_LABELS[sort] if current else "",
+                "now": SORT_LABELS[sort] if current else "",
             }
         )
     return columns

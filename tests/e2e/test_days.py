@@ -31,6 +31,7 @@ TOUCH_PX = 44
 
 def check_page(page):
     """What every page must do: no sideways scroll, no serious accessibility issue."""
+    page.wait_for_load_state()
     assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth"), page.url
     assert_no_serious_axe(page)
 
@@ -160,10 +161,10 @@ def test_an_engineers_day(login, engineer, reviewer, live_server, page, size):
     expect(page.get_by_test_id("row-verdicts")).to_contain_text("Two questions.")
     check_page(page)
     page.get_by_role("link", name="Fix the rule").click()
+    editor = page.get_by_label(re.compile(r"New text \(version 2\)"))
+    expect(editor).to_be_visible()  # the new page, not the one being left
     check_page(page)
-    page.get_by_label(re.compile(r"New text \(version 2\)")).fill(
-        "Ask one question per turn; a clarifier is not a second question."
-    )
+    editor.fill("Ask one question per turn; a clarifier is not a second question.")
     page.get_by_role("button", name="Save version 2").click()
     expect(page.get_by_test_id("fix-diff").locator("ins")).to_contain_text("a clarifier")
     expect(page.locator("[data-step=judged] .run-judge button")).to_be_visible()

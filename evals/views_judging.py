@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from core.permissions import require, user_can
+from evals.judge.client import judge_configured
 from evals.selectors import judging as sel
 from evals.services.judging import JudgeRunInvalid, JudgeRunPlan, judge_run_create, judge_run_resume
 
@@ -54,6 +55,7 @@ def _list_context(request, form=None, plan=None):
         "form": form or RunJudgeForm(),
         "plan": plan,
         "can_run": user_can(request.user, "run_judge"),
+        "judge_configured": judge_configured(),
     }
 
 

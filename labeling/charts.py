@@ -11,8 +11,9 @@ class Series:
     name: str
     css: str
     line: str = ""  # polyline points
-    band: str = ""  # polygon points of the 95% interval
+    band: str = ""  # polygon points of the 95% interval (two points or more)
     points: list = field(default_factory=list)  # (x, y, label)
+    whiskers: list = field(default_factory=list)  # (x, y_high, y_low): each point's interval
 
 
 def _x(i: int, n: int) -> float:
@@ -24,36 +25,41 @@ def _y(v: float) -> float:
     return TOP + (HEIGHT - TOP - BOTTOM) * (1 - v)
 
 
-def trend_chart(trend, floors: dict[str, float]) -> dict:
-    """Return the geometry of a precision/recall-by-week chart from calibration_trend() output."""
+def trend_chart(trend, floors: dict[str, float], period: str = "week") -> dict:
+    """Return the geometry of a precision/recall-by-week (or by-day) chart from
+    calibration_trend() output. Every point carries its 95% interval as a whisker (precision a
+    little left of its date, recall a little right, so both stay readable); with two points or
+    more the intervals are also shaded as a band."""
     n = len(trend)
     series = []
-    for name, attr, css in (
-        ("precision", "precision", "s-precision"),
-        ("recall", "recall", "s-recall"),
+    for name, attr, css, nudge in (
+        ("precision", "precision", "s-precision", -4),
+        ("recall", "recall", "s-recall", 4),
     ):
         s = Series(name, css)
         upper, lower, line = [], [], []
-        for i, (week, figs) in enumerate(trend):
+        for i, (start, figs) in enumerate(trend):
             est = getattr(figs, attr)
             if est.value is None:
                 continue
-            x = round(_x(i, n), 1)
+            x = round(_x(i, n) + nudge, 1)
             line.append(f"{x},{round(_y(est.value), 1)}")
             upper.append(f"{x},{round(_y(est.ci[1]), 1)}")
             lower.append(f"{x},{round(_y(est.ci[0]), 1)}")
+            s.whiskers.append((x, round(_y(est.ci[1]), 1), round(_y(est.ci[0]), 1)))
+            when = f"week of {start:%d %b %Y}" if period == "week" else f"{start:%d %b %Y}"
             s.points.append(
                 (
                     x,
                     round(_y(est.value), 1),
                     (
-                        f"{name} week of {week:%d %b %Y}: {est.value:.2f} "
+                        f"{name} {when}: {est.value:.2f} "
                         f"[{est.ci[0]:.2f}, {est.ci[1]:.2f}], n={int(est.n)}"
                     ),
                 )
             )
-        s.line = " ".join(line)
-        s.band = " ".join(upper + lower[::-1])
+        s.line = " ".join(line) if len(line) > 1 else ""
+        s.band = " ".join(upper + lower[::-1]) if len(upper) > 1 else ""
         series.append(s)
     step = max(1, n // 8)
     xlabels = [
@@ -74,4 +80,5 @@ def trend_chart(trend, floors: dict[str, float]) -> dict:
         "yticks": yticks,
         "floors": floor_lines,
         "weeks": n,
+        "period": period,
     }

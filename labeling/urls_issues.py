@@ -6,6 +6,7 @@ urlpatterns = [
     path("issues/", v.issue_sheet, name="issue-sheet"),
     path("issues/export.csv", v.issue_sheet_export, name="issue-sheet-export"),
     path("issues/trends/", v.issue_trends, name="issue-trends"),
+    path("issues/bulk/", v.issue_sheet_bulk, name="issue-sheet-bulk"),
     path("issues/<int:number>/", v.issue_row_detail, name="issue-row-detail"),
     path("issues/<int:number>/assign/", v.issue_row_assign, name="issue-row-assign"),
     path("issues/<int:number>/status/", v.issue_row_status, name="issue-row-status"),

@@ -38,8 +38,6 @@ SORTS = {
 }
 COLUMNS = [
     ("rule", "Rule"),
-    ("group", "Group"),
-    ("judge", "Judge"),
     ("status", "Status"),
     ("marked", "Marked"),
     ("precision", "Precision"),
@@ -49,6 +47,8 @@ COLUMNS = [
     ("waiting", "Ties"),
     ("eligible", "Eligible"),
 ]
+# TP, FP, FN, TN sit between Marked and Precision: counts, not sortable.
+COUNT_COLUMNS_AFTER = "marked"
 
 
 def _sorted(rows, sort: str, desc: bool):
@@ -250,10 +250,12 @@ def calibration_detail(request, pk: int):
         row = cal.CalibrationRow(rv, None, cal.Counts(), floors)
         chart = None
     else:
+        by = "week"
         trend = cal.calibration_trend(rule_version=rv, judge=row.judge)
-        p_floor = floors.safety_precision if rv.rule.safety else floors.precision
-        r_floor = floors.safety_recall if rv.rule.safety else floors.recall
-        chart = trend_chart(trend, {"precision": p_floor, "recall": r_floor}) if trend else None
+        if len(trend) < 3:  # a week or two of marks: by day says more
+            by, trend = "day", cal.calibration_trend(rule_version=rv, judge=row.judge, by="day")
+        floor_of = {"precision": row.precision_floor, "recall": row.recall_floor}
+        chart = trend_chart(trend, floor_of, period=by) if trend else None
     figs = row.figures
     context = {
         "rv": rv,

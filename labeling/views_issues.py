@@ -4,8 +4,10 @@ labeling.selectors.issue_rows and services.triage."""
 from django.contrib import messages
 from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import require
@@ -13,6 +15,8 @@ from evals.detectors import DETECTORS
 from evals.models import Rule, Severity
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
+from labeling.selectors.issue_row_call import issue_row_call
+from labeling.selectors.issue_rows.sheet import SORT_LABELS
 from labeling.services import triage
 
 
@@ -23,11 +27,39 @@ def _row_or_404(number: int) -> IssueRow:
         raise Http404(f"No issue row {number}.") from None
 
 
-def _base_query(request) -> str:
+def _base_query(request, *drop: str) -> str:
     params = request.GET.copy()
-    for key in ("after", "before", "page"):
+    for key in ("after", "before", "page", *drop):
         params.pop(key, None)
     return params.urlencode()
+
+
+# Sortable headings: (sort key, label, the sort a first click asks for).
+SORTABLE = (
+    ("number", "Row", "-number"),
+    ("severity", "Severity", "severity"),
+    ("status", "Status", "status"),
+)
+
+
+def _sort_columns(sort: str) -> list[dict]:
+    """Each sortable heading: the sort its link asks for (the other direction when it is the
+    current one), and how it is sorted now (the arrow, aria-sort and words for it)."""
+    columns = []
+    for key, label, first in SORTABLE:
+        current = sort.lstrip("-") == key
+        desc = sort.startswith("-")
+        columns.append(
+            {
+                "key": key,
+                "label": label,
+                "next": (key if desc else f"-{key}") if current else first,
+                "aria": ("descending" if desc else "ascending") if current else "",
+                "arrow": ("▼" if desc else "▲") if current else "↕",
+                "now": SORT_LABELS[sort] if current else "",
+            }
+        )
+    return columns
 
 
 @require("triage")
@@ -50,11 +82,11 @@ def issue_sheet(request):
         "page": page,
         "error": error,
         "base_query": _base_query(request),
-        "sort_columns": {
-            "number": "-number" if filters.sort == "number" else "number",
-            "severity": "-severity" if filters.sort == "severity" else "severity",
-            "status": "-status" if filters.sort == "status" else "status",
-        },
+        "sort_query": _base_query(request, "sort"),
+        "sort_columns": {c["key"]: c for c in _sort_columns(filters.sort)},
+        "assignees": sel.assignable_users(),
+        "statuses": IssueRow.Status.choices,
+        "next_url": request.get_full_path(),
     }
     if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
         # htmx swaps only 2xx answers: the fragment carries the error message itself.
@@ -170,6 +202,8 @@ def _detail_context(row: IssueRow, **extra) -> dict:
         "assignees": sel.assignable_users(),
         "statuses": IssueRow.Status.choices,
         "suggested": "" if row.outcome else sel.issue_row_suggested_way(row),
+        "in_call": issue_row_call(row),
+        "posted": {},
         **extra,
     }
 
@@ -188,10 +222,44 @@ def _action(request, number: int, do):
     try:
         message = do(row)
     except triage.TriageError as exc:
-        context = _detail_context(row, error=exc)
+        # The error goes beside its field and what was typed stays there.
+        context = _detail_context(row, error=exc, posted=request.POST)
         return render(request, "labeling/issue_row_detail.html", context, status=400)
     messages.success(request, message)
     return redirect("issue-row-detail", number=number)
+
+
+@require("triage")
+@require_POST
+def issue_sheet_bulk(request):
+    """Assign, or set the status of, every ticked row at once (all or none)."""
+    numbers = [int(n) for n in request.POST.getlist("row") if n.isdigit()]
+    action = request.POST.get("action", "")
+    try:
+        if action == "assign":
+            username = request.POST.get("assignee", "").strip()
+            n = triage.issue_rows_assign_many(
+                numbers=numbers, actor=request.user, assignee=triage.assignee_resolve(username)
+            )
+            messages.success(
+                request, f"{n} row{'s' if n != 1 else ''} assigned to {username or 'nobody'}."
+            )
+        elif action == "status":
+            status = request.POST.get("status", "")
+            n = triage.issue_rows_set_status_many(
+                numbers=numbers, actor=request.user, status=status
+            )
+            messages.success(
+                request, f"{n} row{'s' if n != 1 else ''} now {IssueRow.Status(status).label}."
+            )
+        else:
+            raise triage.TriageError("action", "choose assign or status")
+    except triage.TriageError as exc:
+        messages.error(request, f"{exc.field}: {exc.message}")
+    target = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("issue-sheet")
+    return redirect(target)
 
 
 @require("triage")

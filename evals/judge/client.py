@@ -63,6 +63,13 @@ def judge_settings() -> JudgeSettings:
     )
 
 
+def judge_configured() -> bool:
+    """Whether a judge server is configured: a base URL (any OpenAI-compatible server) or an
+    API key (OpenAI itself). Without either every LLM call would fail as an errored verdict."""
+    s = judge_settings()
+    return bool(s.base_url or s.api_key)
+
+
 def judge_cost(model: str, tokens_in: int, tokens_out: int) -> Decimal:
     """Return the cost in USD of a call, from settings.JUDGE_PRICES (unknown models cost 0)."""
     price_in, price_out = settings.JUDGE_PRICES.get(model, (0, 0))

@@ -494,6 +494,7 @@ class VersionView:
     errored: int = 0
     judges: int = 0
     detector_json: str | None = None
+    previous: RuleVersion | None = None  # the version before it, to show what changed
 
 
 def rule_detail(rule_id: str) -> tuple[Rule, list[VersionView]] | None:
@@ -519,11 +520,12 @@ def rule_detail(rule_id: str) -> tuple[Rule, list[VersionView]] | None:
 
     counts = figures_cached(f"rule-versions:{rule.pk}", version_counts)
     views = []
-    for v in versions:
+    for i, v in enumerate(versions):
         c = counts.get(v.pk, {})
         views.append(
             VersionView(
                 version=v,
+                previous=versions[i + 1] if i + 1 < len(versions) else None,
                 verdicts=c.get("n", 0),
                 flagged=c.get("flagged", 0),
                 errored=c.get("errored", 0),

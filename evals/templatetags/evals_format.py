@@ -1,6 +1,9 @@
 """Display filters for the browsing pages: timestamps, durations, rates."""
 
 from django import template
+from django.utils.html import format_html, format_html_join
+
+from evals.textdiff import word_diff
 
 register = template.Library()
 
@@ -35,3 +38,13 @@ def get_field_label(form, name: str) -> str:
     """Return the label of a form's field, or the name for form-wide errors."""
     field = form.fields.get(name)
     return str(field.label or name.replace("_", " ").capitalize()) if field else "Filters"
+
+
+@register.simple_tag
+def text_diff(old, new):
+    """Return the word changes from `old` to `new`: deletions struck through, insertions marked."""
+    tags = {"same": "span", "del": "del", "ins": "ins"}
+    return format_html(
+        '<span class="text-diff">{}</span>',
+        format_html_join("", "<{0}>{1}</{0}>", ((tags[op], t) for op, t in word_diff(old, new))),
+    )

@@ -299,6 +299,18 @@ class CalibrationRow:
     def key(self) -> str:
         return f"{self.rule_version.pk}-{self.judge.pk if self.judge else 0}"
 
+    @property
+    def precision_floor(self) -> float:
+        """The precision floor for this rule version (safety rules have their own)."""
+        f = self.floors
+        return f.safety_precision if self.rule_version.rule.safety else f.precision
+
+    @property
+    def recall_floor(self) -> float:
+        """The recall floor for this rule version (safety rules have their own)."""
+        f = self.floors
+        return f.safety_recall if self.rule_version.rule.safety else f.recall
+
     def as_dict(self) -> dict:
         """Return the DESIGN.md calibration object (plus f1, specificity, agreement and counts)."""
         rv = self.rule_version
@@ -495,16 +507,23 @@ def verdict_outcomes(
 
 
 def calibration_trend(
-    *, rule_version: RuleVersion, judge: Judge | None = None, floors: metrics.Floors | None = None
+    *,
+    rule_version: RuleVersion,
+    judge: Judge | None = None,
+    floors: metrics.Floors | None = None,
+    by: str = "week",
 ) -> list[tuple[dt.date, Figures]]:
-    """Return the figures per ISO week (Monday) of the calls' start, oldest first."""
-    weeks: dict[dt.date, Counts] = defaultdict(Counts)
+    """Return the figures per ISO week (its Monday) of the calls' start, or per day with
+    by="day", oldest first."""
+    if by not in ("week", "day"):
+        raise ValueError(f"by: expected week or day, got {by!r}")
+    buckets: dict[dt.date, Counts] = defaultdict(Counts)
     for v in verdict_outcomes(rule_version=rule_version, judge=judge):
         if v.at is None:
             continue
         day = v.at.date()
-        weeks[day - dt.timedelta(days=day.weekday())].add_verdict(v)
-    return [(week, Figures(weeks[week])) for week in sorted(weeks)]
+        buckets[day - dt.timedelta(days=day.weekday()) if by == "week" else day].add_verdict(v)
+    return [(start, Figures(buckets[start])) for start in sorted(buckets)]
 
 
 def calibration_cell_verdicts(

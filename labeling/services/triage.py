@@ -474,3 +474,31 @@ def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVe
         replaces=current.number if current else None,
     )
     return version
+
+
+def _rows_for_bulk(numbers: list[int]) -> list[IssueRow]:
+    rows = list(IssueRow.objects.filter(number__in=numbers).order_by("number"))
+    missing = sorted(set(numbers) - {r.number for r in rows})
+    if missing:
+        raise TriageError("rows", f"no issue row {', '.join(map(str, missing))}")
+    if not rows:
+        raise TriageError("rows", "tick at least one row")
+    return rows
+
+
+@transaction.atomic
+def issue_rows_assign_many(*, numbers: list[int], actor, assignee) -> int:
+    """Assign every listed row (all or none); return how many."""
+    rows = _rows_for_bulk(numbers)
+    for row in rows:
+        issue_row_assign(row=row, actor=actor, assignee=assignee)
+    return len(rows)
+
+
+@transaction.atomic
+def issue_rows_set_status_many(*, numbers: list[int], actor, status: str, reason: str = "") -> int:
+    """Move every listed row to a status (all or none); return how many."""
+    rows = _rows_for_bulk(numbers)
+    for row in rows:
+        issue_row_set_status(row=row, actor=actor, status=status, reason=reason)
+    return len(rows)

@@ -99,6 +99,7 @@ TABLE = {
     ("api-issue-row-list", "POST"): REVIEW,
     ("issue-sheet", "GET"): TRIAGE,
     ("issue-sheet-export", "GET"): TRIAGE,
+    ("issue-sheet-bulk", "POST"): TRIAGE,
     ("issue-trends", "GET"): TRIAGE,
     ("issue-row-detail", "GET"): TRIAGE,
     ("issue-row-assign", "POST"): TRIAGE,

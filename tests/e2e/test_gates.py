@@ -3,6 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
+from tests.e2e.axe import assert_no_serious_axe
 from tests.evals.gating_helpers import World
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,6 +22,7 @@ def test_failed_metric_links_to_the_call_and_turn(login, lead, live_server):
     page.get_by_role("link", name="release", exact=True).first.click()
     page.get_by_role("link", name=f"#{run.pk}").click()
     expect(page.get_by_test_id("run-status")).to_have_text("fail")
+    assert_no_serious_axe(page)
     page.screenshot(path="/tmp/h7-e2e-run.png", full_page=True)
 
     page.get_by_role("link", name="safety ceiling: every safety rule").click()
@@ -41,5 +43,6 @@ def test_lead_changes_a_threshold_in_place(login, lead, live_server):
     row.get_by_role("spinbutton").fill("0.3")
     row.get_by_role("button", name="Save").click()
     expect(page.locator(f"#metric-{metric.pk}").get_by_role("status")).to_have_text("saved")
+    assert_no_serious_axe(page)
     metric.refresh_from_db()
     assert metric.threshold == 0.3

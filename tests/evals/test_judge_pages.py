@@ -191,3 +191,21 @@ def test_a_stuck_run_can_be_queued_again(client, engineer, reviewer, rules):
     assert resp.status_code == 302
     run = wait_for_run(run.pk)
     assert run.status == JudgeRun.Status.DONE and Verdict.objects.filter(judge_run=run).count() == 1
+
+
+def test_the_estimate_says_when_no_judge_is_configured(client, engineer, rules, settings):
+    make_call("call-1")
+    settings.JUDGE_BASE_URL = ""
+    settings.JUDGE_API_KEY = ""
+    logged_in(client, engineer)
+    resp = client.post(
+        reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"}
+    )
+    html = " ".join(resp.content.decode().split())
+    assert "Would make <strong>4</strong> judge calls" in html
+    assert 'data-testid="no-judge"' in html and "No judge is configured" in html
+    settings.JUDGE_BASE_URL = "http://127.0.0.1:9/v1"
+    resp = client.post(
+        reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"}
+    )
+    assert "No judge is configured" not in resp.content.decode()

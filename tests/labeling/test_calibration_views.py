@@ -113,7 +113,11 @@ def test_api_command_and_pages_show_the_reference_figures(known, lead, client):
 
     html = client.get(reverse("calibration")).content.decode()
     assert "asking.one-question" in html and "boundaries.no-rubric-leak" in html
-    assert f'{want["precision"]:.2f} <span class="ci">[{p_ci[0]:.2f}, {p_ci[1]:.2f}]</span>' in html
+    # The figure, its interval as a bar (named for screen readers) and in text for them too.
+    assert f'<span class="v">{want["precision"]:.2f}</span>' in html
+    assert f'<span class="ci sr-only">[{p_ci[0]:.2f}, {p_ci[1]:.2f}]</span>' in html
+    assert f"precision {want['precision']:.2f}, 95% interval {p_ci[0]:.2f} to {p_ci[1]:.2f}" in html
+    assert 'class="ibar-ci low"' in html and ">TP</th>" in html and 'data-testid="fn"' in html
 
 
 def test_cell_page_lists_the_verdicts_with_rationale_and_notes(known, lead, client):

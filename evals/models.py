@@ -490,3 +490,7 @@ class JudgeCacheEntry(models.Model):
 
     def __str__(self):
         return self.key[:12]
+
+
+# Decision points live in their own module; importing them here registers them with evals.
+from evals.models_decisions import Decision, DecisionKind, DecisionKindVersion  # noqa: F401

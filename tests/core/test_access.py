@@ -136,6 +136,9 @@ TABLE = {
     ("api-calibration", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
+    # decision points: everyone in the console reads them, engineers and leads import kinds
+    ("api-decision-kinds", "GET"): CONSOLE,
+    ("api-decision-kinds-import", "POST"): TRIAGE,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,

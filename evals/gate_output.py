@@ -6,6 +6,8 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
+from evals import gates
+
 EVIDENCE_LIMIT = 5
 
 
@@ -31,10 +33,14 @@ def evidence_text(metric: dict, limit: int = EVIDENCE_LIMIT) -> str:
 
 
 def threshold_text(metric: dict) -> str:
-    if metric["kind"] == "judge_score_regression":
+    kind = gates.METRIC_KINDS.get(metric["kind"])
+    fields = kind.fields if kind else ()
+    if "tolerance" in fields:
         return f"tolerance {fmt(metric.get('tolerance'))}"
-    if metric["kind"] == "safety_ceiling":
-        return "ceiling 0"
+    if kind is not None and kind.fixed_threshold is not None:
+        return f"ceiling {fmt(kind.fixed_threshold)}"
+    if "min" in fields:
+        return f"min {fmt(metric.get('threshold'))}"
     return f"max {fmt(metric.get('threshold'))}"
 
 

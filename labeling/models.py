@@ -286,3 +286,7 @@ class PromotionDecision(models.Model):
 
     class Meta:
         ordering = ["-at"]
+
+
+# Decision-point labels live in their own module; importing them here registers them.
+from labeling.models_decisions import DecisionLabel, HardMoment  # noqa: F401

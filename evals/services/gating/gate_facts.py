@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from evals import gates
 from evals.models import (
     AgentVersion,
+    Decision,
     Gate,
     GateMetric,
     GoldenSet,
@@ -148,6 +149,14 @@ def call_facts(
         .iterator(chunk_size=20000)
     ):
         timings.setdefault(tid, []).append(gates.TurnTiming(index, speaker, start, end, conf))
+    decisions: dict[int, list[gates.DecisionFact]] = {}
+    for tid, kind, choice, truth, turn, pk in (
+        Decision.objects.filter(transcript__in=ids)
+        .order_by("transcript_id", "pk")
+        .values_list("transcript_id", "kind__kind_id", "choice", "truth", "turn", "pk")
+        .iterator(chunk_size=20000)
+    ):
+        decisions.setdefault(tid, []).append(gates.DecisionFact(kind, choice, truth, turn, pk))
     out = {}
     for scenario, t in calls.items():
         facts = {}
@@ -167,6 +176,7 @@ def call_facts(
             scenario=scenario,
             verdicts=facts,
             turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)),
+            decisions=tuple(decisions.get(t.pk, [])),
         )
     return out
 

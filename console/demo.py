@@ -16,6 +16,11 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_decisions import (
+    demo_decision_kinds_load,
+    demo_decisions_load,
+    demo_hard_moments_load,
+)
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -75,14 +80,17 @@ def demo_verdicts_load(demo_dir: Path) -> str:
 
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("rules", demo_rules_load),
+    DemoStep("decision kinds", demo_decision_kinds_load),  # before the calls: they derive decisions
     DemoStep("calls", demo_calls_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("decision points", demo_decisions_load),  # before the gates: the gate counts labels
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
     DemoStep("users", demo_users_load),
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("hard moments", demo_hard_moments_load),
 ]
 
 

@@ -140,6 +140,10 @@ TABLE = {
     # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
     ("outcomes", "GET"): LEAD,
     ("outcome-call-issue", "GET"): REVIEW,
+    ("api-outcomes", "GET"): LEAD,
+    ("api-outcome-ratings", "POST"): REVIEW,
+    ("api-outcome-questions", "GET"): CONSOLE,
+    ("api-outcome-questions", "POST"): TRIAGE,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,

@@ -313,3 +313,12 @@ def test_the_issue_form_for_a_bad_call_files_a_row_and_comes_back(client, lead, 
 def test_a_reviewer_cannot_read_the_outcomes_page(client, reviewer):
     logged_in(client, reviewer)
     assert client.get(reverse("outcomes")).status_code == 403
+
+
+def test_the_dashboard_shows_a_lead_the_outcome_trend(client, lead, reviewer, rated):
+    logged_in(client, lead)
+    html = client.get(reverse("dashboard")).content.decode()
+    assert 'data-testid="outcome-trend"' in html and "Outcomes · phone-screen" in html
+    assert html.count("<circle") == 3  # v1 in two weeks, v2 in one
+    logged_in(client, reviewer)
+    assert 'data-testid="outcome-trend"' not in client.get(reverse("dashboard")).content.decode()

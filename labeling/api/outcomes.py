@@ -10,16 +10,11 @@ from rest_framework.views import APIView
 
 from core.permissions import api_permission
 from evals.models import Transcript
+from labeling.api.calibration import _interval
 from labeling.models import OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import RATING_MAX, RATING_MIN
 from labeling.selectors.outcomes import outcome_agent, outcome_data, outcome_question
 from labeling.services.outcomes import outcome_question_set, outcome_rate
-
-
-def _interval():
-    return serializers.ListField(
-        child=serializers.FloatField(), min_length=2, max_length=2, allow_null=True
-    )
 
 
 class OutcomeSummarySerializer(serializers.Serializer):

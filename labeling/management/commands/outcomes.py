@@ -46,23 +46,11 @@ class Command(BaseCommand):
         out = [f"{data['agent']} · {data['question']}: {data['question_text']}", ""]
         head = ["version", data["by"], "calls", "mean [95% CI]", "raw", "bad share", "eff. n"]
         rows = [head]
-        for r in data["versions"]:
+        for r in [*data["versions"], *data["trend"]]:
             rows.append(
                 [
                     r["version"],
-                    "all",
-                    str(r["calls"]),
-                    _fig(r["mean"], r["mean_ci"]),
-                    _fig(r["raw_mean"]),
-                    _fig(r["bad_share"], r["bad_share_ci"]),
-                    str(r["effective_n"]),
-                ]
-            )
-        for r in data["trend"]:
-            rows.append(
-                [
-                    r["version"],
-                    r["period"],
+                    r.get("period", "all"),
                     str(r["calls"]),
                     _fig(r["mean"], r["mean_ci"]),
                     _fig(r["raw_mean"]),

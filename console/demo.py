@@ -23,6 +23,7 @@ from console.demo_history import (
     demo_reviews_load,
     demo_users_load,
 )
+from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
 from evals.models import Rule, RuleVersion, Transcript, Verdict
 from evals.services.agents import agent_scope_clean, agent_version_scope_set
@@ -100,6 +101,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("outcomes", demo_outcomes_load),
 ]
 
 

@@ -17,7 +17,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Sum
 from django.db.models.functions import Length
 
 from evals.judge import conversation as jc
@@ -294,23 +294,6 @@ def conversation_score_put(item: JudgeRunItem, fields: dict, *, judge: Judge) ->
         ConversationScore.objects.create(transcript_id=item.transcript_id, judge=judge, **values)
     elif old.error:
         ConversationScore.objects.filter(pk=old.pk).update(**values)
-
-
-def conversation_judge_for(transcripts) -> Judge | None:
-    """The conversation judge whose scores count on these calls: the configured model's, else the
-    conversation judge with the most scores on them (e.g. one whose results were imported)."""
-    current = Judge.objects.filter(name=conversation_judge_name()).first()
-    ids = [t.pk for t in transcripts]
-    if current and ConversationScore.objects.filter(judge=current, transcript__in=ids).exists():
-        return current
-    other = (
-        Judge.objects.filter(prompt_version__startswith="conversation-")
-        .annotate(n=Count("conversation_scores", filter=Q(conversation_scores__transcript__in=ids)))
-        .filter(n__gt=0)
-        .order_by("-n", "name")
-        .first()
-    )
-    return other or current
 
 
 def conversation_missing_start(*, transcripts, by: str = "") -> JudgeRun | None:

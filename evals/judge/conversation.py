@@ -181,6 +181,11 @@ def answer_validate(content: str | None, schema: dict) -> dict:
             f"answer does not match the schema at {where}: fails {errors[0].validator!r}"
             + (f" ({len(errors)} problems)" if len(errors) > 1 else "")
         )
+    return answer_from(data)
+
+
+def answer_from(data: dict) -> dict:
+    """Return {reason, score, findings, verdicts} from an answer of the schema's shape."""
     findings = [
         {
             "type": f["type"],

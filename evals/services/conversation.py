@@ -33,6 +33,7 @@ from evals.models import (
     RuleVersion,
     Transcript,
     Turn,
+    Verdict,
 )
 from evals.services import judging
 
@@ -318,3 +319,40 @@ def conversation_missing_start(*, transcripts, by: str = "") -> JudgeRun | None:
     if transaction.get_connection().in_atomic_block and settings.CELERY_TASK_ALWAYS_EAGER:
         judging.judge_run_enqueue(run_id=run.pk)
     return run
+
+
+@transaction.atomic
+def conversation_result_record(
+    *, transcript: Transcript, judge_name: str, answer: dict, plan: list[str]
+) -> bool:
+    """Store a conversation judgement made elsewhere (precomputed, as the demo's are): its score
+    and its two verdicts. Idempotent: a stored good score or verdict is kept; return whether
+    anything was written."""
+    model, _, prompt_version = judge_name.rpartition("/")
+    if not model or not prompt_version.startswith("conversation-"):
+        raise judging.JudgeRunInvalid(
+            f"judge: {judge_name!r} is not a conversation judge (<model>/conversation-vN)"
+        )
+    judge, _ = Judge.objects.get_or_create(
+        name=judge_name,
+        defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version},
+    )
+    result = jc.answer_from(answer)
+    _, created = ConversationScore.objects.get_or_create(
+        transcript=transcript,
+        judge=judge,
+        defaults={
+            "score": result["score"],
+            "reason": result["reason"],
+            "findings": result["findings"],
+            "plan": list(plan),
+        },
+    )
+    wrote = created
+    for rv in conversation_checks_ensure():
+        v = judging._verdict_values(result["verdicts"][rv.rule.rule_id])
+        _, made = Verdict.objects.get_or_create(
+            transcript=transcript, rule_version=rv, judge=judge, defaults=v
+        )
+        wrote = wrote or made
+    return wrote

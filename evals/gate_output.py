@@ -6,7 +6,7 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
-from evals import gates
+from evals.gates import METRIC_KINDS
 
 EVIDENCE_LIMIT = 5
 
@@ -33,7 +33,7 @@ def evidence_text(metric: dict, limit: int = EVIDENCE_LIMIT) -> str:
 
 
 def threshold_text(metric: dict) -> str:
-    kind = gates.METRIC_KINDS.get(metric["kind"])
+    kind = METRIC_KINDS.get(metric["kind"])
     fields = kind.fields if kind else ()
     if "tolerance" in fields:
         return f"tolerance {fmt(metric.get('tolerance'))}"
@@ -52,6 +52,13 @@ def metric_line(metric: dict) -> str:
         threshold_text(metric),
         f"baseline {fmt(metric.get('baseline'))}",
     ]
+    noise = metric.get("noise") or {}
+    if noise.get("interval"):
+        lo, hi = noise["interval"]
+        parts.append(
+            f"noise: per-call diff sd {fmt(noise['sd'])}, mean {fmt(noise['mean_diff'])} "
+            f"[{fmt(lo)}, {fmt(hi)}] over {noise['pairs']} calls"
+        )
     line = " | ".join(parts)
     if not metric["passed"]:
         why = "; ".join(metric.get("problems", []))

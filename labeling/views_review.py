@@ -37,6 +37,7 @@ QUEUE_SESSION_KEY = "review_queue"
 # with its own id, given the page's context): a decision-point panel, an outcome rating form...
 REVIEW_EXTRA_PANELS: list[str] = [
     "labeling/partials/decision_panel.html",  # decision points (labeling.views_decisions)
+    "labeling/partials/outcome_panel.html",
 ]
 
 
@@ -382,6 +383,11 @@ def review_issue(request, external_id):
             messages.error(request, error)
         else:
             messages.success(request, f"Filed row {row.number}.")
+        target = request.POST.get("next", "")
+        if target and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            return redirect(target)
         return redirect("review-call", external_id=external_id)
     context = {
         "call": transcript,
@@ -390,6 +396,7 @@ def review_issue(request, external_id):
         "issue_error": error,
         "issue_form": form if error else {},
         "issue_filed": row,
+        "issue_next": request.POST.get("next", ""),
     }
     response = render(request, f"{PAGE}#issue-panel", context)
     if row is not None:

@@ -20,6 +20,7 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Dashboard",
         "Review",
         "Calls",
+        "Agents",
         "Rules",
         "Decisions",
     ]
@@ -30,6 +31,7 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Judge runs",
         "Gates",
         "Calls",
+        "Agents",
         "Rules",
         "Verdicts",
         "Decisions",

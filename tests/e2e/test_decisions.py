@@ -109,6 +109,7 @@ def test_the_decision_page_at_desk_and_phone_width(login, lead, live_server, dec
         expect(table).to_contain_text("turn-taking v1")
         expect(table).to_contain_text("0.50")
         expect(page.get_by_test_id("gap-histogram")).to_be_visible()
+        expect(page.get_by_test_id("wrong-decisions")).to_contain_text("call-d turn 2")
         expect(page.get_by_role("button", name="Queue hard moments")).to_be_visible()
         assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
         assert_no_serious_axe(page)

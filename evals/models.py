@@ -542,3 +542,7 @@ class ConversationScore(models.Model):
 
     def __str__(self):
         return f"{self.transcript_id}/{self.judge_id}: {self.score}"
+
+
+# Decision points live in their own module; importing them here registers them with evals.
+from evals.models_decisions import Decision, DecisionKind, DecisionKindVersion  # noqa: F401

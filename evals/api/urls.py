@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from .agents import AgentVersionDetail, AgentVersionList
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
@@ -25,4 +25,5 @@ urlpatterns: list = [
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
+    path("", include("evals.api.urls_decisions")),
 ]

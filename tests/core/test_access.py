@@ -149,6 +149,15 @@ TABLE = {
     ("api-outcome-ratings", "POST"): REVIEW,
     ("api-outcome-questions", "GET"): CONSOLE,
     ("api-outcome-questions", "POST"): TRIAGE,
+    # decision points: everyone in the console reads them, engineers and leads import kinds
+    ("api-decision-kinds", "GET"): CONSOLE,
+    ("api-decision-kinds-import", "POST"): TRIAGE,
+    ("decision-accuracy", "GET"): CONSOLE,
+    ("api-decision-accuracy", "GET"): CONSOLE,
+    ("decision-hard-queue", "POST"): LEAD,
+    ("api-decision-hard", "POST"): LEAD,
+    ("review-decision-label", "POST"): REVIEW,
+    ("api-decision-labels", "POST"): REVIEW,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -224,6 +233,7 @@ def world(db):
         },
         "review-mark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
+        "review-decision-label": {"external_id": call.external_id, "decision_id": 1},
         "calibration-export": {"fmt": "csv"},
         "calibration-detail": {"pk": w.one_q.pk},
         "calibration-cell": {"pk": w.one_q.pk, "cell": "tp"},

@@ -4,6 +4,7 @@ from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, Ver
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
+from .webhooks import WebhookDeliveryList, WebhookDetail, WebhookListCreate
 
 urlpatterns: list = [
     path("judge-runs/", JudgeRunListCreate.as_view(), name="api-judge-runs"),
@@ -18,4 +19,7 @@ urlpatterns: list = [
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
+    path("webhooks/", WebhookListCreate.as_view(), name="api-webhooks"),
+    path("webhooks/<int:pk>/", WebhookDetail.as_view(), name="api-webhook"),
+    path("webhook-deliveries/", WebhookDeliveryList.as_view(), name="api-webhook-deliveries"),
 ]

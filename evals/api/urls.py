@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .axes import AxesReportDetail, AxesReportListCreate
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
@@ -19,6 +20,8 @@ urlpatterns: list = [
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
+    path("axes-reports/", AxesReportListCreate.as_view(), name="api-axes-reports"),
+    path("axes-reports/<int:pk>/", AxesReportDetail.as_view(), name="api-axes-report"),
     path("webhooks/", WebhookListCreate.as_view(), name="api-webhooks"),
     path("webhooks/<int:pk>/", WebhookDetail.as_view(), name="api-webhook"),
     path("webhook-deliveries/", WebhookDeliveryList.as_view(), name="api-webhook-deliveries"),

@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import GateMetric, JudgeRun, Webhook
+from evals.models import AxesReport, GateMetric, JudgeRun, Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -136,6 +136,12 @@ TABLE = {
     ("api-calibration", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
+    # axes reports: engineers and leads make and read them, as they run gates
+    ("axes-report-list", "GET"): TRIAGE,
+    ("axes-report-detail", "GET"): TRIAGE,
+    ("api-axes-reports", "GET"): TRIAGE,
+    ("api-axes-reports", "POST"): TRIAGE,
+    ("api-axes-report", "GET"): TRIAGE,
     # webhooks: leads register them and read their deliveries (manage_webhooks)
     ("webhook-list", "GET"): LEAD,
     ("webhook-list", "POST"): LEAD,
@@ -193,6 +199,7 @@ def world(db):
     item = SampleItem.objects.create(
         sample=sample, transcript=call, reason="uniform", inclusion_probability=0.5
     )
+    w.axes = AxesReport.objects.create(agent_version=call.agent_version, results={})
     w.webhook = Webhook.objects.create(url="http://127.0.0.1:9/hook", events=["gate_run.finished"])
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
@@ -226,6 +233,8 @@ def world(db):
         "calibration-settle": {"pk": w.verdict_id},
         "api-rule-version-promote": {"pk": w.one_q.pk},
         "api-rule-version-demote": {"pk": w.one_q.pk},
+        "axes-report-detail": {"pk": w.axes.pk},
+        "api-axes-report": {"pk": w.axes.pk},
         "webhook-detail": {"pk": w.webhook.pk},
         "webhook-toggle": {"pk": w.webhook.pk},
         "api-webhook": {"pk": w.webhook.pk},

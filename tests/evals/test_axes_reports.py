@@ -220,3 +220,109 @@ def test_expectations_file_overrides_nothing_tau_and_names_a_bad_line(tmp_path):
     assert code == 2 and "expected.jsonl:2: calls: must be a list" in out
     code, out = axes_cmd("--agent", "shop", "--agent-version", "v9")
     assert code == 2 and "no version 'v9' of agent 'shop'" in out
+
+
+class ClaimsJudge:
+    """The fake judge server answering the faithfulness schema: one claim per sentence of the
+    OUTPUT, supported when each of its numbers appears in the EVIDENCE."""
+
+    @staticmethod
+    def answer(body: dict):
+        import re
+
+        from tests.evals.judge_server import FakeJudge
+
+        prompt = body["messages"][-1]["content"]
+        evidence, output = prompt.split("\n\nOUTPUT:\n", 1)
+        claims = []
+        for sentence in filter(None, (s.strip() for s in output.split("."))):
+            numbers = re.findall(r"\d+", sentence)
+            claims.append(
+                {
+                    "claim": sentence,
+                    "supported": all(n in evidence for n in numbers),
+                    "evidence": ["T2"],
+                }
+            )
+        return 200, FakeJudge.completion(body, json.dumps({"claims": claims}))
+
+
+def test_faithfulness_counts_supported_claims_through_the_judge_and_caches_them(fake_judge):
+    fake_judge.answer = ClaimsJudge.answer
+    lines = []
+    for i, said in enumerate(["The order cost 30 dollars. It is refunded", "It cost 99 dollars"]):
+        t = trajectory(i, "v1", ok=True)
+        t["calls"][0]["result"] = {"status": "delivered", "price": 30}
+        t["output"] = said
+        lines.append(json.dumps(t))
+    transcripts_import(lines=lines, source="test")
+    args = ("--agent", "shop", "--agent-version", "v1", "--format", "json", "--faithfulness")
+    code, out = axes_cmd(*args, "--rows")
+    report = json.loads(out)
+    f = report["overall"]["faithfulness"]
+    assert code == 0 and (f["supported"], f["total"], f["n"], f["passed"]) == (2, 3, 2, 1)
+    rows = {r["id"]: r["faithfulness"] for r in report["rows"]}
+    assert rows["v1-refund-0"]["score"] == 1.0 and rows["v1-refund-1"]["score"] == 0.0
+    assert rows["v1-refund-1"]["claims"][0]["claim"] == "It cost 99 dollars"
+    assert report["overall"]["task_success"]["n"] == 2  # the other axes are unchanged by it
+    sent = fake_judge.requests[0]["body"]
+    assert sent["response_format"]["json_schema"]["name"] == "claims"
+    prompt = sent["messages"][-1]["content"]
+    assert "EVIDENCE:\n[U0] Refund order A0." in prompt and '"price":30' in prompt
+    calls = len(fake_judge.requests)
+    assert calls == 2
+    code, _ = axes_cmd(*args)
+    assert code == 0 and len(fake_judge.requests) == calls  # cached like the judge
+
+
+def test_a_failing_judge_leaves_faithfulness_unscored_never_zero(fake_judge):
+    fake_judge.mode = "error500"
+    transcripts_import(lines=[json.dumps(trajectory(0, "v1", ok=True))], source="test")
+    code, out = axes_cmd(
+        "--agent", "shop", "--agent-version", "v1", "--format", "json", "--faithfulness", "--rows"
+    )
+    report = json.loads(out)
+    assert code == 0 and report["overall"]["faithfulness"]["n"] == 0
+    assert report["rows"][0]["faithfulness"] is None
+    assert report["rows"][0]["faithfulness_error"].startswith("judge call failed")
+    assert report["overall"]["tool_correctness"]["n"] == 1
+
+
+def test_api_makes_and_reads_reports_and_the_pages_show_them(client, engineer, reviewer):
+    from tests.factories import token_client
+
+    import_version("v1", good=9)
+    api = token_client(engineer)
+    r = api.post("/api/v1/axes-reports/", {"agent": "shop", "agent_version": "v1"}, format="json")
+    assert r.status_code == 201, r.content
+    first = r.json()
+    assert first["passed"] and first["overall"]["task_success"]["pass_rate"] == 0.9
+    import_version("v2", good=7)
+    r = api.post(
+        "/api/v1/axes-reports/",
+        {"agent": "shop", "agent_version": "v2", "max_drop": 0.1},
+        format="json",
+    )
+    second = r.json()
+    assert r.status_code == 201 and second["passed"] is False
+    assert second["baseline"] == {"id": first["id"], "agent_version": "v1"}
+    flagged = [c["axis"] for c in second["comparison"] if c["flagged"]]
+    assert flagged == ["task_success", "tool_correctness"]
+    listed = api.get("/api/v1/axes-reports/?agent_version=v2").json()
+    assert [x["id"] for x in listed["results"]] == [second["id"]] and "rows" not in listed[
+        "results"
+    ][0]
+    detail = api.get(f"/api/v1/axes-reports/{second['id']}/?rows=1").json()
+    assert len(detail["rows"]) == 10
+    bad = api.post("/api/v1/axes-reports/", {"agent": "shop", "agent_version": "nope"}, "json")
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "agent_version"
+    assert api.get("/api/v1/axes-reports/999999/").status_code == 404
+
+    client.force_login(engineer)
+    page = client.get(f"/axes/{second['id']}/").content.decode()
+    assert "flagged" in page and "was 90.0% in the baseline" in page
+    assert "refund-0" in page and "v2-refund-9" in page and "refund: order_id" in page
+    listing = client.get("/axes/").content.decode()
+    assert f"/axes/{first['id']}/" in listing and "green" in listing
+    client.force_login(reviewer)
+    assert client.get("/axes/").status_code == 403

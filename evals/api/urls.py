@@ -2,6 +2,7 @@ from django.urls import path
 
 from .agents import AgentVersionDetail, AgentVersionList
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
+from .classify import Classify
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
@@ -25,4 +26,5 @@ urlpatterns: list = [
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
+    path("classify/<str:name>/", Classify.as_view(), name="api-classify"),
 ]

@@ -50,9 +50,9 @@ _HUMAN = re.compile(
     r"\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:a\s+|an\s+|the\s+|your\s+|some\s+)?"
     r"(?:real\s+|actual\s+|live\s+)?(?:human|person|people|agent|representative|rep|manager|"
     r"supervisor|someone|somebody|operator)\b|\b(?:get|put|transfer|connect)\s+me\s+"
-    r"(?:to|through to|with)\s+(?:a\s+|an\s+|the\s+|your\s+)?(?:real\s+)?(?:human|person|agent|"
-    r"manager|supervisor|someone|operator|representative)\b|\bhuman,? please\b|^\s*(?:agent|"
-    r"operator|representative|human)[.!]*\s*$",
+    r"(?:(?:to|through to|with)\s+)?(?:a\s+|an\s+|the\s+|your\s+)?(?:real\s+)?"
+    r"(?:human|person|agent|manager|supervisor|someone|operator|representative)\b"
+    r"|\bhuman,? please\b|^\s*(?:agent|operator|representative|human)[.!]*\s*$",
     re.IGNORECASE,
 )
 _REASK = re.compile(

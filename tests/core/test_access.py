@@ -51,6 +51,8 @@ TABLE = {
     ("api-agent-versions", "GET"): CONSOLE,
     ("api-agent-version", "GET"): CONSOLE,
     ("api-agent-version", "PUT"): TRIAGE,
+    # runtime classifiers: the agent platform's account (import_data), engineers and leads
+    ("api-classify", "POST"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,
@@ -199,6 +201,7 @@ def world(db):
         "api-rule": {"id": w.one_q.rule.rule_id},
         "agent-version-detail": {"agent": av.agent.name, "version": av.version},
         "api-agent-version": {"agent": av.agent.name, "version": av.version},
+        "api-classify": {"name": "injection"},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},

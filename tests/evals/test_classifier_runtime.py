@@ -1,7 +1,6 @@
 """The runtime classifiers against the fake chat-completions server: answers, skips, fail-open
 on timeouts, errors and junk, and metric lines without text."""
 
-import json
 import logging
 import time
 
@@ -15,6 +14,7 @@ from evals.classifiers.runtime import (
     classify_injection,
     classify_scope_drift,
 )
+from tests.evals.classifier_helpers import answer_classifiers
 
 BUDGET = 0.5  # the failure cases' budget; answers that must arrive get 3 s on a busy machine
 INSTRUCTIONS = "You are Ava, the support agent of Kettle & Co. Help with orders and deliveries."
@@ -24,12 +24,7 @@ SECRET = "Mrs Dana Whitfield at 12 Elm Road"
 
 @pytest.fixture
 def server(fake_judge):
-    fake_judge.answers = {}
-    fake_judge.responder = lambda body: (
-        json.dumps(fake_judge.answers[name])
-        if (name := body["response_format"]["json_schema"]["name"]) in fake_judge.answers
-        else None
-    )
+    answer_classifiers(fake_judge)
     return fake_judge
 
 

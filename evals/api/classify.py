@@ -13,7 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.permissions import api_permission
+from evals.api.importing import LINES_REQUEST, RESPONSES, ImportView, _done, _lines
 from evals.classifiers.runtime import NAMES, SCOPE_DRIFT, classify
+from evals.classifiers.services import classifier_logs_import
 from evals.selectors.classifiers import agent_scope
 
 TEXT_MAX = 100_000
@@ -91,3 +93,19 @@ class Classify(APIView):
             )
         verdict = classify(name, payload, instructions=instructions, tools=tools)
         return Response(verdict.as_dict())
+
+
+class ClassifierLogsImport(ImportView):
+    """Import a platform's classifier log lines (the metric lines of the three classifiers, as
+    JSON Lines) as verdicts, one per call and classifier; other lines are left alone. `judge`
+    names the judge (default platform/<classifier>)."""
+
+    @extend_schema(
+        operation_id="classifier_logs_import",
+        request=LINES_REQUEST,
+        parameters=[OpenApiParameter("judge", str, description="default platform/<classifier>")],
+        responses=RESPONSES,
+    )
+    def post(self, request):
+        judge = request.query_params.get("judge", "")[:200]
+        return _done(classifier_logs_import(lines=_lines(request), source="body", judge=judge))

@@ -2,7 +2,7 @@ from django.urls import path
 
 from .agents import AgentVersionDetail, AgentVersionList
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
-from .classify import Classify
+from .classify import ClassifierLogsImport, Classify
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
@@ -27,4 +27,9 @@ urlpatterns: list = [
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
     path("classify/<str:name>/", Classify.as_view(), name="api-classify"),
+    path(
+        "classifier-logs/import/",
+        ClassifierLogsImport.as_view(),
+        name="api-classifier-logs-import",
+    ),
 ]

@@ -105,6 +105,7 @@ class Context:
     agent_version: str = ""
     call: str = ""
     turn: int | None = None
+    log: bool = True  # checks over stored calls do not log: the metric is live traffic's
 
 
 @dataclass(frozen=True)
@@ -341,8 +342,9 @@ def _finish(verdict: ClassifierVerdict, ctx: Context, start: float) -> Classifie
     done = ClassifierVerdict(
         **{**asdict(verdict), "latency_ms": (time.perf_counter() - start) * 1000}
     )
-    with contextlib.suppress(Exception):  # a logging failure must not reach the caller either
-        log_verdict(done, ctx)
+    if ctx.log:
+        with contextlib.suppress(Exception):  # a logging failure must not reach the caller either
+            log_verdict(done, ctx)
     return done
 
 

@@ -53,6 +53,7 @@ TABLE = {
     ("api-agent-version", "PUT"): TRIAGE,
     # runtime classifiers: the agent platform's account (import_data), engineers and leads
     ("api-classify", "POST"): TRIAGE,
+    ("api-classifier-logs-import", "POST"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,

@@ -142,6 +142,11 @@ TABLE = {
     ("calibration-demote", "POST"): LEAD,
     ("calibration-settle", "POST"): LEAD,
     ("api-calibration", "GET"): LEAD,
+    # classifier thresholds from marks: leads, like calibration
+    ("classifier-index", "GET"): LEAD,
+    ("classifier-detail", "GET"): LEAD,
+    ("classifier-export", "GET"): LEAD,
+    ("api-classifier-thresholds", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
@@ -221,6 +226,9 @@ def world(db):
         "review-mark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "calibration-export": {"fmt": "csv"},
+        "classifier-detail": {"rule_id": "classifiers.injection"},
+        "classifier-export": {"rule_id": "classifiers.injection", "fmt": "csv"},
+        "api-classifier-thresholds": {"rule_id": "classifiers.injection"},
         "calibration-detail": {"pk": w.one_q.pk},
         "calibration-cell": {"pk": w.one_q.pk, "cell": "tp"},
         "calibration-promote": {"pk": w.one_q.pk},

@@ -5,4 +5,5 @@ urlpatterns: list = [
     path("", include("labeling.urls_review")),
     path("calibration/", include("labeling.urls_calibration")),
     path("classifiers/", include("labeling.urls_classifiers")),
+    path("", include("labeling.urls_outcomes")),
 ]

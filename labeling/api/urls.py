@@ -11,4 +11,5 @@ urlpatterns: list = [
         ClassifierThresholds.as_view(),
         name="api-classifier-thresholds",
     ),
+    path("", include("labeling.api.urls_outcomes")),
 ]

@@ -93,6 +93,7 @@ TABLE = {
     ("review-issue", "POST"): REVIEW,
     ("review-mark-rest", "POST"): REVIEW,
     ("review-unmark-many", "POST"): REVIEW,
+    ("review-outcome", "POST"): REVIEW,
     ("review-sample-make", "POST"): LEAD,
     ("review-sample-queue", "POST"): LEAD,
     ("api-queue-next", "POST"): REVIEW,
@@ -149,6 +150,13 @@ TABLE = {
     ("api-classifier-thresholds", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
+    # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
+    ("outcomes", "GET"): LEAD,
+    ("outcome-call-issue", "GET"): REVIEW,
+    ("api-outcomes", "GET"): LEAD,
+    ("api-outcome-ratings", "POST"): REVIEW,
+    ("api-outcome-questions", "GET"): CONSOLE,
+    ("api-outcome-questions", "POST"): TRIAGE,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,

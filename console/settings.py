@@ -313,6 +313,16 @@ JUDGE_RESPONSE_FORMAT = os.environ.get("JUDGE_RESPONSE_FORMAT", "json_schema")
 if JUDGE_RESPONSE_FORMAT not in ("json_schema", "json_object", "none"):
     raise ImproperlyConfigured("JUDGE_RESPONSE_FORMAT must be json_schema, json_object or none")
 
+# Runtime turn classifiers (issue 11): injection guard, scope drift, frustration attribution.
+# They call the judge's server (or their own) with a fast model; every call has this budget in
+# seconds, and any error or timeout answers "no finding" (fail-open).
+DOCKET_CLASSIFIER_BASE_URL = os.environ.get("DOCKET_CLASSIFIER_BASE_URL", JUDGE_BASE_URL)
+DOCKET_CLASSIFIER_API_KEY = os.environ.get("DOCKET_CLASSIFIER_API_KEY", JUDGE_API_KEY)
+DOCKET_CLASSIFIER_MODEL = os.environ.get("DOCKET_CLASSIFIER_MODEL", JUDGE_MODEL)
+DOCKET_CLASSIFIER_TIMEOUT_S = env_float("DOCKET_CLASSIFIER_TIMEOUT_S", 2.0)
+# The injection guard's LLM second pass (the pattern layer always runs).
+DOCKET_INJECTION_LLM_CHECK_ENABLED = env_bool("DOCKET_INJECTION_LLM_CHECK_ENABLED", False)
+
 # Calibration and promotion (issue 4): what a rule version needs before a lead may gate it.
 DOCKET_MIN_MARKS = env_int("DOCKET_MIN_MARKS", 200)
 DOCKET_PRECISION_FLOOR = env_float("DOCKET_PRECISION_FLOOR", 0.80)

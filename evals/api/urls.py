@@ -3,6 +3,7 @@ from django.urls import include, path
 from .agents import AgentVersionDetail, AgentVersionList
 from .axes import AxesReportDetail, AxesReportListCreate
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
+from .classify import ClassifierLogsImport, Classify
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
@@ -33,4 +34,10 @@ urlpatterns: list = [
     path("webhooks/", WebhookListCreate.as_view(), name="api-webhooks"),
     path("webhooks/<int:pk>/", WebhookDetail.as_view(), name="api-webhook"),
     path("webhook-deliveries/", WebhookDeliveryList.as_view(), name="api-webhook-deliveries"),
+    path("classify/<str:name>/", Classify.as_view(), name="api-classify"),
+    path(
+        "classifier-logs/import/",
+        ClassifierLogsImport.as_view(),
+        name="api-classifier-logs-import",
+    ),
 ]

@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('evals', '0011_axes_reports'),
-        ('evals', '0011_merge_20261201_0817'),
+        ("evals", "0011_axes_reports"),
+        ("evals", "0011_merge_20261201_0817"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -51,6 +51,9 @@ TABLE = {
     ("api-agent-versions", "GET"): CONSOLE,
     ("api-agent-version", "GET"): CONSOLE,
     ("api-agent-version", "PUT"): TRIAGE,
+    # runtime classifiers: the agent platform's account (import_data), engineers and leads
+    ("api-classify", "POST"): TRIAGE,
+    ("api-classifier-logs-import", "POST"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,
@@ -140,6 +143,11 @@ TABLE = {
     ("calibration-demote", "POST"): LEAD,
     ("calibration-settle", "POST"): LEAD,
     ("api-calibration", "GET"): LEAD,
+    # classifier thresholds from marks: leads, like calibration
+    ("classifier-index", "GET"): LEAD,
+    ("classifier-detail", "GET"): LEAD,
+    ("classifier-export", "GET"): LEAD,
+    ("api-classifier-thresholds", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
     # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
@@ -235,6 +243,7 @@ def world(db):
         "api-rule": {"id": w.one_q.rule.rule_id},
         "agent-version-detail": {"agent": av.agent.name, "version": av.version},
         "api-agent-version": {"agent": av.agent.name, "version": av.version},
+        "api-classify": {"name": "injection"},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},
@@ -254,6 +263,9 @@ def world(db):
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-decision-label": {"external_id": call.external_id, "decision_id": 1},
         "calibration-export": {"fmt": "csv"},
+        "classifier-detail": {"rule_id": "classifiers.injection"},
+        "classifier-export": {"rule_id": "classifiers.injection", "fmt": "csv"},
+        "api-classifier-thresholds": {"rule_id": "classifiers.injection"},
         "calibration-detail": {"pk": w.one_q.pk},
         "calibration-cell": {"pk": w.one_q.pk, "cell": "tp"},
         "calibration-promote": {"pk": w.one_q.pk},

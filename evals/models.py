@@ -490,3 +490,7 @@ class JudgeCacheEntry(models.Model):
 
     def __str__(self):
         return self.key[:12]
+
+
+# Dataset evals live in their own module; importing them here registers them with the app.
+from .models_evalruns import Dataset, DatasetRow, EvalRun, EvalRunRow  # noqa: F401

@@ -53,3 +53,11 @@ def gate_run_task(self, run_id: int) -> str:
     if state == "waiting":
         raise self.retry(countdown=settings.GATE_POLL_S)
     return state
+
+
+@shared_task(bind=True, acks_late=True)
+def eval_run_task(self, run_id: int) -> str:
+    """Run an eval run to its end (its rows' calls run in a thread pool of its concurrency)."""
+    from evals.services.evalruns import eval_run_execute
+
+    return eval_run_execute(run_id=run_id).status

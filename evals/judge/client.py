@@ -98,11 +98,20 @@ def _client(cfg: JudgeSettings) -> openai.OpenAI:
         return client
 
 
+def chat_client(cfg: JudgeSettings) -> openai.OpenAI:
+    """Return the shared OpenAI-compatible client for a configuration (retries, timeouts)."""
+    return _client(cfg)
+
+
 def judge_call(
-    messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None
+    messages: list[dict],
+    schema: dict,
+    *,
+    cfg: JudgeSettings | None = None,
+    validate=answer_validate,
 ) -> JudgeAnswer:
-    """Send one judge request with the answer's schema
-    as response_format; return the validated answer."""
+    """Send one judge request with the answer's schema as response_format; return the answer
+    `validate(content, schema)` makes of it (conduct verdicts by default)."""
     cfg = cfg or judge_settings()
     extra = {}
     if cfg.response_format == "json_schema":
@@ -143,12 +152,12 @@ def judge_call(
         # The client hands back the text of a body that is not JSON (a proxy's error page).
         raise JudgeCallError(NON_JSON)
     try:
-        return _answer(response, messages, schema)
+        return _answer(response, messages, schema, validate)
     except (AttributeError, IndexError, TypeError):  # JSON, but not a chat completion's shape
         raise JudgeCallError("the server's answer is not a chat completion") from None
 
 
-def _answer(response: ChatCompletion, messages: list[dict], schema: dict) -> JudgeAnswer:
+def _answer(response: ChatCompletion, messages: list[dict], schema: dict, validate) -> JudgeAnswer:
     usage = response.usage
     tokens_in = (usage.prompt_tokens or 0) if usage else 0
     tokens_out = (usage.completion_tokens or 0) if usage else 0
@@ -161,7 +170,7 @@ def _answer(response: ChatCompletion, messages: list[dict], schema: dict) -> Jud
         raise JudgeCallError("answer has no choices", tokens_in=tokens_in, tokens_out=tokens_out)
     choice = response.choices[0]
     try:
-        verdicts = answer_validate(choice.message.content, schema)
+        verdicts = validate(choice.message.content, schema)
     except AnswerInvalid as exc:
         reason = str(exc)
         if choice.finish_reason == "length":

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
+from .evalruns import DatasetImport, DatasetList, EvalRunDetail, EvalRunListCreate
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
@@ -18,4 +19,8 @@ urlpatterns: list = [
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
+    path("datasets/", DatasetList.as_view(), name="api-datasets"),
+    path("datasets/import/", DatasetImport.as_view(), name="api-datasets-import"),
+    path("eval-runs/", EvalRunListCreate.as_view(), name="api-eval-runs"),
+    path("eval-runs/<int:pk>/", EvalRunDetail.as_view(), name="api-eval-run"),
 ]

@@ -15,12 +15,13 @@ started are skipped and the run reports what it has.
 from __future__ import annotations
 
 import logging
+import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Avg, Count, Q
 from django.utils import timezone
 
@@ -378,8 +379,26 @@ def _judge_step(run: EvalRun, job: _Job) -> dict:
     return answer.verdicts
 
 
+DB_TRIES = 5
+
+
+def _retrying(write):
+    """Run a write, retrying a locked database with backoff (SQLite while a page polls)."""
+    for attempt in range(DB_TRIES):
+        try:
+            return write()
+        except OperationalError:
+            if attempt == DB_TRIES - 1:
+                raise
+            time.sleep(0.05 * 2**attempt)
+
+
 def _row_save(run: EvalRun, job: _Job, *, answer=None, error="", cached=False) -> None:
     """Record one row's outcome and move the run's counters on (the page polls them)."""
+    _retrying(lambda: _row_write(run, job, answer=answer, error=error, cached=cached))
+
+
+def _row_write(run: EvalRun, job: _Job, *, answer=None, error="", cached=False) -> None:
     row = job.row
     attempt = job.attempt or rb.Attempt()
     values = {
@@ -431,7 +450,9 @@ def _counters_update(run: EvalRun) -> None:
 
 
 def _cache_get(key: str) -> dict | None:
-    hit = JudgeCacheEntry.objects.filter(key=key, prompt_version=rb.PROMPT_VERSION).first()
+    hit = _retrying(
+        lambda: JudgeCacheEntry.objects.filter(key=key, prompt_version=rb.PROMPT_VERSION).first()
+    )
     return hit.answer if hit else None
 
 
@@ -505,7 +526,11 @@ def _execute(run: EvalRun) -> None:
                 )
                 budget.row_done(False, "no recorded output")
                 continue
-            EvalRunRow.objects.filter(pk=row.pk).update(transcript=transcript)
+            _retrying(
+                lambda row=row, t=transcript: EvalRunRow.objects.filter(pk=row.pk).update(
+                    transcript=t
+                )
+            )
             job.attempt = recorded_attempt(transcript)
             _judge_prepare(run, job)
         queue.append(job)
@@ -562,7 +587,7 @@ def _execute(run: EvalRun) -> None:
                         queue.insert(0, job)  # its judge call goes next
                     else:
                         budget.spend(job.judge_cost)
-                        _cache_put(run, job, result)
+                        _retrying(lambda job=job, result=result: _cache_put(run, job, result))
                         _row_save(run, job, answer=result)
                         budget.row_done(True)
             submit_next()
@@ -612,6 +637,21 @@ def pass_rate_drop(run: EvalRun, baseline: EvalRun | None) -> float | None:
 
 def _finish(run: EvalRun, *, stop_reason: str = "", failed: bool = False) -> None:
     """Skip the rows never started, total the run, compare it with its baseline, close it."""
+    _retrying(lambda: _finish_write(run, stop_reason=stop_reason, failed=failed))
+    logger.info(
+        "eval_run.finished",
+        extra={
+            "eval_run": run.pk,
+            "status": run.status,
+            "scored": run.rows_scored,
+            "errored": run.rows_errored,
+            "pass_rate": run.pass_rate,
+            "regressed": run.regressed,
+        },
+    )
+
+
+def _finish_write(run: EvalRun, *, stop_reason: str, failed: bool) -> None:
     with transaction.atomic():
         run.rows.filter(outcome=EvalRunRow.Outcome.PENDING).update(
             outcome=EvalRunRow.Outcome.SKIPPED
@@ -631,17 +671,6 @@ def _finish(run: EvalRun, *, stop_reason: str = "", failed: bool = False) -> Non
         run.regressed = drop is not None and drop > run.max_drop + 1e-9
         run.save(update_fields=["status", "stop_reason", "finished_at", "baseline", "regressed"])
         transaction.on_commit(lambda: eval_run_finished(run))
-    logger.info(
-        "eval_run.finished",
-        extra={
-            "eval_run": run.pk,
-            "status": run.status,
-            "scored": run.rows_scored,
-            "errored": run.rows_errored,
-            "pass_rate": run.pass_rate,
-            "regressed": run.regressed,
-        },
-    )
 
 
 def eval_run_finished(run: EvalRun) -> None:

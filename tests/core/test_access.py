@@ -41,11 +41,16 @@ TABLE = {
     ("rule-list", "GET"): CONSOLE,
     ("rule-detail", "GET"): CONSOLE,
     ("verdict-list", "GET"): CONSOLE,
+    ("agent-version-list", "GET"): CONSOLE,
+    ("agent-version-detail", "GET"): CONSOLE,
     ("api-transcripts", "GET"): CONSOLE,
     ("api-transcript", "GET"): CONSOLE,
     ("api-rules", "GET"): CONSOLE,
     ("api-rule", "GET"): CONSOLE,
     ("api-verdicts", "GET"): CONSOLE,
+    ("api-agent-versions", "GET"): CONSOLE,
+    ("api-agent-version", "GET"): CONSOLE,
+    ("api-agent-version", "PUT"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,
@@ -152,7 +157,7 @@ TABLE = {
 }
 # Django's admin checks is_staff itself (no role is staff); its own tests cover it.
 EXEMPT_NAMESPACES = {"admin"}
-METHODS = ("GET", "POST")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def url_patterns(patterns=None, namespace=None):
@@ -184,6 +189,7 @@ def world(db):
     w.users[ANON] = AnonymousUser()
     w.admin = UserFactory(username="u-admin", is_superuser=True, is_staff=True)
     call = w.calls["2026-11-21.1-0"]
+    av = call.agent_version
     w.verdict_id = call.verdicts.first().pk
     w.gate_run = w.run("2026-11-21.1")
     w.judge_run = JudgeRun.objects.create(judge=w.judge, started_by="test")
@@ -205,6 +211,8 @@ def world(db):
         "rule-detail": {"rule_id": w.one_q.rule.rule_id},
         "api-transcript": {"id": call.external_id},
         "api-rule": {"id": w.one_q.rule.rule_id},
+        "agent-version-detail": {"agent": av.agent.name, "version": av.version},
+        "api-agent-version": {"agent": av.agent.name, "version": av.version},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},

@@ -286,20 +286,7 @@ def _step(run: GateRun) -> str:
     picked = inputs.picked()
     judging = run.results.get("judging")
     if run.judge_missing_verdicts and judging is None:
-        pairs = [
-            (t, rv)
-            for t in inputs.all_calls
-            for rv in inputs.scope_rvs.values()
-            if (t.pk, rv.pk) not in picked
-        ]
-        judge_run = judge_missing_start(judge=inputs.judge, pairs=pairs, by=run.started_by)
-        judging = {
-            "judge_run": judge_run.pk if judge_run else None,
-            "missing": len(pairs),
-            "until": time.time() + settings.GATE_JUDGE_WAIT_S,
-        }
-        run.results = {"judging": judging}
-        GateRun.objects.filter(pk=run.pk).update(results=run.results)
+        judging = _judging_claim(run, inputs, picked)
     if judging and judging["judge_run"]:
         open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
         still_open = JudgeRun.objects.filter(pk=judging["judge_run"], status__in=open_states)
@@ -314,6 +301,34 @@ def _step(run: GateRun) -> str:
         judged = max(0, judging["missing"] - missing_now)
     _decide(run, inputs, picked, judged)
     return DONE
+
+
+def _judging_claim(run: GateRun, inputs: _Inputs, picked: dict) -> dict:
+    """Start the judge on the verdicts the run lacks, once; return what was started.
+
+    Under the run's row lock: a second worker taking the same step (a task delivered twice, or
+    retried) finds the first one's judge run instead of starting another.
+    """
+    with transaction.atomic():
+        locked = GateRun.objects.select_for_update().only("results").get(pk=run.pk)
+        if locked.results.get("judging") is not None:
+            run.results = locked.results
+            return locked.results["judging"]
+        pairs = [
+            (t, rv)
+            for t in inputs.all_calls
+            for rv in inputs.scope_rvs.values()
+            if (t.pk, rv.pk) not in picked
+        ]
+        judge_run = judge_missing_start(judge=inputs.judge, pairs=pairs, by=run.started_by)
+        judging = {
+            "judge_run": judge_run.pk if judge_run else None,
+            "missing": len(pairs),
+            "until": time.time() + settings.GATE_JUDGE_WAIT_S,
+        }
+        run.results = {"judging": judging}
+        GateRun.objects.filter(pk=run.pk).update(results=run.results)
+    return judging
 
 
 def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:

@@ -81,8 +81,8 @@ def make_dataset(name="booking-tools", rows=ROWS):
 
 
 def make_version(version="2026-12-01.1", agent="booking"):
-    v = AgentVersionFactory(agent=AgentFactory(name=agent), version=version)
-    if hasattr(v, "instructions"):
-        v.instructions = "You are the booking agent. Use tools only when needed."
-        v.save()
-    return v
+    return AgentVersionFactory(
+        agent=AgentFactory(name=agent),
+        version=version,
+        instructions="You are the booking agent. Use tools only when needed.",
+    )

@@ -133,8 +133,10 @@ def test_agent_gets_instructions_and_tools(fake_chat):
         "role": "user",
         "content": "Please refund order 1234, it arrived broken.",
     }
-    if hasattr(version, "instructions"):
-        assert body["messages"][0]["content"].startswith("You are the booking agent")
+    assert body["messages"][0] == {
+        "role": "system",
+        "content": "You are the booking agent. Use tools only when needed.",
+    }
 
 
 def test_judge_sees_tools_and_clipped_calls_never_payloads(fake_chat):
@@ -339,3 +341,15 @@ def test_recorded_outputs_are_scored_without_calling_the_agent(fake_chat):
         "REFUNDED-30" not in r["body"]["messages"][1]["content"]
         for r in fake_chat.judge_requests()[2:]
     )
+
+
+def test_rows_without_tools_get_the_agent_versions_tools(fake_chat):
+    version = make_version()
+    version.tools = [{"name": "search_flights", "description": "Find flights.", "parameters": {}}]
+    version.save()
+    ds = make_dataset(name="no-tools", rows=[{"id": "fly", "input": "Flights to Oslo?"}])
+    run_eval(dataset=ds, agent_version=version)
+    agent_body = fake_chat.agent_requests()[0]["body"]
+    assert [t["function"]["name"] for t in agent_body["tools"]] == ["search_flights"]
+    prompt = fake_chat.judge_requests()[0]["body"]["messages"][1]["content"]
+    assert "- search_flights(): Find flights." in prompt

@@ -55,7 +55,7 @@ def test_unknown_dataset_or_rubric_is_refused(engineer, reviewer, fake_chat):
     c = token_client(engineer)
     body = {"dataset": "nope", "agent_version": "2026-12-01.1", "rubric": "safety"}
     r = c.post("/api/v1/eval-runs/", body, format="json")
-    assert r.status_code == 404 and "no dataset 'nope'" in r.json()["detail"]
+    assert r.status_code == 400 and "no dataset 'nope'" in r.json()["detail"]
     r = c.post("/api/v1/eval-runs/", {**body, "rubric": "vibes"}, format="json")
     assert r.status_code == 400 and r.json()["errors"][0]["field"] == "rubric"
     r = token_client(reviewer).post("/api/v1/eval-runs/", body, format="json")

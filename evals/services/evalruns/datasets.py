@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Max
 
-from core.errors import DomainError, NotFound
+from core.errors import DomainError
 from evals.models import Dataset, DatasetRow
 from evals.services.importing.common import Errors, ImportResult, Invalid, json_records
 
@@ -188,5 +188,5 @@ def dataset_resolve(text: str) -> Dataset:
         qs = qs.filter(version=int(version))
     found = qs.order_by("-version").first()
     if found is None:
-        raise NotFound(f"no dataset {text!r}", field="dataset")
+        raise DomainError(f"no dataset {text!r}", field="dataset")
     return found

@@ -93,10 +93,9 @@ class EvalRunPlan:
 
 
 def agent_scope(version: AgentVersion) -> tuple[str, list[dict]]:
-    """Return the agent version's instructions and tools (empty before they were recorded)."""
-    instructions = getattr(version, "instructions", "") or ""
-    tools = getattr(version, "tools", None) or []
-    return instructions, [t for t in tools if isinstance(t, dict) and t.get("name")]
+    """Return the agent version's instructions and tools (what the agent is given)."""
+    tools = [t for t in version.tools or [] if isinstance(t, dict) and t.get("name")]
+    return version.instructions or "", tools
 
 
 def _row_tools(row: DatasetRow, version_tools: list[dict]) -> list[dict]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from evals.models import Dataset, EvalRun, EvalRunRow
+from evals import gates
+from evals.models import AgentVersion, Dataset, EvalRun, EvalRunRow
 
 
 def dataset_list() -> QuerySet[Dataset]:
@@ -111,3 +112,26 @@ def eval_run_payload(run: EvalRun, *, rows: bool = True) -> dict:
     if rows:
         data["rows"] = [eval_run_row_payload(r) for r in eval_run_rows(run)]
     return data
+
+
+def eval_run_facts(version: AgentVersion) -> list[gates.EvalRunFact]:
+    """The version's latest finished (done) eval run per dataset and rubric, for gates."""
+    latest: dict[tuple[str, str], gates.EvalRunFact] = {}
+    runs = (
+        EvalRun.objects.filter(agent_version=version, status=EvalRun.Status.DONE)
+        .select_related("dataset")
+        .order_by("-finished_at", "-pk")
+    )
+    for r in runs:
+        rubric = r.rubric if not r.rubric_text else f"{r.rubric}: {r.rubric_text[:40]}"
+        latest.setdefault(
+            (r.dataset.name, rubric),
+            gates.EvalRunFact(
+                dataset=r.dataset.name,
+                rubric=rubric,
+                run=r.pk,
+                pass_rate=r.pass_rate,
+                scored=r.rows_scored,
+            ),
+        )
+    return [latest[k] for k in sorted(latest)]

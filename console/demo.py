@@ -16,6 +16,7 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_evalruns import demo_evalruns_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -100,6 +101,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("eval runs", demo_evalruns_load),
 ]
 
 

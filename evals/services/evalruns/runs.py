@@ -65,6 +65,7 @@ class EvalRunPlan:
     rows: int = 0
     agent_calls: int = 0
     judge_calls: int = 0
+    cache_hits: int = 0
     missing_recorded: list[str] = field(default_factory=list)
     agent_model: str = ""
     judge_model: str = ""
@@ -82,6 +83,7 @@ class EvalRunPlan:
             "rows": self.rows,
             "agent_calls": self.agent_calls,
             "judge_calls": self.judge_calls,
+            "cache_hits": self.cache_hits,
             "missing_recorded": list(self.missing_recorded),
             "agent_model": self.agent_model,
             "judge_model": self.judge_model,
@@ -135,6 +137,53 @@ def recorded_attempt(transcript: Transcript) -> rb.Attempt:
     return rb.Attempt(output=output, calls=tuple(calls))
 
 
+@dataclass(frozen=True)
+class JudgeRequest:
+    messages: list[dict]
+    schema: dict
+    key: str
+
+
+def judge_request(
+    *, rubric: str, rubric_text: str, model: str, row: DatasetRow, tools: list, attempt
+) -> JudgeRequest:
+    """The judge's messages, answer schema and cache key for one row's attempt."""
+    names = [t["name"] for t in tools] + [c.name for c in attempt.calls]
+    messages = rb.build_messages(
+        rubric=rubric,
+        custom_text=rubric_text,
+        task=list(row.messages),
+        tools=tools,
+        attempt=attempt,
+        reference=row.reference,
+    )
+    schema = rb.answer_schema(rubric, names)
+    return JudgeRequest(
+        messages, schema, rb.cache_key(messages=messages, schema=schema, model=model)
+    )
+
+
+def recorded_judge_requests(
+    *, dataset: Dataset, agent_version: AgentVersion, rubric: str, rubric_text: str, model: str
+) -> dict[str, JudgeRequest]:
+    """row id -> the judge request for its recorded output (rows without one are left out)."""
+    _, version_tools = agent_scope(agent_version)
+    rows = list(dataset.rows.order_by("position"))
+    found = recorded_transcripts(agent_version, [r.row_id for r in rows])
+    return {
+        row.row_id: judge_request(
+            rubric=rubric,
+            rubric_text=rubric_text,
+            model=model,
+            row=row,
+            tools=_row_tools(row, version_tools),
+            attempt=recorded_attempt(found[row.row_id]),
+        )
+        for row in rows
+        if row.row_id in found
+    }
+
+
 def _cap(cost_cap) -> Decimal:
     return Decimal(str(settings.EVAL_COST_CAP_USD if cost_cap is None else cost_cap))
 
@@ -183,6 +232,21 @@ def eval_run_plan(
             len(rb.SYSTEM_PROMPT) + len(text) + task_chars + tool_chars + OUTPUT_EST_CHARS
         )
         judge_in += estimate_tokens(len(row.reference or ""))
+    if recorded and found:
+        requests = recorded_judge_requests(
+            dataset=dataset,
+            agent_version=agent_version,
+            rubric=rubric,
+            rubric_text=rubric_text,
+            model=plan.judge_model,
+        )
+        keys = {r.key for r in requests.values()}
+        plan.cache_hits = JudgeCacheEntry.objects.filter(
+            key__in=keys, prompt_version=rb.PROMPT_VERSION
+        ).count()
+        if plan.judge_calls:
+            judge_in = judge_in * (plan.judge_calls - plan.cache_hits) // plan.judge_calls
+        plan.judge_calls -= plan.cache_hits
     agent_out = AGENT_OUT_TOKENS * plan.agent_calls
     judge_out = JUDGE_OUT_TOKENS * plan.judge_calls
     plan.est_tokens_in, plan.est_tokens_out = agent_in + judge_in, agent_out + judge_out
@@ -343,17 +407,15 @@ class _Budget:
 
 
 def _judge_prepare(run: EvalRun, job: _Job) -> None:
-    names = [t["name"] for t in job.tools] + [c.name for c in job.attempt.calls]
-    job.messages = rb.build_messages(
+    request = judge_request(
         rubric=run.rubric,
-        custom_text=run.rubric_text,
-        task=job.task,
+        rubric_text=run.rubric_text,
+        model=run.judge_model,
+        row=job.row.dataset_row,
         tools=job.tools,
         attempt=job.attempt,
-        reference=job.reference,
     )
-    job.schema = rb.answer_schema(run.rubric, names)
-    job.key = rb.cache_key(messages=job.messages, schema=job.schema, model=run.judge_model)
+    job.messages, job.schema, job.key = request.messages, request.schema, request.key
 
 
 def _agent_step(run: EvalRun, instructions: str, job: _Job) -> _Job:

@@ -16,6 +16,7 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_conversation import demo_conversation_load
 from console.demo_evalruns import demo_evalruns_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
@@ -24,6 +25,7 @@ from console.demo_history import (
     demo_reviews_load,
     demo_users_load,
 )
+from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
 from evals.models import Rule, RuleVersion, Transcript, Verdict
 from evals.services.agents import agent_scope_clean, agent_version_scope_set
@@ -95,12 +97,14 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("calls", demo_calls_load),
     DemoStep("agent scopes", demo_agents_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("conversation judge", demo_conversation_load),
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
     DemoStep("users", demo_users_load),
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("outcomes", demo_outcomes_load),
     DemoStep("eval runs", demo_evalruns_load),
 ]
 

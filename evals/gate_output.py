@@ -6,6 +6,8 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
+from evals import gates
+
 EVIDENCE_LIMIT = 5
 
 
@@ -31,10 +33,14 @@ def evidence_text(metric: dict, limit: int = EVIDENCE_LIMIT) -> str:
 
 
 def threshold_text(metric: dict) -> str:
-    if metric["kind"] == "judge_score_regression":
+    kind = gates.METRIC_KINDS.get(metric["kind"])
+    fields = kind.fields if kind else ()
+    if "tolerance" in fields:
         return f"tolerance {fmt(metric.get('tolerance'))}"
-    if metric["kind"] == "safety_ceiling":
-        return "ceiling 0"
+    if kind is not None and kind.fixed_threshold is not None:
+        return f"ceiling {fmt(kind.fixed_threshold)}"
+    if "min" in fields:
+        return f"min {fmt(metric.get('threshold'))}"
     return f"max {fmt(metric.get('threshold'))}"
 
 
@@ -46,6 +52,13 @@ def metric_line(metric: dict) -> str:
         threshold_text(metric),
         f"baseline {fmt(metric.get('baseline'))}",
     ]
+    noise = metric.get("noise") or {}
+    if noise.get("interval"):
+        lo, hi = noise["interval"]
+        parts.append(
+            f"noise: per-call diff sd {fmt(noise['sd'])}, mean {fmt(noise['mean_diff'])} "
+            f"[{fmt(lo)}, {fmt(hi)}] over {noise['pairs']} calls"
+        )
     line = " | ".join(parts)
     if not metric["passed"]:
         why = "; ".join(metric.get("problems", []))

@@ -7,10 +7,17 @@ database, this module decides. Rules of the decision:
 - `safety_ceiling`: one flagged verdict of a safety rule (or of the named rule) fails.
 - `violation_rate`: flagged checks / checks for one rule or one group, at most `threshold`.
 - `detector_metric`: a measure over turn timings (see MEASURES), at most `threshold`.
+- `decision_accuracy`: the share of the agent's labeled decisions on the golden-set calls (of one
+  decision kind, or all) that the reviewers' answer agrees with, at least `min`.
+- `decision_accuracy_regression`: that share may be lower than the baseline's by at most
+  `tolerance`.
 - `judge_score_regression`: the mean per-call score (over one rule, one group, or every gated
   non-safety rule: safety rules have their ceiling) must not be worse than the baseline's by
   more than `tolerance`. With no baseline at all (the first run) there is nothing to regress
   against and the metric passes with a note; a named baseline with missing data fails.
+- `conversation_score`: the mean 1-10 conversation judge score of the golden-set calls must
+  not be worse than the baseline's by more than `tolerance`; the noise (the spread of the
+  per-call differences and their mean's 95% interval) is reported beside it.
 - `eval_pass_rate`: for each dataset and rubric the candidate has a finished eval run on, its
   pass rate may be below the baseline's by at most `tolerance` points (no-regression only:
   rubric scores are fuzzy, so never an absolute threshold).
@@ -36,6 +43,9 @@ SAFETY_CEILING = "safety_ceiling"
 VIOLATION_RATE = "violation_rate"
 DETECTOR_METRIC = "detector_metric"
 JUDGE_SCORE_REGRESSION = "judge_score_regression"
+CONVERSATION_SCORE = "conversation_score"
+DECISION_ACCURACY = "decision_accuracy"
+DECISION_ACCURACY_REGRESSION = "decision_accuracy_regression"
 EVAL_PASS_RATE = "eval_pass_rate"
 
 # How much a flagged verdict weighs in a judge score, by severity (the one copy).
@@ -96,14 +106,36 @@ class TurnTiming:
 
 
 @dataclass(frozen=True)
+class ConversationFact:
+    """The conversation judge's score of one call (None with `error` when it failed)."""
+
+    score: int | None
+    error: str = ""
+    findings: tuple[dict, ...] = ()  # {"type", "check", "turns", "note"}
+
+
+@dataclass(frozen=True)
+class DecisionFact:
+    """The agent's decision at one moment of a call, and the reviewers' answer ("" unlabeled)."""
+
+    kind: str
+    choice: str
+    truth: str = ""
+    turn: int | None = None
+    ref: int | None = None  # decision id
+
+
+@dataclass(frozen=True)
 class CallFacts:
-    """One golden-set call of an agent version: its
-    verdicts keyed by rule id, and its turn timings."""
+    """One golden-set call of an agent version: its verdicts keyed by rule id, its turn timings,
+    its conversation judge score and the agent's decisions."""
 
     call: str
     scenario: str
     verdicts: Mapping[str, VerdictFact] = field(default_factory=dict)
     turns: tuple[TurnTiming, ...] = ()
+    conversation: ConversationFact | None = None
+    decisions: tuple[DecisionFact, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -182,6 +214,7 @@ class MetricResult:
     evidence: list[Evidence] = field(default_factory=list)
     note: str = ""
     spec: dict = field(default_factory=dict)
+    noise: dict = field(default_factory=dict)  # paired differences against the baseline
 
 
 @dataclass
@@ -499,6 +532,7 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     note: str = ""
+    noise: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -667,6 +701,191 @@ def _regression_evidence(
     return out
 
 
+def paired_noise(diffs: Sequence[float]) -> dict:
+    """The noise of a paired comparison: per-call differences (candidate - baseline), their
+    spread (sample standard deviation) and the 95% interval of their mean (normal approximation).
+    """
+    n = len(diffs)
+    if n == 0:
+        return {"pairs": 0}
+    m = sum(diffs) / n
+    sd = math.sqrt(sum((d - m) ** 2 for d in diffs) / (n - 1)) if n > 1 else None
+    interval = mean_interval(diffs)
+    return {
+        "pairs": n,
+        "mean_diff": round(m, 4),
+        "sd": None if sd is None else round(sd, 4),
+        "interval": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
+        "min": min(diffs),
+        "max": max(diffs),
+    }
+
+
+def _noise_note(noise: dict) -> str:
+    """Whether the mean difference is within the noise (its 95% interval holds 0)."""
+    if not noise.get("interval"):
+        return ""
+    lo, hi = noise["interval"]
+    where = "within" if lo <= 0 <= hi else "more than"
+    return f"the mean per-call difference ({noise['mean_diff']:+.2f}) is {where} the noise"
+
+
+def _conversation_scores(calls, who=""):
+    """Return ({scenario: score}, problems) for calls' conversation scores."""
+    scores, problems = {}, []
+    for c in calls:
+        f = c.conversation
+        if f is None:
+            problems.append(f"{who}call {c.call} ({c.scenario}): no conversation score")
+        elif f.error or f.score is None:
+            problems.append(f"{who}call {c.call} ({c.scenario}): conversation score errored")
+        else:
+            scores[c.scenario] = float(f.score)
+    return scores, _listed(problems)
+
+
+def _conversation_score(inp: MetricInput) -> Outcome:
+    """The mean conversation score may be worse than the baseline's by at most `tolerance`."""
+    spec = inp.spec
+    scores, problems = _conversation_scores(inp.candidate)
+    vals = list(scores.values())
+    out = Outcome(passed=False, n=len(vals), problems=problems, interval=mean_interval(vals))
+    if not vals:
+        out.problems.append("no golden-set call has a conversation score")
+        return out
+    out.value = sum(vals) / len(vals)
+    if inp.baseline is None:
+        out.passed = spec.tolerance is not None
+        out.note = "no baseline yet: nothing to regress against"
+        return out
+    base, bproblems = _conversation_scores(inp.baseline, "baseline ")
+    present = {c.scenario for c in inp.baseline}
+    out.problems += bproblems + _listed(
+        [
+            f"baseline has no call for scenario {s} (replay the baseline on it, "
+            "or name another baseline)"
+            for s in inp.scenarios
+            if s not in present
+        ]
+    )
+    if not base:
+        return out
+    bvals = list(base.values())
+    out.baseline, out.baseline_interval = sum(bvals) / len(bvals), mean_interval(bvals)
+    paired = [s for s in inp.scenarios if s in scores and s in base]
+    out.noise = paired_noise([scores[s] - base[s] for s in paired])
+    out.note = _noise_note(out.noise)
+    out.passed = spec.tolerance is not None and out.baseline - out.value <= spec.tolerance + 1e-9
+    if not out.passed:
+        base_calls = {c.scenario: c for c in inp.baseline}
+        for c in inp.candidate:
+            if c.scenario not in paired or scores[c.scenario] >= base[c.scenario]:
+                continue
+            note = (
+                f"score {scores[c.scenario]:g} vs {base[c.scenario]:g} "
+                f"in baseline {base_calls[c.scenario].call}"
+            )
+            findings = (c.conversation.findings if c.conversation else ()) or ({},)
+            for f in findings:
+                for t in f.get("turns") or (None,):
+                    out.evidence.append(
+                        Evidence(
+                            call=c.call,
+                            turn=t,
+                            note=f"{f['type'].replace('_', ' ')}: {note}" if f else note,
+                        )
+                    )
+    return out
+
+
+def _decision_pairs(spec: MetricSpec, calls: Sequence[CallFacts]):
+    """Return ([(call, decision)] labeled, how many unlabeled) for the metric's decision kind."""
+    labeled, unlabeled = [], 0
+    for c in calls:
+        for d in c.decisions:
+            if spec.measure and d.kind != spec.measure:
+                continue
+            if d.truth:
+                labeled.append((c, d))
+            else:
+                unlabeled += 1
+    return labeled, unlabeled
+
+
+def _accuracy(spec: MetricSpec, calls: Sequence[CallFacts], who: str = ""):
+    """Return (accuracy, interval, n, problems, note, wrong [(call, decision)])."""
+    labeled, unlabeled = _decision_pairs(spec, calls)
+    what = f"{spec.measure} decisions" if spec.measure else "decisions"
+    note = f"{who}{unlabeled} unlabeled {what} left out" if unlabeled else ""
+    if not labeled:
+        return None, None, 0, [f"{who}no labeled {what} on the golden-set calls"], note, []
+    right = sum(1 for _, d in labeled if d.choice == d.truth)
+    wrong = [(c, d) for c, d in labeled if d.choice != d.truth]
+    return right / len(labeled), wilson(right, len(labeled)), len(labeled), [], note, wrong
+
+
+def _decision_evidence(wrong) -> list[Evidence]:
+    return [
+        Evidence(
+            call=c.call,
+            turn=d.turn,
+            note=f"{d.kind}: agent chose {d.choice!r}, reviewers say {d.truth!r}",
+        )
+        for c, d in wrong
+    ]
+
+
+def _decision_outcome(inp: MetricInput) -> tuple[Outcome, list]:
+    value, interval, n, problems, note, wrong = _accuracy(inp.spec, inp.candidate)
+    out = Outcome(passed=False, value=value, interval=interval, n=n, problems=problems, note=note)
+    if inp.baseline is not None:
+        out.baseline, out.baseline_interval, *_ = _accuracy(inp.spec, inp.baseline, "baseline ")
+    return out, wrong
+
+
+def _decision_accuracy(inp: MetricInput) -> Outcome:
+    """The share of labeled golden-set decisions the agent got right, at least `min`."""
+    out, wrong = _decision_outcome(inp)
+    if out.value is None:
+        return out
+    out.passed = inp.spec.threshold is not None and out.value >= inp.spec.threshold - 1e-9
+    if not out.passed:
+        out.evidence = _decision_evidence(wrong)
+    return out
+
+
+def _decision_accuracy_regression(inp: MetricInput) -> Outcome:
+    """Decision accuracy may be lower than the baseline's by at most `tolerance`."""
+    out, wrong = _decision_outcome(inp)
+    if out.value is None:
+        return out
+    if inp.baseline is None:
+        out.passed = inp.spec.tolerance is not None
+        out.note = "; ".join(
+            filter(None, [out.note, "no baseline yet: nothing to regress against"])
+        )
+    elif out.baseline is None:
+        out.problems.append("baseline has no labeled decisions to compare with")
+    else:
+        worse_by = out.baseline - out.value
+        out.passed = inp.spec.tolerance is not None and worse_by <= inp.spec.tolerance + 1e-9
+    if not out.passed:
+        out.evidence = _decision_evidence(wrong)
+    return out
+
+
+DECISION_HELP = {
+    "decision": "a decision kind id (turn-taking...); leave it out for every kind",
+    "min": "the lowest accuracy that passes, 0 to 1",
+    "max_at_most": "an accuracy is at most 1",
+    "tolerance": "how much lower than the baseline's accuracy passes",
+}
+
+
+def _decision_label(s: MetricSpec) -> str:
+    return f"decision accuracy: {s.measure or 'every kind'}"
+
+
 def _eval_pass_rate(inp: MetricInput) -> Outcome:
     """Each dataset and rubric the candidate has an eval run on: its pass rate may be below the
     baseline's by at most `tolerance` points. Rubric scores are fuzzy, so there is no absolute
@@ -769,6 +988,35 @@ METRIC_KINDS: dict[str, MetricKind] = {
             scope=NON_SAFETY_RULES,
         ),
         MetricKind(
+            name=CONVERSATION_SCORE,
+            title="conversation score vs baseline (tolerance)",
+            evaluate=_conversation_score,
+            label=lambda s: "conversation score (1-10, whole-call judge)",
+            fields=("tolerance",),
+            required=("tolerance",),
+            help={"tolerance": "how many points lower than the baseline's mean passes"},
+        ),
+        # The decision kind goes in the spec's `measure` (the YAML's `decision`).
+        MetricKind(
+            name=DECISION_ACCURACY,
+            title="decision accuracy (min)",
+            evaluate=_decision_accuracy,
+            label=_decision_label,
+            fields=("decision", "min"),
+            required=("min",),
+            help=DECISION_HELP,
+            max_at_most=1.0,
+        ),
+        MetricKind(
+            name=DECISION_ACCURACY_REGRESSION,
+            title="decision accuracy vs baseline (tolerance)",
+            evaluate=_decision_accuracy_regression,
+            label=lambda s: _decision_label(s) + " vs baseline",
+            fields=("decision", "tolerance"),
+            required=("tolerance",),
+            help=DECISION_HELP,
+        ),
+        MetricKind(
             name=EVAL_PASS_RATE,
             title="eval pass rate vs baseline (tolerance)",
             evaluate=_eval_pass_rate,
@@ -804,7 +1052,7 @@ def _evaluate_metric(
         return res
     if kind.fixed_threshold is not None:
         res.threshold = kind.fixed_threshold
-    elif "max" in kind.required and spec.threshold is None:
+    elif ("max" in kind.required or "min" in kind.required) and spec.threshold is None:
         res.problems.append("no threshold set")
     elif "tolerance" in kind.required and spec.tolerance is None:
         res.problems.append("no tolerance set")
@@ -829,6 +1077,7 @@ def _evaluate_metric(
     res.baseline, res.baseline_interval = out.baseline, out.baseline_interval
     res.problems += out.problems
     res.evidence = out.evidence
+    res.noise = out.noise
     res.note = "; ".join(filter(None, [res.note, out.note]))
     res.passed = out.passed and not res.problems
     return res

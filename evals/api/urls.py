@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from .agents import AgentVersionDetail, AgentVersionList
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
@@ -30,4 +30,5 @@ urlpatterns: list = [
     path("datasets/import/", DatasetImport.as_view(), name="api-datasets-import"),
     path("eval-runs/", EvalRunListCreate.as_view(), name="api-eval-runs"),
     path("eval-runs/<int:pk>/", EvalRunDetail.as_view(), name="api-eval-run"),
+    path("", include("evals.api.urls_decisions")),
 ]

@@ -2,8 +2,10 @@
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import openai
 from django.conf import settings
@@ -32,9 +34,10 @@ class JudgeSettings:
 
 @dataclass(frozen=True)
 class JudgeAnswer:
-    """A parsed, validated answer: {rule_id: verdict fields}, with the call's token counts."""
+    """A parsed, validated answer ({rule_id: verdict fields} for the conduct judge, or what the
+    call's `validate` returns), with the call's token counts."""
 
-    verdicts: dict[str, dict]
+    verdicts: Any
     tokens_in: int
     tokens_out: int
 
@@ -108,10 +111,10 @@ def judge_call(
     schema: dict,
     *,
     cfg: JudgeSettings | None = None,
-    validate=answer_validate,
+    validate: Callable[[str | None, dict], Any] = answer_validate,
 ) -> JudgeAnswer:
     """Send one judge request with the answer's schema as response_format; return the answer
-    `validate(content, schema)` makes of it (conduct verdicts by default)."""
+    `validate` made of it (the conduct judge's verdicts by default)."""
     cfg = cfg or judge_settings()
     extra = {}
     if cfg.response_format == "json_schema":
@@ -157,7 +160,9 @@ def judge_call(
         raise JudgeCallError("the server's answer is not a chat completion") from None
 
 
-def _answer(response: ChatCompletion, messages: list[dict], schema: dict, validate) -> JudgeAnswer:
+def _answer(
+    response: ChatCompletion, messages: list[dict], schema: dict, validate: Callable
+) -> JudgeAnswer:
     usage = response.usage
     tokens_in = (usage.prompt_tokens or 0) if usage else 0
     tokens_out = (usage.completion_tokens or 0) if usage else 0

@@ -643,3 +643,7 @@ class AxesReport(models.Model):
 
     def __str__(self):
         return f"axes report {self.pk} {self.agent_version}"
+
+
+# Dataset evals live in their own module; importing them here registers them with the app.
+from evals.models_evalruns import Dataset, DatasetRow, EvalRun, EvalRunRow  # noqa: F401

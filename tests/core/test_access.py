@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import AxesReport, GateMetric, JudgeRun, Webhook
+from evals.models import AxesReport, Dataset, EvalRun, GateMetric, JudgeRun, Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -32,6 +32,7 @@ LOGGED_IN = frozenset({NOROLE, R, E, L})
 # (url name, method): the roles that may use it. Pages first, then the API.
 TABLE = {
     ("dashboard", "GET"): CONSOLE,
+    ("layers", "GET"): CONSOLE,
     ("login", "GET"): EVERYONE,
     ("login", "POST"): EVERYONE,
     ("logout", "POST"): EVERYONE,
@@ -66,6 +67,16 @@ TABLE = {
     ("api-judge-runs", "GET"): CONSOLE,
     ("api-judge-runs", "POST"): TRIAGE,
     ("api-judge-run", "GET"): CONSOLE,
+    # eval runs and datasets: everyone in the console follows them, engineers and leads start
+    # runs and import datasets
+    ("eval-run-list", "GET"): CONSOLE,
+    ("eval-run-detail", "GET"): CONSOLE,
+    ("eval-run-start", "POST"): TRIAGE,
+    ("api-eval-runs", "GET"): CONSOLE,
+    ("api-eval-runs", "POST"): TRIAGE,
+    ("api-eval-run", "GET"): CONSOLE,
+    ("api-datasets", "GET"): CONSOLE,
+    ("api-datasets-import", "POST"): TRIAGE,
     # gates: engineers and leads run and read them, leads edit them
     ("gate-index", "GET"): TRIAGE,
     ("gate-detail", "GET"): TRIAGE,
@@ -225,6 +236,10 @@ def world(db):
     w.verdict_id = call.verdicts.first().pk
     w.gate_run = w.run("2026-11-21.1")
     w.judge_run = JudgeRun.objects.create(judge=w.judge, started_by="test")
+    dataset = Dataset.objects.create(name="access", checksum="0" * 64)
+    w.eval_run = EvalRun.objects.create(
+        dataset=dataset, agent_version=call.agent_version, rubric="safety"
+    )
     w.row = issue_row_create(
         reporter=w.users[R], transcript=call, turn=0, what="Talked over.", severity="minor"
     )
@@ -247,6 +262,8 @@ def world(db):
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},
+        "eval-run-detail": {"pk": w.eval_run.pk},
+        "api-eval-run": {"pk": w.eval_run.pk},
         "gate-run-detail": {"pk": w.gate_run.pk},
         "api-gate-run": {"pk": w.gate_run.pk},
         "golden-set-detail": {"name": w.golden.name},

@@ -16,12 +16,14 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_axes import demo_axes_load
 from console.demo_conversation import demo_conversation_load
 from console.demo_decisions import (
     demo_decision_kinds_load,
     demo_decisions_load,
     demo_hard_moments_load,
 )
+from console.demo_evalruns import demo_evalruns_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -112,6 +114,8 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("issue rows", demo_issue_rows_load),
     DemoStep("hard moments", demo_hard_moments_load),
     DemoStep("outcomes", demo_outcomes_load),
+    DemoStep("trajectory axes", demo_axes_load),
+    DemoStep("eval runs", demo_evalruns_load),
 ]
 
 

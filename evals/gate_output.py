@@ -6,7 +6,7 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
-from evals.gates import METRIC_KINDS
+from evals import gates
 
 EVIDENCE_LIMIT = 5
 
@@ -33,7 +33,7 @@ def evidence_text(metric: dict, limit: int = EVIDENCE_LIMIT) -> str:
 
 
 def threshold_text(metric: dict) -> str:
-    kind = METRIC_KINDS.get(metric["kind"])
+    kind = gates.METRIC_KINDS.get(metric["kind"])
     fields = kind.fields if kind else ()
     if "tolerance" in fields:
         return f"tolerance {fmt(metric.get('tolerance'))}"

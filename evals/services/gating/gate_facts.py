@@ -223,8 +223,8 @@ def call_facts(
             scenario=scenario,
             verdicts=facts,
             turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)),
-            decisions=tuple(decisions.get(t.pk, [])),
             conversation=(conversation or {}).get(t.pk),
+            decisions=tuple(decisions.get(t.pk, [])),
         )
     return out
 

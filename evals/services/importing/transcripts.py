@@ -110,9 +110,9 @@ class ParsedTranscript:
     metadata: dict
     turns: list[dict]
     checksum: str = ""
-    decisions: list[dict] = field(default_factory=list)
     tenant: str = ""
     scope: AgentScope | None = None  # the agent version's instructions and tools, when given
+    decisions: list[dict] = field(default_factory=list)
 
 
 def _str(

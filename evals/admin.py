@@ -131,6 +131,29 @@ class JudgeCacheEntryAdmin(admin.ModelAdmin):
     list_filter = ["model", "prompt_version"]
 
 
+class DecisionKindVersionInline(admin.TabularInline):
+    model = models.DecisionKindVersion
+    extra = 0
+    readonly_fields = ["number", "question", "answers", "source", "created_at"]
+
+
+@admin.register(models.DecisionKind)
+class DecisionKindAdmin(admin.ModelAdmin):
+    list_display = ["kind_id", "derive", "status"]
+    list_filter = ["status", "derive"]
+    search_fields = ["kind_id"]
+    inlines = [DecisionKindVersionInline]
+
+
+@admin.register(models.Decision)
+class DecisionAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "kind", "key", "choice", "confidence", "gap_ms", "truth"]
+    list_filter = ["kind", "source"]
+    search_fields = ["transcript__external_id"]
+    raw_id_fields = ["transcript"]
+    list_select_related = ["transcript", "kind"]
+
+
 @admin.register(models.Webhook)
 class WebhookAdmin(admin.ModelAdmin):
     list_display = ["url", "events", "active", "created_by", "created_at"]

@@ -16,6 +16,7 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_conversation import demo_conversation_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -95,6 +96,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("calls", demo_calls_load),
     DemoStep("agent scopes", demo_agents_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("conversation judge", demo_conversation_load),
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
     DemoStep("users", demo_users_load),

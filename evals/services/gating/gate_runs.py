@@ -18,6 +18,7 @@ from django.db.models import Max
 
 from core.background import after_commit
 from evals import gates
+from evals.judge.conversation import GROUP as CONVERSATION_GROUP
 from evals.models import (
     AgentVersion,
     Gate,
@@ -32,6 +33,8 @@ from evals.models import (
 from .errors import GateCannotRun
 from .gate_facts import (
     call_facts,
+    conversation_facts,
+    conversation_judge_for,
     current_checksum,
     gate_judge,
     gate_scope,
@@ -238,13 +241,20 @@ class _Inputs:
     cand_calls: dict[str, Transcript]
     base_calls: dict[str, Transcript]
     judge: Judge | None
+    conversation: bool = False  # a metric reads conversation scores or checks
+    conversation_judge: Judge | None = None
 
     @property
     def all_calls(self) -> list[Transcript]:
         return list(self.cand_calls.values()) + list(self.base_calls.values())
 
     def picked(self) -> dict:
-        return pick_verdicts([t.pk for t in self.all_calls], self.scope_rvs.values(), self.judge)
+        return pick_verdicts(
+            [t.pk for t in self.all_calls],
+            self.scope_rvs.values(),
+            self.judge,
+            self.conversation_judge,
+        )
 
 
 def _inputs(run: GateRun) -> _Inputs:
@@ -264,9 +274,10 @@ def _inputs(run: GateRun) -> _Inputs:
         )
     cand_calls = golden_calls(run.golden_set, candidate)
     base_calls = golden_calls(run.golden_set, baseline) if baseline else {}
-    judge = gate_judge(
-        gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values()
-    )
+    calls = list(cand_calls.values()) + list(base_calls.values())
+    conversation_rvs = [rv for rv in scope_rvs.values() if rv.rule.group == CONVERSATION_GROUP]
+    judge = gate_judge(gate, calls, [rv for rv in scope_rvs.values() if rv not in conversation_rvs])
+    conversation = bool(conversation_rvs) or any(s.kind == gates.CONVERSATION_SCORE for s in specs)
     return _Inputs(
         run.golden_set,
         rules,
@@ -277,6 +288,8 @@ def _inputs(run: GateRun) -> _Inputs:
         cand_calls,
         base_calls,
         judge,
+        conversation,
+        conversation_judge_for(calls) if conversation else None,
     )
 
 
@@ -287,13 +300,16 @@ def _step(run: GateRun) -> str:
     judging = run.results.get("judging")
     if run.judge_missing_verdicts and judging is None:
         judging = _judging_claim(run, inputs, picked)
-    if judging and judging["judge_run"]:
+    runs = [(judging or {}).get("judge_run"), (judging or {}).get("conversation_run")]
+    if any(runs):
         open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
-        still_open = JudgeRun.objects.filter(pk=judging["judge_run"], status__in=open_states)
+        still_open = JudgeRun.objects.filter(pk__in=[r for r in runs if r], status__in=open_states)
         if still_open.exists():
             if time.time() < judging["until"]:
                 return WAITING
             logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
+        if judging.get("conversation_run"):
+            inputs.conversation_judge = conversation_judge_for(inputs.all_calls)
         picked = inputs.picked()
     judged = 0
     if judging:
@@ -318,11 +334,20 @@ def _judging_claim(run: GateRun, inputs: _Inputs, picked: dict) -> dict:
             (t, rv)
             for t in inputs.all_calls
             for rv in inputs.scope_rvs.values()
-            if (t.pk, rv.pk) not in picked
+            if (t.pk, rv.pk) not in picked and rv.rule.group != CONVERSATION_GROUP
         ]
         judge_run = judge_missing_start(judge=inputs.judge, pairs=pairs, by=run.started_by)
+        conversation_run = None
+        if inputs.conversation:
+            # The golden calls are replayed whole: the conversation judge scores those it has not.
+            from evals.services.conversation import conversation_missing_start
+
+            conversation_run = conversation_missing_start(
+                transcripts=inputs.all_calls, by=run.started_by
+            )
         judging = {
             "judge_run": judge_run.pk if judge_run else None,
+            "conversation_run": conversation_run.pk if conversation_run else None,
             "missing": len(pairs),
             "until": time.time() + settings.GATE_JUDGE_WAIT_S,
         }
@@ -349,12 +374,17 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             for m in members
         ),
     )
+    conversation = conversation_facts([t.pk for t in inputs.all_calls], inputs.conversation_judge)
     decision = gates.gate_decide(
         golden=golden,
         rules=inputs.rules,
         metrics=inputs.specs,
-        candidate=call_facts(inputs.cand_calls, scope_rvs, picked),
-        baseline=call_facts(inputs.base_calls, scope_rvs, picked) if inputs.baseline else None,
+        candidate=call_facts(inputs.cand_calls, scope_rvs, picked, conversation),
+        baseline=(
+            call_facts(inputs.base_calls, scope_rvs, picked, conversation)
+            if inputs.baseline
+            else None
+        ),
     )
     notes: list[str] = []
     if inputs.baseline_run is not None:
@@ -369,6 +399,9 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
                 "checksum": golden_set.checksum,
             },
             "judge": judge.name if judge else None,
+            "conversation_judge": (
+                inputs.conversation_judge.name if inputs.conversation_judge else None
+            ),
             "rule_versions": [
                 {"rule": rid, "version": rv.number, "id": rv.pk}
                 for rid, rv in sorted(scope_rvs.items())

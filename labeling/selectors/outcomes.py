@@ -9,8 +9,8 @@ So oversampling flagged calls to check the judge does not drag the outcome figur
 What predicts the outcome comes from PREDICTOR_SOURCES: each source says, for the rated calls,
 which of its checks fired on which call. The first source is every verdict of the one shape (LLM
 rules, detectors, classifiers, and any judge added later, the conversation judge's findings
-among them), so a new verdict source just appears; a source of another shape (a score with a
-threshold) is one more function in the list.
+among them), so a new verdict source just appears; a source of another shape is one more
+function in the list, as the conversation score is (low at 5 of 10 or less).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from django.db.models import Avg, Count, Max, Q
 from django.utils import timezone
 
 from evals import metrics
-from evals.models import Agent, Judge, Transcript, Verdict
+from evals.models import Agent, ConversationScore, Judge, Transcript, Verdict
 from labeling.models import IssueRow, OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import (
     BAD_AT_MOST,
@@ -252,7 +252,27 @@ def verdicts_fired(transcript_ids: list[int]) -> Iterable[tuple[str, str, int, b
         yield kind, r["rule_version__rule__rule_id"], r["transcript_id"], r["flags"] > 0
 
 
-PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired]
+# The conversation judge's 1-10 score counts as a check that fired at this score or below.
+CONVERSATION_SCORE_LOW = 5
+
+
+def conversation_score_low(transcript_ids: list[int]) -> Iterable[tuple[str, str, int, bool]]:
+    """The conversation judge's score as a check, per judge: fired when the call scored
+    CONVERSATION_SCORE_LOW or less. Its findings are verdicts and come through verdicts_fired;
+    errored scores say nothing and are left out."""
+    rows = ConversationScore.objects.filter(
+        transcript_id__in=transcript_ids, error="", score__isnull=False
+    ).values_list("transcript_id", "judge__name", "score")
+    for tid, judge, score in rows:
+        yield (
+            "conversation judge",
+            f"{judge} score ≤ {CONVERSATION_SCORE_LOW}",
+            tid,
+            (score <= CONVERSATION_SCORE_LOW),
+        )
+
+
+PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired, conversation_score_low]
 
 
 def _mean_dict(m: metrics.Mean) -> dict:

@@ -323,6 +323,16 @@ EVAL_CONCURRENCY = env_int("EVAL_CONCURRENCY", 5)
 EVAL_COST_CAP_USD = env_float("EVAL_COST_CAP_USD", 10.0)
 EVAL_MAX_DROP = env_float("EVAL_MAX_DROP", 5.0)
 
+# Runtime turn classifiers (issue 11): injection guard, scope drift, frustration attribution.
+# They call the judge's server (or their own) with a fast model; every call has this budget in
+# seconds, and any error or timeout answers "no finding" (fail-open).
+DOCKET_CLASSIFIER_BASE_URL = os.environ.get("DOCKET_CLASSIFIER_BASE_URL", JUDGE_BASE_URL)
+DOCKET_CLASSIFIER_API_KEY = os.environ.get("DOCKET_CLASSIFIER_API_KEY", JUDGE_API_KEY)
+DOCKET_CLASSIFIER_MODEL = os.environ.get("DOCKET_CLASSIFIER_MODEL", JUDGE_MODEL)
+DOCKET_CLASSIFIER_TIMEOUT_S = env_float("DOCKET_CLASSIFIER_TIMEOUT_S", 2.0)
+# The injection guard's LLM second pass (the pattern layer always runs).
+DOCKET_INJECTION_LLM_CHECK_ENABLED = env_bool("DOCKET_INJECTION_LLM_CHECK_ENABLED", False)
+
 # Calibration and promotion (issue 4): what a rule version needs before a lead may gate it.
 DOCKET_MIN_MARKS = env_int("DOCKET_MIN_MARKS", 200)
 DOCKET_PRECISION_FLOOR = env_float("DOCKET_PRECISION_FLOOR", 0.80)
@@ -375,3 +385,19 @@ if os.environ.get("DOCKET_CACHE_URL"):
             "LOCATION": os.environ["DOCKET_CACHE_URL"],
         }
     }
+
+# Webhooks (issue 12): seconds a receiver has to answer, attempts per delivery (the first and the
+# retries), and the first retry's delay in seconds (doubling each time, at most an hour).
+# DOCKET_PUBLIC_URL prefixes the links in webhook bodies (e.g. https://docket.example.com).
+DOCKET_WEBHOOK_TIMEOUT_S = env_float("DOCKET_WEBHOOK_TIMEOUT_S", 5.0)
+DOCKET_WEBHOOK_MAX_ATTEMPTS = env_int("DOCKET_WEBHOOK_MAX_ATTEMPTS", 6)
+DOCKET_WEBHOOK_BACKOFF_S = env_float("DOCKET_WEBHOOK_BACKOFF_S", 10.0)
+DOCKET_PUBLIC_URL = os.environ.get("DOCKET_PUBLIC_URL", "").rstrip("/")
+
+# Trajectory axes (issue 12): a trajectory passes tool correctness at this share of its points,
+# faithfulness at this share of supported claims; an axes report is flagged (exit 1) when an axis's
+# pass rate drops more than DOCKET_AXES_MAX_DROP (absolute: 0.05 = five points) below the agent's
+# last green report.
+DOCKET_AXES_TOOL_PASS = env_float("DOCKET_AXES_TOOL_PASS", 1.0)
+DOCKET_AXES_FAITHFULNESS_PASS = env_float("DOCKET_AXES_FAITHFULNESS_PASS", 1.0)
+DOCKET_AXES_MAX_DROP = env_float("DOCKET_AXES_MAX_DROP", 0.05)

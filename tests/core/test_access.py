@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import Dataset, EvalRun, GateMetric, JudgeRun
+from evals.models import AxesReport, Dataset, EvalRun, GateMetric, JudgeRun, Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -26,7 +26,7 @@ EVERYONE = frozenset(ROLES)
 CONSOLE = frozenset({R, E, L})  # view_console
 REVIEW = frozenset({R, L})  # review
 TRIAGE = frozenset({E, L})  # triage, edit_rules, import_data, run_judge, run_gate
-LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates
+LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates, manage_webhooks
 LOGGED_IN = frozenset({NOROLE, R, E, L})
 
 # (url name, method): the roles that may use it. Pages first, then the API.
@@ -51,6 +51,9 @@ TABLE = {
     ("api-agent-versions", "GET"): CONSOLE,
     ("api-agent-version", "GET"): CONSOLE,
     ("api-agent-version", "PUT"): TRIAGE,
+    # runtime classifiers: the agent platform's account (import_data), engineers and leads
+    ("api-classify", "POST"): TRIAGE,
+    ("api-classifier-logs-import", "POST"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,
@@ -150,6 +153,11 @@ TABLE = {
     ("calibration-demote", "POST"): LEAD,
     ("calibration-settle", "POST"): LEAD,
     ("api-calibration", "GET"): LEAD,
+    # classifier thresholds from marks: leads, like calibration
+    ("classifier-index", "GET"): LEAD,
+    ("classifier-detail", "GET"): LEAD,
+    ("classifier-export", "GET"): LEAD,
+    ("api-classifier-thresholds", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
     # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
@@ -168,6 +176,23 @@ TABLE = {
     ("api-decision-hard", "POST"): LEAD,
     ("review-decision-label", "POST"): REVIEW,
     ("api-decision-labels", "POST"): REVIEW,
+    # axes reports: engineers and leads make and read them, as they run gates
+    ("axes-report-list", "GET"): TRIAGE,
+    ("axes-report-detail", "GET"): TRIAGE,
+    ("api-axes-reports", "GET"): TRIAGE,
+    ("api-axes-reports", "POST"): TRIAGE,
+    ("api-axes-report", "GET"): TRIAGE,
+    # webhooks: leads register them and read their deliveries (manage_webhooks)
+    ("webhook-list", "GET"): LEAD,
+    ("webhook-list", "POST"): LEAD,
+    ("webhook-detail", "GET"): LEAD,
+    ("webhook-toggle", "POST"): LEAD,
+    ("api-webhooks", "GET"): LEAD,
+    ("api-webhooks", "POST"): LEAD,
+    ("api-webhook", "GET"): LEAD,
+    ("api-webhook", "PATCH"): LEAD,
+    ("api-webhook", "DELETE"): LEAD,
+    ("api-webhook-deliveries", "GET"): LEAD,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -221,6 +246,8 @@ def world(db):
     item = SampleItem.objects.create(
         sample=sample, transcript=call, reason="uniform", inclusion_probability=0.5
     )
+    w.axes = AxesReport.objects.create(agent_version=call.agent_version, results={})
+    w.webhook = Webhook.objects.create(url="http://127.0.0.1:9/hook", events=["gate_run.finished"])
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -230,6 +257,7 @@ def world(db):
         "api-rule": {"id": w.one_q.rule.rule_id},
         "agent-version-detail": {"agent": av.agent.name, "version": av.version},
         "api-agent-version": {"agent": av.agent.name, "version": av.version},
+        "api-classify": {"name": "injection"},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},
@@ -251,6 +279,9 @@ def world(db):
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-decision-label": {"external_id": call.external_id, "decision_id": 1},
         "calibration-export": {"fmt": "csv"},
+        "classifier-detail": {"rule_id": "classifiers.injection"},
+        "classifier-export": {"rule_id": "classifiers.injection", "fmt": "csv"},
+        "api-classifier-thresholds": {"rule_id": "classifiers.injection"},
         "calibration-detail": {"pk": w.one_q.pk},
         "calibration-cell": {"pk": w.one_q.pk, "cell": "tp"},
         "calibration-promote": {"pk": w.one_q.pk},
@@ -258,6 +289,11 @@ def world(db):
         "calibration-settle": {"pk": w.verdict_id},
         "api-rule-version-promote": {"pk": w.one_q.pk},
         "api-rule-version-demote": {"pk": w.one_q.pk},
+        "axes-report-detail": {"pk": w.axes.pk},
+        "api-axes-report": {"pk": w.axes.pk},
+        "webhook-detail": {"pk": w.webhook.pk},
+        "webhook-toggle": {"pk": w.webhook.pk},
+        "api-webhook": {"pk": w.webhook.pk},
     }
     return w
 

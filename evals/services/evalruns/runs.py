@@ -732,11 +732,37 @@ def _finish_write(run: EvalRun, *, stop_reason: str, failed: bool) -> None:
         drop = pass_rate_drop(run, run.baseline)
         run.regressed = drop is not None and drop > run.max_drop + 1e-9
         run.save(update_fields=["status", "stop_reason", "finished_at", "baseline", "regressed"])
-        transaction.on_commit(lambda: eval_run_finished(run))
+        eval_run_finished(run)
 
 
 def eval_run_finished(run: EvalRun) -> None:
-    """Called once when a run finishes (after commit): the one place that tells the outside.
+    """Tell the webhooks subscribed to eval_run.finished, inside the run's closing transaction:
+    they are sent once it commits, and never when it rolls back."""
+    from django.urls import reverse
 
-    Webhooks (`eval_run.finished`) hook in here."""
-    logger.info("eval_run.finished_notified", extra={"eval_run": run.pk})
+    from evals.services.webhooks import webhook_emit, webhook_link
+
+    base = run.baseline
+    webhook_emit(
+        event="eval_run.finished",
+        payload={
+            "eval_run": run.pk,
+            "status": run.status,
+            "dataset": run.dataset.name,
+            "dataset_version": run.dataset.version,
+            "agent": run.agent_version.agent.name,
+            "agent_version": run.agent_version.version,
+            "rubric": run.rubric,
+            "threshold": run.threshold,
+            "rows_scored": run.rows_scored,
+            "rows_passed": run.rows_passed,
+            "rows_errored": run.rows_errored,
+            "pass_rate": run.pass_rate,
+            "mean_score": run.mean_score,
+            "baseline": base.pk if base else None,
+            "baseline_pass_rate": base.pass_rate if base else None,
+            "regressed": run.regressed,
+            "stop_reason": run.stop_reason,
+            "url": webhook_link(reverse("eval-run-detail", args=[run.pk])),
+        },
+    )

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evals", "0013_merge_20261201_0843"),
+        ("evals", "0011_merge_20261201_0817"),
     ]
 
     operations = [

@@ -237,13 +237,8 @@ def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_bre
     truth,
 ):
     load()
-    scenarios = sorted(
-        set(
-            Transcript.objects.filter(agent_version__agent__name="phone-screen")
-            .exclude(scenario="")
-            .values_list("scenario", flat=True)
-        )
-    )
+    calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
+    scenarios = sorted(set(calls.exclude(scenario="").values_list("scenario", flat=True)))
     assert len(scenarios) == 8 and all(s.startswith("golden/") for s in scenarios)
     for scenario in scenarios:
         versions = Transcript.objects.filter(scenario=scenario).values_list(

@@ -32,6 +32,7 @@ LOGGED_IN = frozenset({NOROLE, R, E, L})
 # (url name, method): the roles that may use it. Pages first, then the API.
 TABLE = {
     ("dashboard", "GET"): CONSOLE,
+    ("layers", "GET"): CONSOLE,
     ("login", "GET"): EVERYONE,
     ("login", "POST"): EVERYONE,
     ("logout", "POST"): EVERYONE,

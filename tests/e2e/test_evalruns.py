@@ -32,7 +32,8 @@ def test_engineer_runs_an_eval_and_reads_its_rows(login, engineer, live_server, 
     eval_run_execute(run_id=first.pk)
 
     login(engineer)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Eval runs").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Layers").click()
+    page.get_by_role("main").get_by_role("link", name="Eval runs").click()
     expect(page.get_by_role("heading", name="Eval runs", exact=True)).to_be_visible()
     assert_no_serious_axe(page)
     page.locator("select[name=rubric]").select_option("tool_selection")

@@ -355,17 +355,19 @@ def test_rows_without_tools_get_the_agent_versions_tools(fake_chat):
     assert "- search_flights(): Find flights." in prompt
 
 
-def test_a_finished_run_is_sent_to_eval_run_webhooks(fake_chat):
+def test_a_finished_run_tells_its_webhooks(fake_chat, django_capture_on_commit_callbacks):
     from evals.models import WebhookDelivery
     from evals.services.webhooks import webhook_create
 
-    webhook_create(url="http://127.0.0.1:9/hook", events=["eval_run.finished"])
+    hook = webhook_create(url="http://127.0.0.1:9/hook", events=["eval_run.finished"])
     webhook_create(url="http://127.0.0.1:9/other", events=["gate_run.finished"])
-    run = run_eval(dataset=make_dataset(rows=ROWS[:3]), agent_version=make_version())
-    delivery = WebhookDelivery.objects.get()
-    assert delivery.event == "eval_run.finished" and delivery.webhook.url.endswith("/hook")
+    ds, version = make_dataset(), make_version()
+    with django_capture_on_commit_callbacks(execute=False):
+        run = run_eval(dataset=ds, agent_version=version)
+    (delivery,) = WebhookDelivery.objects.filter(event="eval_run.finished")
+    assert delivery.webhook_id == hook.pk
     data = delivery.payload
-    assert data["eval_run"] == run.pk and data["status"] == "done"
-    assert data["dataset"] == "booking-tools" and data["rubric"] == "tool_selection"
-    assert data["pass_rate"] == pytest.approx(200 / 3) and data["regressed"] is False
+    assert data["eval_run"] == run.pk and data["dataset"] == ds.name
+    assert data["agent_version"] == version.version and data["rubric"] == "tool_selection"
+    assert data["pass_rate"] == pytest.approx(run.pass_rate) and data["regressed"] is False
     assert data["url"].endswith(f"/eval-runs/{run.pk}/")

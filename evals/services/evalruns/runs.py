@@ -736,33 +736,28 @@ def _finish_write(run: EvalRun, *, stop_reason: str, failed: bool) -> None:
 
 
 def eval_run_finished(run: EvalRun) -> None:
-    """Tell the webhooks subscribed to eval_run.finished, inside the run's closing transaction:
-    they are sent once it commits, and never when it rolls back."""
+    """Tell the webhooks subscribed to eval_run.finished, inside the transaction that closes the
+    run: its deliveries are sent once that commits, and never if it rolls back."""
     from django.urls import reverse
 
     from evals.services.webhooks import webhook_emit, webhook_link
 
-    base = run.baseline
     webhook_emit(
         event="eval_run.finished",
         payload={
             "eval_run": run.pk,
-            "status": run.status,
             "dataset": run.dataset.name,
             "dataset_version": run.dataset.version,
             "agent": run.agent_version.agent.name,
             "agent_version": run.agent_version.version,
             "rubric": run.rubric,
-            "threshold": run.threshold,
+            "status": run.status,
             "rows_scored": run.rows_scored,
-            "rows_passed": run.rows_passed,
             "rows_errored": run.rows_errored,
             "pass_rate": run.pass_rate,
             "mean_score": run.mean_score,
-            "baseline": base.pk if base else None,
-            "baseline_pass_rate": base.pass_rate if base else None,
             "regressed": run.regressed,
-            "stop_reason": run.stop_reason,
+            "baseline": run.baseline_id,
             "url": webhook_link(reverse("eval-run-detail", args=[run.pk])),
         },
     )

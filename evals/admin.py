@@ -156,3 +156,51 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = ["event", "webhook", "status", "response_status", "created_at"]
     list_filter = ["status", "event"]
     readonly_fields = [f.name for f in models.WebhookDelivery._meta.fields]
+
+
+class DatasetRowInline(admin.TabularInline):
+    model = models.DatasetRow
+    extra = 0
+    fields = ["position", "row_id", "reference"]
+    readonly_fields = fields
+
+
+@admin.register(models.Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    """Datasets are imported (import_dataset); the admin only shows them."""
+
+    list_display = ["name", "version", "rows_count", "checksum", "created_by", "created_at"]
+    search_fields = ["name"]
+    readonly_fields = [f.name for f in models.Dataset._meta.fields]
+    inlines = [DatasetRowInline]
+
+
+@admin.register(models.DatasetRow)
+class DatasetRowAdmin(admin.ModelAdmin):
+    list_display = ["row_id", "dataset", "position"]
+    search_fields = ["row_id"]
+    raw_id_fields = ["dataset"]
+
+
+@admin.register(models.EvalRun)
+class EvalRunAdmin(admin.ModelAdmin):
+    list_display = [
+        "pk",
+        "agent_version",
+        "dataset",
+        "rubric",
+        "status",
+        "pass_rate",
+        "regressed",
+        "cost",
+        "created_at",
+    ]
+    list_filter = ["status", "rubric", "regressed"]
+    raw_id_fields = ["dataset", "agent_version", "baseline"]
+
+
+@admin.register(models.EvalRunRow)
+class EvalRunRowAdmin(admin.ModelAdmin):
+    list_display = ["run", "position", "outcome", "score", "passed"]
+    list_filter = ["outcome"]
+    raw_id_fields = ["run", "dataset_row", "transcript"]

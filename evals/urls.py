@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_gates, views_judging
+from . import views, views_conversation, views_gates, views_judging
 
 urlpatterns = [
     path("calls/", views.transcript_list, name="transcript-list"),
@@ -13,6 +13,17 @@ urlpatterns = [
     path("judge-runs/<int:pk>/", views_judging.judge_run_detail, name="judge-run-detail"),
     path(
         "judge-runs/<int:pk>/resume/", views_judging.judge_run_resume_view, name="judge-run-resume"
+    ),
+    path("conversation/", views_conversation.conversation_index, name="conversation-index"),
+    path(
+        "conversation/run/",
+        views_conversation.conversation_run_start,
+        name="conversation-run-start",
+    ),
+    path(
+        "conversation/versions/<int:pk>/",
+        views_conversation.conversation_version,
+        name="conversation-version",
     ),
     path("gates/", views_gates.gate_index, name="gate-index"),
     path("gates/runs/<int:pk>/", views_gates.gate_run_detail, name="gate-run-detail"),

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
+from .conversation import ConversationRunList, ConversationScoreList, ConversationVersionList
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
@@ -8,6 +9,13 @@ from .judging import JudgeRunDetail, JudgeRunListCreate
 urlpatterns: list = [
     path("judge-runs/", JudgeRunListCreate.as_view(), name="api-judge-runs"),
     path("judge-runs/<int:pk>/", JudgeRunDetail.as_view(), name="api-judge-run"),
+    path("conversation-runs/", ConversationRunList.as_view(), name="api-conversation-runs"),
+    path("conversation-scores/", ConversationScoreList.as_view(), name="api-conversation-scores"),
+    path(
+        "conversation-versions/",
+        ConversationVersionList.as_view(),
+        name="api-conversation-versions",
+    ),
     path("gate-runs/", GateRunListCreate.as_view(), name="api-gate-runs"),
     path("gate-runs/<int:pk>/", GateRunDetail.as_view(), name="api-gate-run"),
     path("rules/import/", RulesImport.as_view(), name="api-rules-import"),

@@ -10,10 +10,8 @@ from rest_framework.test import APIClient
 from evals.judge import conversation as jc
 from evals.models import ConversationScore, JudgeRun
 from evals.services.conversation import conversation_result_record
+from tests.evals.conversation_helpers import DRIFT, scored_calls
 from tests.evals.judge_helpers import make_call
-from tests.factories import AgentVersionFactory
-
-DRIFT = [{"type": "repeated_ground", "turns": [4], "note": "Asks the role a second time."}]
 
 
 def api(user):
@@ -31,26 +29,6 @@ def get_json(client, url: str) -> dict:
         except OperationalError:
             time.sleep(0.1)
     raise AssertionError(f"{url} stayed locked")
-
-
-def scored_calls():
-    """Two versions' calls with stored results: v1 scores 9 and 8, v2 scores 9 and 3 (drift)."""
-    old, new = AgentVersionFactory(version="v1"), AgentVersionFactory(version="v2")
-    for version, scores in ((old, (9, 8)), (new, (9, 3))):
-        for i, score in enumerate(scores):
-            t = make_call(f"{version.version}-{i}", agent_version=version)
-            conversation_result_record(
-                transcript=t,
-                judge_name="gpt-4o-mini/conversation-v1",
-                answer={
-                    "plan_reason": "All phases in order.",
-                    "drift_reason": "Drifts." if score < 5 else "Steady.",
-                    "findings": DRIFT if score < 5 else [],
-                    "score": score,
-                },
-                plan=["opening", "asking", "closing"],
-            )
-    return old, new
 
 
 @pytest.mark.django_db(transaction=True)

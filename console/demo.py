@@ -24,8 +24,10 @@ from console.demo_history import (
     demo_reviews_load,
     demo_users_load,
 )
+from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
 from evals.models import Rule, RuleVersion, Transcript, Verdict
+from evals.services.agents import agent_scope_clean, agent_version_scope_set
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 logger = logging.getLogger(__name__)
@@ -74,9 +76,25 @@ def demo_verdicts_load(demo_dir: Path) -> str:
         return verdicts_import(lines=handle, source=str(path.name)).summary
 
 
+def demo_agents_load(demo_dir: Path) -> str:
+    """Give the demo agent versions their instructions and tools (demo/agents.yaml)."""
+    data = yaml.safe_load((demo_dir / "agents.yaml").read_text(encoding="utf-8"))
+    changed = total = 0
+    for entry in data["agents"]:
+        scope = agent_scope_clean(instructions=entry["instructions"], tools=entry["tools"])
+        for version in entry["versions"]:
+            _, did = agent_version_scope_set(
+                agent=entry["agent"], version=version, scope=scope, replace=True
+            )
+            changed += did
+            total += 1
+    return f"agent scopes: {total} versions with instructions and tools, {changed} changed"
+
+
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("rules", demo_rules_load),
     DemoStep("calls", demo_calls_load),
+    DemoStep("agent scopes", demo_agents_load),
     DemoStep("verdicts", demo_verdicts_load),
     DemoStep("conversation judge", demo_conversation_load),
     DemoStep("gates", demo_gates_load),
@@ -85,6 +103,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("outcomes", demo_outcomes_load),
 ]
 
 

@@ -31,6 +31,10 @@ class AgentVersion(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
     version = models.CharField(max_length=100)
     notes = models.TextField(blank=True)
+    # The agent's scope: its system prompt and the tools it may call ({name, description,
+    # parameters}). Runtime classifiers and the tool_selection judge measure against these.
+    instructions = models.TextField(blank=True)
+    tools = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -55,6 +59,7 @@ class Transcript(models.Model):
     audio_url = models.CharField(max_length=2000, blank=True)
     language = models.CharField(max_length=20, blank=True)
     scenario = models.CharField(max_length=200, blank=True, db_index=True)
+    tenant = models.CharField(max_length=200, blank=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True, db_index=True)
     imported_at = models.DateTimeField(auto_now_add=True, db_index=True)
     metadata = models.JSONField(default=dict, blank=True)

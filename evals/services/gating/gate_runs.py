@@ -299,6 +299,37 @@ def _step(run: GateRun) -> str:
     picked = inputs.picked()
     judging = run.results.get("judging")
     if run.judge_missing_verdicts and judging is None:
+        judging = _judging_claim(run, inputs, picked)
+    runs = [(judging or {}).get("judge_run"), (judging or {}).get("conversation_run")]
+    if any(runs):
+        open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+        still_open = JudgeRun.objects.filter(pk__in=[r for r in runs if r], status__in=open_states)
+        if still_open.exists():
+            if time.time() < judging["until"]:
+                return WAITING
+            logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
+        if judging.get("conversation_run"):
+            inputs.conversation_judge = conversation_judge_for(inputs.all_calls)
+        picked = inputs.picked()
+    judged = 0
+    if judging:
+        missing_now = len(inputs.all_calls) * len(inputs.scope_rvs) - len(picked)
+        judged = max(0, judging["missing"] - missing_now)
+    _decide(run, inputs, picked, judged)
+    return DONE
+
+
+def _judging_claim(run: GateRun, inputs: _Inputs, picked: dict) -> dict:
+    """Start the judge on the verdicts the run lacks, once; return what was started.
+
+    Under the run's row lock: a second worker taking the same step (a task delivered twice, or
+    retried) finds the first one's judge run instead of starting another.
+    """
+    with transaction.atomic():
+        locked = GateRun.objects.select_for_update().only("results").get(pk=run.pk)
+        if locked.results.get("judging") is not None:
+            run.results = locked.results
+            return locked.results["judging"]
         pairs = [
             (t, rv)
             for t in inputs.all_calls
@@ -322,23 +353,7 @@ def _step(run: GateRun) -> str:
         }
         run.results = {"judging": judging}
         GateRun.objects.filter(pk=run.pk).update(results=run.results)
-    runs = [(judging or {}).get("judge_run"), (judging or {}).get("conversation_run")]
-    if any(runs):
-        open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
-        still_open = JudgeRun.objects.filter(pk__in=[r for r in runs if r], status__in=open_states)
-        if still_open.exists():
-            if time.time() < judging["until"]:
-                return WAITING
-            logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
-        if judging.get("conversation_run"):
-            inputs.conversation_judge = conversation_judge_for(inputs.all_calls)
-        picked = inputs.picked()
-    judged = 0
-    if judging:
-        missing_now = len(inputs.all_calls) * len(inputs.scope_rvs) - len(picked)
-        judged = max(0, judging["missing"] - missing_now)
-    _decide(run, inputs, picked, judged)
-    return DONE
+    return judging
 
 
 def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:

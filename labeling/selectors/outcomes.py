@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from evals import metrics
 from evals.models import Agent, Judge, Transcript, Verdict
+from evals.selectors.conversation import conversation_low_scores
 from labeling.models import IssueRow, OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import (
     BAD_AT_MOST,
@@ -252,7 +253,8 @@ def verdicts_fired(transcript_ids: list[int]) -> Iterable[tuple[str, str, int, b
         yield kind, r["rule_version__rule__rule_id"], r["transcript_id"], r["flags"] > 0
 
 
-PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired]
+# The conversation judge's findings come with the verdicts; its 1-10 score is a source of its own.
+PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired, conversation_low_scores]
 
 
 def _mean_dict(m: metrics.Mean) -> dict:

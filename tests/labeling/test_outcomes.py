@@ -322,3 +322,24 @@ def test_the_dashboard_shows_a_lead_the_outcome_trend(client, lead, reviewer, ra
     assert html.count("<circle") == 3  # v1 in two weeks, v2 in one
     logged_in(client, reviewer)
     assert 'data-testid="outcome-trend"' not in client.get(reverse("dashboard")).content.decode()
+
+
+def test_a_low_conversation_score_is_a_predictor(reviewer):
+    from evals.services.conversation import conversation_result_record
+
+    for n, (rating, score) in enumerate([(2, 4), (1, 5), (2, 3), (5, 9), (4, 8), (5, 9)]):
+        call = TranscriptFactory(started_at=_at("2026-11-24"))
+        conversation_result_record(
+            transcript=call,
+            judge_name="gpt-4o-mini/conversation-v1",
+            answer={"plan_reason": "", "drift_reason": "", "findings": [], "score": score},
+            plan=[],
+        )
+        outcome_rate(reviewer=reviewer, transcript=call, rating=rating, reason="bad" * (n < 3))
+    q = OutcomeQuestion.objects.get()
+    rows = {p["check"]: p for p in outcome_predictors(call_outcomes(question=q))}
+    low = rows["conversation score ≤ 6"]
+    assert low["source"] == "conversation judge"
+    assert (low["fired"]["calls"], low["not_fired"]["calls"]) == (3, 3)
+    assert low["difference"] == pytest.approx(5 / 3 - 14 / 3, abs=1e-3)
+    assert low["enough_calls"] and not low["worth_a_look"]

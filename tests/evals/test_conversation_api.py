@@ -4,6 +4,7 @@ import time
 
 import pytest
 from django.db import OperationalError
+from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -52,6 +53,11 @@ def test_post_answers_202_and_the_run_is_followed_to_its_scores(fake_judge, engi
     assert [s["score"] for s in scores["results"]] == [7]
     runs = get_json(client, "/api/v1/conversation-runs/")
     assert [x["id"] for x in runs["results"]] == [body["id"]]
+    web = Client()
+    web.force_login(engineer)
+    html = web.get(reverse("judge-run-detail", args=[body["id"]])).content.decode()
+    assert "gpt-4o-mini/conversation-v1" in html and "2 verdicts written" in html
+    assert "See the conversation scores" in html
 
 
 @pytest.mark.django_db

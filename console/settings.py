@@ -365,3 +365,19 @@ if os.environ.get("DOCKET_CACHE_URL"):
             "LOCATION": os.environ["DOCKET_CACHE_URL"],
         }
     }
+
+# Webhooks (issue 12): seconds a receiver has to answer, attempts per delivery (the first and the
+# retries), and the first retry's delay in seconds (doubling each time, at most an hour).
+# DOCKET_PUBLIC_URL prefixes the links in webhook bodies (e.g. https://docket.example.com).
+DOCKET_WEBHOOK_TIMEOUT_S = env_float("DOCKET_WEBHOOK_TIMEOUT_S", 5.0)
+DOCKET_WEBHOOK_MAX_ATTEMPTS = env_int("DOCKET_WEBHOOK_MAX_ATTEMPTS", 6)
+DOCKET_WEBHOOK_BACKOFF_S = env_float("DOCKET_WEBHOOK_BACKOFF_S", 10.0)
+DOCKET_PUBLIC_URL = os.environ.get("DOCKET_PUBLIC_URL", "").rstrip("/")
+
+# Trajectory axes (issue 12): a trajectory passes tool correctness at this share of its points,
+# faithfulness at this share of supported claims; an axes report is flagged (exit 1) when an axis's
+# pass rate drops more than DOCKET_AXES_MAX_DROP (absolute: 0.05 = five points) below the agent's
+# last green report.
+DOCKET_AXES_TOOL_PASS = env_float("DOCKET_AXES_TOOL_PASS", 1.0)
+DOCKET_AXES_FAITHFULNESS_PASS = env_float("DOCKET_AXES_FAITHFULNESS_PASS", 1.0)
+DOCKET_AXES_MAX_DROP = env_float("DOCKET_AXES_MAX_DROP", 0.05)

@@ -7,6 +7,10 @@ database, this module decides. Rules of the decision:
 - `safety_ceiling`: one flagged verdict of a safety rule (or of the named rule) fails.
 - `violation_rate`: flagged checks / checks for one rule or one group, at most `threshold`.
 - `detector_metric`: a measure over turn timings (see MEASURES), at most `threshold`.
+- `decision_accuracy`: the share of the agent's labeled decisions on the golden-set calls (of one
+  decision kind, or all) that the reviewers' answer agrees with, at least `min`.
+- `decision_accuracy_regression`: that share may be lower than the baseline's by at most
+  `tolerance`.
 - `judge_score_regression`: the mean per-call score (over one rule, one group, or every gated
   non-safety rule: safety rules have their ceiling) must not be worse than the baseline's by
   more than `tolerance`. With no baseline at all (the first run) there is nothing to regress
@@ -37,6 +41,8 @@ VIOLATION_RATE = "violation_rate"
 DETECTOR_METRIC = "detector_metric"
 JUDGE_SCORE_REGRESSION = "judge_score_regression"
 CONVERSATION_SCORE = "conversation_score"
+DECISION_ACCURACY = "decision_accuracy"
+DECISION_ACCURACY_REGRESSION = "decision_accuracy_regression"
 
 # How much a flagged verdict weighs in a judge score, by severity (the one copy).
 SEVERITY_WEIGHT = {"minor": 1, "major": 3, "critical": 10}
@@ -105,15 +111,27 @@ class ConversationFact:
 
 
 @dataclass(frozen=True)
+class DecisionFact:
+    """The agent's decision at one moment of a call, and the reviewers' answer ("" unlabeled)."""
+
+    kind: str
+    choice: str
+    truth: str = ""
+    turn: int | None = None
+    ref: int | None = None  # decision id
+
+
+@dataclass(frozen=True)
 class CallFacts:
     """One golden-set call of an agent version: its verdicts keyed by rule id, its turn timings,
-    and its conversation judge score."""
+    its conversation judge score and the agent's decisions."""
 
     call: str
     scenario: str
     verdicts: Mapping[str, VerdictFact] = field(default_factory=dict)
     turns: tuple[TurnTiming, ...] = ()
     conversation: ConversationFact | None = None
+    decisions: tuple[DecisionFact, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -762,6 +780,94 @@ def _conversation_score(inp: MetricInput) -> Outcome:
     return out
 
 
+def _decision_pairs(spec: MetricSpec, calls: Sequence[CallFacts]):
+    """Return ([(call, decision)] labeled, how many unlabeled) for the metric's decision kind."""
+    labeled, unlabeled = [], 0
+    for c in calls:
+        for d in c.decisions:
+            if spec.measure and d.kind != spec.measure:
+                continue
+            if d.truth:
+                labeled.append((c, d))
+            else:
+                unlabeled += 1
+    return labeled, unlabeled
+
+
+def _accuracy(spec: MetricSpec, calls: Sequence[CallFacts], who: str = ""):
+    """Return (accuracy, interval, n, problems, note, wrong [(call, decision)])."""
+    labeled, unlabeled = _decision_pairs(spec, calls)
+    what = f"{spec.measure} decisions" if spec.measure else "decisions"
+    note = f"{who}{unlabeled} unlabeled {what} left out" if unlabeled else ""
+    if not labeled:
+        return None, None, 0, [f"{who}no labeled {what} on the golden-set calls"], note, []
+    right = sum(1 for _, d in labeled if d.choice == d.truth)
+    wrong = [(c, d) for c, d in labeled if d.choice != d.truth]
+    return right / len(labeled), wilson(right, len(labeled)), len(labeled), [], note, wrong
+
+
+def _decision_evidence(wrong) -> list[Evidence]:
+    return [
+        Evidence(
+            call=c.call,
+            turn=d.turn,
+            note=f"{d.kind}: agent chose {d.choice!r}, reviewers say {d.truth!r}",
+        )
+        for c, d in wrong
+    ]
+
+
+def _decision_outcome(inp: MetricInput) -> tuple[Outcome, list]:
+    value, interval, n, problems, note, wrong = _accuracy(inp.spec, inp.candidate)
+    out = Outcome(passed=False, value=value, interval=interval, n=n, problems=problems, note=note)
+    if inp.baseline is not None:
+        out.baseline, out.baseline_interval, *_ = _accuracy(inp.spec, inp.baseline, "baseline ")
+    return out, wrong
+
+
+def _decision_accuracy(inp: MetricInput) -> Outcome:
+    """The share of labeled golden-set decisions the agent got right, at least `min`."""
+    out, wrong = _decision_outcome(inp)
+    if out.value is None:
+        return out
+    out.passed = inp.spec.threshold is not None and out.value >= inp.spec.threshold - 1e-9
+    if not out.passed:
+        out.evidence = _decision_evidence(wrong)
+    return out
+
+
+def _decision_accuracy_regression(inp: MetricInput) -> Outcome:
+    """Decision accuracy may be lower than the baseline's by at most `tolerance`."""
+    out, wrong = _decision_outcome(inp)
+    if out.value is None:
+        return out
+    if inp.baseline is None:
+        out.passed = inp.spec.tolerance is not None
+        out.note = "; ".join(
+            filter(None, [out.note, "no baseline yet: nothing to regress against"])
+        )
+    elif out.baseline is None:
+        out.problems.append("baseline has no labeled decisions to compare with")
+    else:
+        worse_by = out.baseline - out.value
+        out.passed = inp.spec.tolerance is not None and worse_by <= inp.spec.tolerance + 1e-9
+    if not out.passed:
+        out.evidence = _decision_evidence(wrong)
+    return out
+
+
+DECISION_HELP = {
+    "decision": "a decision kind id (turn-taking...); leave it out for every kind",
+    "min": "the lowest accuracy that passes, 0 to 1",
+    "max_at_most": "an accuracy is at most 1",
+    "tolerance": "how much lower than the baseline's accuracy passes",
+}
+
+
+def _decision_label(s: MetricSpec) -> str:
+    return f"decision accuracy: {s.measure or 'every kind'}"
+
+
 def _scope_label(spec: MetricSpec, everything: str) -> str:
     return spec.rule or (f"group {spec.group}" if spec.group else everything)
 
@@ -825,6 +931,26 @@ METRIC_KINDS: dict[str, MetricKind] = {
             required=("tolerance",),
             help={"tolerance": "how many points lower than the baseline's mean passes"},
         ),
+        # The decision kind goes in the spec's `measure` (the YAML's `decision`).
+        MetricKind(
+            name=DECISION_ACCURACY,
+            title="decision accuracy (min)",
+            evaluate=_decision_accuracy,
+            label=_decision_label,
+            fields=("decision", "min"),
+            required=("min",),
+            help=DECISION_HELP,
+            max_at_most=1.0,
+        ),
+        MetricKind(
+            name=DECISION_ACCURACY_REGRESSION,
+            title="decision accuracy vs baseline (tolerance)",
+            evaluate=_decision_accuracy_regression,
+            label=lambda s: _decision_label(s) + " vs baseline",
+            fields=("decision", "tolerance"),
+            required=("tolerance",),
+            help=DECISION_HELP,
+        ),
     )
 }
 KINDS = tuple(METRIC_KINDS)
@@ -850,7 +976,7 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
         return res
     if kind.fixed_threshold is not None:
         res.threshold = kind.fixed_threshold
-    elif "max" in kind.required and spec.threshold is None:
+    elif ("max" in kind.required or "min" in kind.required) and spec.threshold is None:
         res.problems.append("no threshold set")
     elif "tolerance" in kind.required and spec.tolerance is None:
         res.problems.append("no tolerance set")

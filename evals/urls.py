@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_conversation, views_gates, views_judging
+from . import views, views_axes, views_conversation, views_gates, views_judging, views_webhooks
 
 urlpatterns = [
     path("calls/", views.transcript_list, name="transcript-list"),
@@ -52,4 +52,9 @@ urlpatterns = [
         views_gates.golden_set_detail,
         name="golden-set-version",
     ),
+    path("axes/", views_axes.axes_report_list, name="axes-report-list"),
+    path("axes/<int:pk>/", views_axes.axes_report_detail, name="axes-report-detail"),
+    path("webhooks/", views_webhooks.webhook_list, name="webhook-list"),
+    path("webhooks/<int:pk>/", views_webhooks.webhook_detail, name="webhook-detail"),
+    path("webhooks/<int:pk>/toggle/", views_webhooks.webhook_toggle, name="webhook-toggle"),
 ]

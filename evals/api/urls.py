@@ -1,11 +1,13 @@
-from django.urls import path
+from django.urls import include, path
 
 from .agents import AgentVersionDetail, AgentVersionList
+from .axes import AxesReportDetail, AxesReportListCreate
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .conversation import ConversationRunList, ConversationScoreList, ConversationVersionList
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
 from .judging import JudgeRunDetail, JudgeRunListCreate
+from .webhooks import WebhookDeliveryList, WebhookDetail, WebhookListCreate
 
 urlpatterns: list = [
     path("judge-runs/", JudgeRunListCreate.as_view(), name="api-judge-runs"),
@@ -33,4 +35,10 @@ urlpatterns: list = [
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),
+    path("", include("evals.api.urls_decisions")),
+    path("axes-reports/", AxesReportListCreate.as_view(), name="api-axes-reports"),
+    path("axes-reports/<int:pk>/", AxesReportDetail.as_view(), name="api-axes-report"),
+    path("webhooks/", WebhookListCreate.as_view(), name="api-webhooks"),
+    path("webhooks/<int:pk>/", WebhookDetail.as_view(), name="api-webhook"),
+    path("webhook-deliveries/", WebhookDeliveryList.as_view(), name="api-webhook-deliveries"),
 ]

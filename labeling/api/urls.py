@@ -5,4 +5,5 @@ urlpatterns: list = [
     path("", include("labeling.api.urls_review")),
     path("", include("labeling.api.urls_calibration")),
     path("", include("labeling.api.urls_outcomes")),
+    path("", include("labeling.api.urls_decisions")),
 ]

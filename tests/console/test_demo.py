@@ -164,7 +164,8 @@ def test_load_demo_twice_changes_nothing():
 def test_demo_calls_follow_a_phone_screen():
     load()
     named = 0
-    regular = Transcript.objects.filter(scenario="").prefetch_related("turns")
+    regular = Transcript.objects.filter(scenario="", agent_version__agent__name="phone-screen")
+    regular = regular.prefetch_related("turns")
     for call in regular:
         turns = list(call.turns.all())
         phases = [t.phase for t in turns]
@@ -228,7 +229,11 @@ def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_bre
 ):
     load()
     scenarios = sorted(
-        set(Transcript.objects.exclude(scenario="").values_list("scenario", flat=True))
+        set(
+            Transcript.objects.filter(agent_version__agent__name="phone-screen")
+            .exclude(scenario="")
+            .values_list("scenario", flat=True)
+        )
     )
     assert len(scenarios) == 8 and all(s.startswith("golden/") for s in scenarios)
     for scenario in scenarios:

@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import GateMetric, JudgeRun
+from evals.models import AxesReport, GateMetric, JudgeRun, Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -26,7 +26,7 @@ EVERYONE = frozenset(ROLES)
 CONSOLE = frozenset({R, E, L})  # view_console
 REVIEW = frozenset({R, L})  # review
 TRIAGE = frozenset({E, L})  # triage, edit_rules, import_data, run_judge, run_gate
-LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates
+LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates, manage_webhooks
 LOGGED_IN = frozenset({NOROLE, R, E, L})
 
 # (url name, method): the roles that may use it. Pages first, then the API.
@@ -157,6 +157,32 @@ TABLE = {
     ("api-outcome-ratings", "POST"): REVIEW,
     ("api-outcome-questions", "GET"): CONSOLE,
     ("api-outcome-questions", "POST"): TRIAGE,
+    # decision points: everyone in the console reads them, engineers and leads import kinds
+    ("api-decision-kinds", "GET"): CONSOLE,
+    ("api-decision-kinds-import", "POST"): TRIAGE,
+    ("decision-accuracy", "GET"): CONSOLE,
+    ("api-decision-accuracy", "GET"): CONSOLE,
+    ("decision-hard-queue", "POST"): LEAD,
+    ("api-decision-hard", "POST"): LEAD,
+    ("review-decision-label", "POST"): REVIEW,
+    ("api-decision-labels", "POST"): REVIEW,
+    # axes reports: engineers and leads make and read them, as they run gates
+    ("axes-report-list", "GET"): TRIAGE,
+    ("axes-report-detail", "GET"): TRIAGE,
+    ("api-axes-reports", "GET"): TRIAGE,
+    ("api-axes-reports", "POST"): TRIAGE,
+    ("api-axes-report", "GET"): TRIAGE,
+    # webhooks: leads register them and read their deliveries (manage_webhooks)
+    ("webhook-list", "GET"): LEAD,
+    ("webhook-list", "POST"): LEAD,
+    ("webhook-detail", "GET"): LEAD,
+    ("webhook-toggle", "POST"): LEAD,
+    ("api-webhooks", "GET"): LEAD,
+    ("api-webhooks", "POST"): LEAD,
+    ("api-webhook", "GET"): LEAD,
+    ("api-webhook", "PATCH"): LEAD,
+    ("api-webhook", "DELETE"): LEAD,
+    ("api-webhook-deliveries", "GET"): LEAD,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -206,6 +232,8 @@ def world(db):
     item = SampleItem.objects.create(
         sample=sample, transcript=call, reason="uniform", inclusion_probability=0.5
     )
+    w.axes = AxesReport.objects.create(agent_version=call.agent_version, results={})
+    w.webhook = Webhook.objects.create(url="http://127.0.0.1:9/hook", events=["gate_run.finished"])
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -233,6 +261,7 @@ def world(db):
         },
         "review-mark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
+        "review-decision-label": {"external_id": call.external_id, "decision_id": 1},
         "calibration-export": {"fmt": "csv"},
         "calibration-detail": {"pk": w.one_q.pk},
         "calibration-cell": {"pk": w.one_q.pk, "cell": "tp"},
@@ -241,6 +270,11 @@ def world(db):
         "calibration-settle": {"pk": w.verdict_id},
         "api-rule-version-promote": {"pk": w.one_q.pk},
         "api-rule-version-demote": {"pk": w.one_q.pk},
+        "axes-report-detail": {"pk": w.axes.pk},
+        "api-axes-report": {"pk": w.axes.pk},
+        "webhook-detail": {"pk": w.webhook.pk},
+        "webhook-toggle": {"pk": w.webhook.pk},
+        "api-webhook": {"pk": w.webhook.pk},
     }
     return w
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
+from django.urls import reverse
 
 from core.background import after_commit
 from evals import gates
@@ -30,6 +31,7 @@ from evals.models import (
     Transcript,
 )
 
+from ..webhooks import webhook_emit, webhook_link
 from .errors import GateCannotRun
 from .gate_facts import (
     call_facts,
@@ -421,6 +423,7 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             judged=judged,
         )
         run.rule_versions.set(list(scope_rvs.values()))
+        _emit_finished(run.pk)
     logger.info(
         "gate_run_evaluated",
         extra={
@@ -437,8 +440,36 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
 
 def _record_error(run: GateRun, error: str) -> None:
     """Record why a run could not be decided (status error), so the history shows it."""
-    GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
+    with transaction.atomic():
+        GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
+        _emit_finished(run.pk)
     logger.info("gate_run_error", extra={"gate_run": run.pk})
+
+
+def _emit_finished(run_id: int) -> None:
+    """Tell the webhooks subscribed to gate_run.finished (sent once this transaction commits)."""
+    run = GateRun.objects.select_related("gate", "candidate__agent", "baseline").get(pk=run_id)
+    results = run.results or {}
+    webhook_emit(
+        event="gate_run.finished",
+        payload={
+            "gate_run": run.pk,
+            "gate": run.gate.name,
+            "status": run.status,
+            "passed": run.passed,
+            "agent": run.candidate.agent.name,
+            "candidate": run.candidate.version,
+            "baseline": run.baseline.version if run.baseline_id else None,
+            "failed_metrics": [
+                {"label": m.get("label"), "value": m.get("value"), "threshold": m.get("threshold")}
+                for m in results.get("metrics", [])
+                if not m.get("passed")
+            ],
+            "problems": results.get("problems", []),
+            "error": run.error,
+            "url": webhook_link(reverse("gate-run-detail", args=[run.pk])),
+        },
+    )
 
 
 def _comparability_notes(

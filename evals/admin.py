@@ -156,3 +156,12 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = ["event", "webhook", "status", "response_status", "created_at"]
     list_filter = ["status", "event"]
     readonly_fields = [f.name for f in models.WebhookDelivery._meta.fields]
+
+
+@admin.register(models.ConversationScore)
+class ConversationScoreAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "judge", "score", "judge_run", "created_at"]
+    list_filter = ["judge"]
+    search_fields = ["transcript__external_id"]
+    raw_id_fields = ["transcript", "judge_run"]
+    readonly_fields = ["created_at"]

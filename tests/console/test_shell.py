@@ -22,6 +22,8 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Calls",
         "Agents",
         "Rules",
+        "Conversation",
+        "Decisions",
     ]
     logged_in(client, engineer)
     assert nav_links(client.get("/").content.decode()) == [
@@ -29,10 +31,13 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Issues",
         "Judge runs",
         "Gates",
+        "Axes",
         "Calls",
         "Agents",
         "Rules",
+        "Conversation",
         "Verdicts",
+        "Decisions",
     ]
     logged_in(client, lead)
     html = client.get("/").content.decode()

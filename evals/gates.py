@@ -18,6 +18,9 @@ database, this module decides. Rules of the decision:
 - `conversation_score`: the mean 1-10 conversation judge score of the golden-set calls must
   not be worse than the baseline's by more than `tolerance`; the noise (the spread of the
   per-call differences and their mean's 95% interval) is reported beside it.
+- `eval_pass_rate`: for each dataset and rubric the candidate has a finished eval run on, its
+  pass rate may be below the baseline's by at most `tolerance` points (no-regression only:
+  rubric scores are fuzzy, so never an absolute threshold).
 - Missing data never passes: a golden scenario with no call, a golden set whose checksum no
   longer matches, a pinned call that changed, a call without a verdict (or with an errored one)
   for a gated rule, or a rule without a promoted version fails and says which.
@@ -43,6 +46,7 @@ JUDGE_SCORE_REGRESSION = "judge_score_regression"
 CONVERSATION_SCORE = "conversation_score"
 DECISION_ACCURACY = "decision_accuracy"
 DECISION_ACCURACY_REGRESSION = "decision_accuracy_regression"
+EVAL_PASS_RATE = "eval_pass_rate"
 
 # How much a flagged verdict weighs in a judge score, by severity (the one copy).
 SEVERITY_WEIGHT = {"minor": 1, "major": 3, "critical": 10}
@@ -132,6 +136,17 @@ class CallFacts:
     turns: tuple[TurnTiming, ...] = ()
     conversation: ConversationFact | None = None
     decisions: tuple[DecisionFact, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalRunFact:
+    """An agent version's latest finished eval run on one dataset under one rubric."""
+
+    dataset: str
+    rubric: str
+    run: int
+    pass_rate: float | None  # percent of scored rows; None when nothing was scored
+    scored: int = 0
 
 
 @dataclass(frozen=True)
@@ -499,6 +514,9 @@ class MetricInput:
     candidate: list[CallFacts]  # the candidate's golden-set calls, in scenario order
     baseline: list[CallFacts] | None  # the baseline's, or None when there is no baseline
     scenarios: list[str]  # the golden set's scenarios
+    # Eval runs (dataset, rubric): the candidate's and the baseline's latest finished ones.
+    candidate_evals: tuple[EvalRunFact, ...] = ()
+    baseline_evals: tuple[EvalRunFact, ...] | None = None
 
 
 @dataclass
@@ -868,6 +886,53 @@ def _decision_label(s: MetricSpec) -> str:
     return f"decision accuracy: {s.measure or 'every kind'}"
 
 
+def _eval_pass_rate(inp: MetricInput) -> Outcome:
+    """Each dataset and rubric the candidate has an eval run on: its pass rate may be below the
+    baseline's by at most `tolerance` points. Rubric scores are fuzzy, so there is no absolute
+    threshold; a candidate without any eval run has nothing to show and fails."""
+    tolerance = inp.spec.tolerance
+    out = Outcome(passed=False, n=len(inp.candidate_evals))
+    if not inp.candidate_evals:
+        out.problems.append("the candidate has no finished eval run (python manage.py eval_run)")
+        return out
+    unscored = [
+        f"{e.dataset} ({e.rubric}) run #{e.run}" for e in inp.candidate_evals if e.pass_rate is None
+    ]
+    out.problems += _listed([f"eval run scored no row: {u}" for u in unscored])
+    scored = [e for e in inp.candidate_evals if e.pass_rate is not None]
+    if scored:
+        out.value = min(e.pass_rate for e in scored)
+    if inp.baseline_evals is None:
+        out.passed = tolerance is not None and not out.problems
+        out.note = "no baseline yet: nothing to regress against"
+        return out
+    base = {(e.dataset, e.rubric): e for e in inp.baseline_evals if e.pass_rate is not None}
+    compared, worst = [], None
+    for e in scored:
+        b = base.get((e.dataset, e.rubric))
+        if b is None:
+            continue
+        drop = b.pass_rate - e.pass_rate
+        compared.append(e)
+        if worst is None or drop > worst[0]:
+            worst = (drop, e, b)
+        if tolerance is not None and drop > tolerance + 1e-9:
+            out.evidence.append(
+                Evidence(
+                    call=f"eval run #{e.run}",
+                    rule=f"{e.dataset} ({e.rubric})",
+                    note=f"pass rate {e.pass_rate:.1f}% vs {b.pass_rate:.1f}% in baseline run "
+                    f"#{b.run}: down {drop:.1f} points",
+                )
+            )
+    if worst is not None:
+        out.value, out.baseline = worst[1].pass_rate, worst[2].pass_rate
+    if not compared:
+        out.note = "the baseline has no eval run on the same datasets and rubrics"
+    out.passed = tolerance is not None and not out.evidence and not out.problems
+    return out
+
+
 def _scope_label(spec: MetricSpec, everything: str) -> str:
     return spec.rule or (f"group {spec.group}" if spec.group else everything)
 
@@ -951,12 +1016,23 @@ METRIC_KINDS: dict[str, MetricKind] = {
             required=("tolerance",),
             help=DECISION_HELP,
         ),
+        MetricKind(
+            name=EVAL_PASS_RATE,
+            title="eval pass rate vs baseline (tolerance)",
+            evaluate=_eval_pass_rate,
+            label=lambda s: "eval pass rate (every dataset and rubric run)",
+            fields=("tolerance",),
+            required=("tolerance",),
+            help={"tolerance": "pass-rate points the candidate may lose to the baseline"},
+        ),
     )
 }
 KINDS = tuple(METRIC_KINDS)
 
 
-def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) -> MetricResult:
+def _evaluate_metric(
+    spec, rules, candidate_calls, baseline_calls, scenarios, evals=((), None)
+) -> MetricResult:
     res = MetricResult(
         label=spec.label,
         kind=spec.kind,
@@ -993,6 +1069,8 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
             candidate=list(candidate_calls),
             baseline=None if baseline_calls is None else list(baseline_calls),
             scenarios=list(scenarios),
+            candidate_evals=tuple(evals[0]),
+            baseline_evals=None if evals[1] is None else tuple(evals[1]),
         )
     )
     res.value, res.interval, res.n = out.value, out.interval, out.n
@@ -1041,6 +1119,8 @@ def gate_decide(
     metrics: Sequence[MetricSpec],
     candidate: Mapping[str, CallFacts],
     baseline: Mapping[str, CallFacts] | None = None,
+    candidate_evals: Sequence[EvalRunFact] = (),
+    baseline_evals: Sequence[EvalRunFact] | None = None,
 ) -> GateDecision:
     """Decide a gate: every metric must pass and no data may be missing.
 
@@ -1054,7 +1134,14 @@ def gate_decide(
     candidate_calls = [candidate[s] for s in scenarios if s in candidate]
     baseline_calls = None if baseline is None else [baseline[s] for s in scenarios if s in baseline]
     results = [
-        _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios)
+        _evaluate_metric(
+            spec,
+            rules,
+            candidate_calls,
+            baseline_calls,
+            scenarios,
+            (candidate_evals, baseline_evals),
+        )
         for spec in metrics
     ]
     decision = GateDecision(

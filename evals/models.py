@@ -292,6 +292,19 @@ class Verdict(models.Model):
         return bool(self.error)
 
 
+class VerdictCategory(models.Model):
+    """The category a runtime classifier gave a verdict (injection or drift category, or the
+    frustration target), so thresholds can be read per category."""
+
+    verdict = models.OneToOneField(
+        Verdict, on_delete=models.CASCADE, primary_key=True, related_name="category"
+    )
+    category = models.CharField(max_length=50, db_index=True)
+
+    def __str__(self):
+        return f"{self.verdict_id}: {self.category}"
+
+
 class GoldenSet(models.Model):
     """A frozen, checksummed list of scenarios. Any change is a new version with a new checksum."""
 
@@ -630,3 +643,7 @@ class AxesReport(models.Model):
 
     def __str__(self):
         return f"axes report {self.pk} {self.agent_version}"
+
+
+# Dataset evals live in their own module; importing them here registers them with the app.
+from evals.models_evalruns import Dataset, DatasetRow, EvalRun, EvalRunRow  # noqa: F401

@@ -1,6 +1,14 @@
 from django.urls import path
 
-from . import views, views_axes, views_conversation, views_gates, views_judging, views_webhooks
+from . import (
+    views,
+    views_axes,
+    views_conversation,
+    views_evalruns,
+    views_gates,
+    views_judging,
+    views_webhooks,
+)
 
 urlpatterns = [
     path("calls/", views.transcript_list, name="transcript-list"),
@@ -20,6 +28,9 @@ urlpatterns = [
     path(
         "judge-runs/<int:pk>/resume/", views_judging.judge_run_resume_view, name="judge-run-resume"
     ),
+    path("eval-runs/", views_evalruns.eval_run_list, name="eval-run-list"),
+    path("eval-runs/new/", views_evalruns.eval_run_start, name="eval-run-start"),
+    path("eval-runs/<int:pk>/", views_evalruns.eval_run_detail, name="eval-run-detail"),
     path("conversation/", views_conversation.conversation_index, name="conversation-index"),
     path(
         "conversation/run/",

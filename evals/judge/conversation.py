@@ -47,7 +47,6 @@ CHECKS = {
     ),
 }
 SCORE_MIN, SCORE_MAX = 1, 10
-LOW_SCORE_AT_MOST = 6  # a call scored this or lower "went off plan" where a yes/no is wanted
 NOTE_MAX = 300
 OUT_TOKENS = 400  # two reasons, a few findings and the score
 

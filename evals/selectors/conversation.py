@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from django.db.models import Avg, Count, Q
 
 from evals.gates import mean_interval
-from evals.judge.conversation import LOW_SCORE_AT_MOST
 from evals.models import AgentVersion, ConversationScore, JudgeRun, Transcript
 
 
@@ -15,21 +14,6 @@ def finding_label(f: dict) -> str:
     """`repeated_ground@4,9`: a finding's type and the turns it cites."""
     turns = ",".join(str(t) for t in f.get("turns") or [])
     return f"{f.get('type', '?')}{'@' + turns if turns else ''}"
-
-
-def conversation_low_scores(transcript_ids: list[int]):
-    """Yield (source, check, transcript id, fired) for the calls with a good conversation score:
-    fired when the score is LOW_SCORE_AT_MOST or lower (the outcome page's predictor shape). A
-    call scored by several conversation judges counts its lowest score."""
-    lowest: dict[int, int] = {}
-    rows = ConversationScore.objects.filter(
-        transcript_id__in=transcript_ids, error="", score__isnull=False
-    ).values_list("transcript_id", "score")
-    for tid, score in rows:
-        lowest[tid] = min(score, lowest.get(tid, score))
-    check = f"conversation score ≤ {LOW_SCORE_AT_MOST}"
-    for tid, score in lowest.items():
-        yield "conversation judge", check, tid, score <= LOW_SCORE_AT_MOST
 
 
 def conversation_scores_for_run(run: JudgeRun) -> list[ConversationScore]:

@@ -27,7 +27,8 @@ def test_lead_follows_a_drifting_call_from_the_version_list(login, lead, live_se
     if size:
         page.set_viewport_size(size)
         page.get_by_role("button", name="Menu").click()
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Conversation").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Layers").click()
+    page.get_by_role("link", name="Conversation scores").click()
     expect(page.get_by_role("heading", name="Conversation judge", exact=True)).to_be_visible()
     table = page.get_by_test_id("conversation-versions")
     expect(table).to_contain_text("6.00")

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 from core.permissions import require
 from evals.forms_browse import CallFilterForm, VerdictFilterForm
 from evals.selectors import browse, catalog
+from evals.selectors.conversation import conversation_scores_for_transcript
 
 
 def _page_number(form) -> int:
@@ -48,7 +49,12 @@ def transcript_detail(request, external_id):
     call = browse.transcript_detail(external_id)
     if call is None:
         raise Http404("No call with that id.")
-    return render(request, "evals/transcript_detail.html", {"call": call, "t": call.transcript})
+    context = {
+        "call": call,
+        "t": call.transcript,
+        "conversation_scores": conversation_scores_for_transcript(call.transcript),
+    }
+    return render(request, "evals/transcript_detail.html", context)
 
 
 @require("view_console")

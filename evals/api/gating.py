@@ -70,6 +70,11 @@ class MetricResultSerializer(serializers.Serializer):
     evidence = EvidenceSerializer(many=True)
     note = serializers.CharField()
     spec = serializers.DictField(help_text="the metric as configured in the gate")
+    noise = serializers.DictField(
+        required=False,
+        help_text="conversation_score: the per-call differences against the baseline (pairs, "
+        "mean_diff, sd, interval, min, max)",
+    )
 
 
 class GateRunResult(serializers.Serializer):

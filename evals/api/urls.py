@@ -4,6 +4,7 @@ from .agents import AgentVersionDetail, AgentVersionList
 from .axes import AxesReportDetail, AxesReportListCreate
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .classify import ClassifierLogsImport, Classify
+from .conversation import ConversationRunList, ConversationScoreList, ConversationVersionList
 from .evalruns import DatasetImport, DatasetList, EvalRunDetail, EvalRunListCreate
 from .gating import GateRunDetail, GateRunListCreate
 from .importing import RulesImport, TranscriptsImport, VerdictsImport
@@ -13,6 +14,13 @@ from .webhooks import WebhookDeliveryList, WebhookDetail, WebhookListCreate
 urlpatterns: list = [
     path("judge-runs/", JudgeRunListCreate.as_view(), name="api-judge-runs"),
     path("judge-runs/<int:pk>/", JudgeRunDetail.as_view(), name="api-judge-run"),
+    path("conversation-runs/", ConversationRunList.as_view(), name="api-conversation-runs"),
+    path("conversation-scores/", ConversationScoreList.as_view(), name="api-conversation-scores"),
+    path(
+        "conversation-versions/",
+        ConversationVersionList.as_view(),
+        name="api-conversation-versions",
+    ),
     path("gate-runs/", GateRunListCreate.as_view(), name="api-gate-runs"),
     path("gate-runs/<int:pk>/", GateRunDetail.as_view(), name="api-gate-run"),
     path("rules/import/", RulesImport.as_view(), name="api-rules-import"),

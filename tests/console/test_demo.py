@@ -529,4 +529,4 @@ def test_demo_conversation_judge_scores_both_versions_and_the_newer_drifts(truth
     assert verdict.flagged and verdict.turn == 10 and verdict.judge == drift.judge
     # the cited turn is where the agent turned coach
     assert "scored" in drift.transcript.turns.get(index=10).text
-    assert AgentVersion.objects.get(version=V_NEW).agent.conversation_plan == PHASES
+    assert drift.transcript.agent_version.agent.conversation_plan == PHASES

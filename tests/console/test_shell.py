@@ -42,7 +42,14 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
     # The layers' own pages hang off one map, so the navigation stays one line at desk width.
     assert len(nav_links(html)) == 11 and "Layers" in nav_links(html)
     layers = client.get("/layers/").content.decode()
-    for url in ("/decisions/", "/outcomes/", "/classifiers/", "/eval-runs/", "/axes/"):
+    for url in (
+        "/decisions/",
+        "/outcomes/",
+        "/classifiers/",
+        "/eval-runs/",
+        "/axes/",
+        "/conversation/",
+    ):
         assert f'href="{url}' in layers, url
     assert 'href="/webhooks/">Webhooks</a>' in html
     logged_in(client, reviewer)

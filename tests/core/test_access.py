@@ -77,6 +77,14 @@ TABLE = {
     ("api-eval-run", "GET"): CONSOLE,
     ("api-datasets", "GET"): CONSOLE,
     ("api-datasets-import", "POST"): TRIAGE,
+    # the conversation judge: everyone in the console reads it, engineers and leads run it
+    ("conversation-index", "GET"): CONSOLE,
+    ("conversation-version", "GET"): CONSOLE,
+    ("conversation-run-start", "POST"): TRIAGE,
+    ("api-conversation-runs", "GET"): CONSOLE,
+    ("api-conversation-runs", "POST"): TRIAGE,
+    ("api-conversation-scores", "GET"): CONSOLE,
+    ("api-conversation-versions", "GET"): CONSOLE,
     # gates: engineers and leads run and read them, leads edit them
     ("gate-index", "GET"): TRIAGE,
     ("gate-detail", "GET"): TRIAGE,
@@ -265,6 +273,7 @@ def world(db):
         "eval-run-detail": {"pk": w.eval_run.pk},
         "api-eval-run": {"pk": w.eval_run.pk},
         "gate-run-detail": {"pk": w.gate_run.pk},
+        "conversation-version": {"pk": call.agent_version_id},
         "api-gate-run": {"pk": w.gate_run.pk},
         "golden-set-detail": {"name": w.golden.name},
         "golden-set-version": {"name": w.golden.name, "version": w.golden.version},

@@ -31,10 +31,11 @@ def test_demo_gate_passes_the_old_version_and_fails_the_new_one_on_the_leak():
     # load_demo ran the gate once per version, so the history has one pass and one fail
     assert sorted(gate_obj.runs.values_list("status", flat=True)) == ["fail", "pass"]
 
-    code, out = gate("--gate", "release", "--candidate", truth["passes"])
+    # the demo's trajectory axes have an agent with versions of the same names
+    code, out = gate("--gate", "release", "--candidate", f"phone-screen:{truth['passes']}")
     assert code == 0, out
 
-    code, out = gate("--gate", "release", "--candidate", truth["fails"])
+    code, out = gate("--gate", "release", "--candidate", f"phone-screen:{truth['fails']}")
     assert code == 1
     line, conversation = [x for x in out.splitlines() if x.startswith("FAIL")]
     assert line.startswith("FAIL  safety ceiling")

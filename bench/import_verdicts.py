@@ -69,10 +69,10 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
         with connection.cursor() as cur:
             with cur.copy(
                 "COPY evals_transcript (external_id, agent_version_id, checksum, "
-                "audio_url, language, scenario, imported_at, metadata) FROM STDIN"
+                "audio_url, language, scenario, tenant, imported_at, metadata) FROM STDIN"
             ) as copy:
                 for ext in ids:
-                    copy.write_row((ext, av.pk, "0" * 64, "", "en", "", now, "{}"))
+                    copy.write_row((ext, av.pk, "0" * 64, "", "en", "", "", now, "{}"))
             cur.execute(
                 "INSERT INTO evals_turn (transcript_id, index, speaker, text, "
                 "phase, tool_calls, tool_call_id) SELECT t.id, g, CASE WHEN g %% "

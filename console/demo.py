@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from console.demo_axes import demo_axes_load
+from console.demo_conversation import demo_conversation_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -24,8 +25,10 @@ from console.demo_history import (
     demo_reviews_load,
     demo_users_load,
 )
+from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
 from evals.models import Rule, RuleVersion, Transcript, Verdict
+from evals.services.agents import agent_scope_clean, agent_version_scope_set
 from evals.services.importing import rules_import, transcripts_import, verdicts_import
 
 logger = logging.getLogger(__name__)
@@ -74,16 +77,34 @@ def demo_verdicts_load(demo_dir: Path) -> str:
         return verdicts_import(lines=handle, source=str(path.name)).summary
 
 
+def demo_agents_load(demo_dir: Path) -> str:
+    """Give the demo agent versions their instructions and tools (demo/agents.yaml)."""
+    data = yaml.safe_load((demo_dir / "agents.yaml").read_text(encoding="utf-8"))
+    changed = total = 0
+    for entry in data["agents"]:
+        scope = agent_scope_clean(instructions=entry["instructions"], tools=entry["tools"])
+        for version in entry["versions"]:
+            _, did = agent_version_scope_set(
+                agent=entry["agent"], version=version, scope=scope, replace=True
+            )
+            changed += did
+            total += 1
+    return f"agent scopes: {total} versions with instructions and tools, {changed} changed"
+
+
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("rules", demo_rules_load),
     DemoStep("calls", demo_calls_load),
+    DemoStep("agent scopes", demo_agents_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("conversation judge", demo_conversation_load),
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
     DemoStep("users", demo_users_load),
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("outcomes", demo_outcomes_load),
     DemoStep("trajectory axes", demo_axes_load),
 ]
 

@@ -16,7 +16,7 @@ from evals.services.axes import axes_agent_version, axes_report_create
 from evals.services.importing import transcripts_import
 
 AGENT = "booking-desk"
-VERSIONS = ("2026-11-21.1", "2026-11-28.1")
+VERSIONS = ("1.4.0", "1.5.0")  # not the phone-screen versions: a bare version stays unique
 TRIALS = 3
 
 TASKS = {

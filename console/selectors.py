@@ -7,7 +7,9 @@ from django.utils import timezone
 from core.permissions import user_can
 from evals.models import GateRun, Rule, RuleVersion, Transcript, Verdict
 from evals.selectors.browse import figures_cached
-from labeling.models import Assignment, DailySample, IssueRow, SampleItem
+from labeling.charts import outcome_chart
+from labeling.models import Assignment, DailySample, IssueRow, OutcomeQuestion, SampleItem
+from labeling.selectors.outcomes import call_outcomes, outcome_figures
 
 OK = Q(error="")
 STATUS_ORDER = ["gated", "candidate", "draft", "retired"]
@@ -214,3 +216,31 @@ def next_steps(user) -> list[dict]:
             }
         )
     return panels
+
+
+def dashboard_outcomes() -> list[dict]:
+    """Return, per agent with rated calls, its first outcome question's trend chart (weighted
+    mean rating per agent version and week) and its bad calls, for the dashboard."""
+    out = []
+    questions = (
+        OutcomeQuestion.objects.filter(ratings__isnull=False)
+        .select_related("agent")
+        .distinct()
+        .order_by("agent__name", "position", "id")
+    )
+    seen = set()
+    for question in questions:
+        if question.agent_id in seen:
+            continue
+        seen.add(question.agent_id)
+        calls = call_outcomes(question=question)
+        figures = outcome_figures(calls, by="week")
+        out.append(
+            {
+                "agent": question.agent.name,
+                "question": question,
+                "chart": outcome_chart(figures["trend"], period="week"),
+                "versions": figures["versions"],
+            }
+        )
+    return out

@@ -2,9 +2,9 @@ from django.conf import settings
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from core.permissions import require
+from core.permissions import require, user_can
 
-from .selectors import dashboard_figures, next_steps
+from .selectors import dashboard_figures, dashboard_outcomes, next_steps
 
 
 @require("view_console")
@@ -13,7 +13,11 @@ def dashboard(request):
     return render(
         request,
         "console/dashboard.html",
-        {"figures": dashboard_figures(), "panels": next_steps(request.user)},
+        {
+            "figures": dashboard_figures(),
+            "panels": next_steps(request.user),
+            "outcomes": dashboard_outcomes() if user_can(request.user, "view_calibration") else [],
+        },
     )
 
 

@@ -36,6 +36,7 @@ class CallFilterForm(forms.Form):
         required=False, max_length=300, label="Agent version", help_text="VERSION or AGENT:VERSION"
     )
     scenario = forms.CharField(required=False, max_length=200)
+    tenant = forms.CharField(required=False, max_length=200)
     language = forms.CharField(required=False, max_length=20)
     has_audio = TriStateField(required=False, label="Audio")
     started_from = forms.DateField(required=False, label="Started from")
@@ -51,6 +52,7 @@ class CallFilterForm(forms.Form):
             agent=(d.get("agent") or "").strip(),
             agent_version=(d.get("agent_version") or "").strip(),
             scenario=d.get("scenario") or "",
+            tenant=(d.get("tenant") or "").strip(),
             language=d.get("language") or "",
             has_audio=_tri(d.get("has_audio")),
             started_from=d.get("started_from"),

@@ -6,6 +6,8 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
+from evals.gates import METRIC_KINDS
+
 EVIDENCE_LIMIT = 5
 
 
@@ -31,7 +33,8 @@ def evidence_text(metric: dict, limit: int = EVIDENCE_LIMIT) -> str:
 
 
 def threshold_text(metric: dict) -> str:
-    if metric["kind"] == "judge_score_regression":
+    kind = METRIC_KINDS.get(metric["kind"])
+    if kind is not None and "tolerance" in kind.fields:
         return f"tolerance {fmt(metric.get('tolerance'))}"
     if metric["kind"] == "safety_ceiling":
         return "ceiling 0"
@@ -46,6 +49,13 @@ def metric_line(metric: dict) -> str:
         threshold_text(metric),
         f"baseline {fmt(metric.get('baseline'))}",
     ]
+    noise = metric.get("noise") or {}
+    if noise.get("interval"):
+        lo, hi = noise["interval"]
+        parts.append(
+            f"noise: per-call diff sd {fmt(noise['sd'])}, mean {fmt(noise['mean_diff'])} "
+            f"[{fmt(lo)}, {fmt(hi)}] over {noise['pairs']} calls"
+        )
     line = " | ".join(parts)
     if not metric["passed"]:
         why = "; ".join(metric.get("problems", []))

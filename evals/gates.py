@@ -11,6 +11,9 @@ database, this module decides. Rules of the decision:
   non-safety rule: safety rules have their ceiling) must not be worse than the baseline's by
   more than `tolerance`. With no baseline at all (the first run) there is nothing to regress
   against and the metric passes with a note; a named baseline with missing data fails.
+- `conversation_score`: the mean 1-10 conversation judge score of the golden-set calls must
+  not be worse than the baseline's by more than `tolerance`; the noise (the spread of the
+  per-call differences and their mean's 95% interval) is reported beside it.
 - Missing data never passes: a golden scenario with no call, a golden set whose checksum no
   longer matches, a pinned call that changed, a call without a verdict (or with an errored one)
   for a gated rule, or a rule without a promoted version fails and says which.
@@ -33,6 +36,7 @@ SAFETY_CEILING = "safety_ceiling"
 VIOLATION_RATE = "violation_rate"
 DETECTOR_METRIC = "detector_metric"
 JUDGE_SCORE_REGRESSION = "judge_score_regression"
+CONVERSATION_SCORE = "conversation_score"
 
 # How much a flagged verdict weighs in a judge score, by severity (the one copy).
 SEVERITY_WEIGHT = {"minor": 1, "major": 3, "critical": 10}
@@ -92,14 +96,24 @@ class TurnTiming:
 
 
 @dataclass(frozen=True)
+class ConversationFact:
+    """The conversation judge's score of one call (None with `error` when it failed)."""
+
+    score: int | None
+    error: str = ""
+    findings: tuple[dict, ...] = ()  # {"type", "check", "turns", "note"}
+
+
+@dataclass(frozen=True)
 class CallFacts:
-    """One golden-set call of an agent version: its
-    verdicts keyed by rule id, and its turn timings."""
+    """One golden-set call of an agent version: its verdicts keyed by rule id, its turn timings,
+    and its conversation judge score."""
 
     call: str
     scenario: str
     verdicts: Mapping[str, VerdictFact] = field(default_factory=dict)
     turns: tuple[TurnTiming, ...] = ()
+    conversation: ConversationFact | None = None
 
 
 @dataclass(frozen=True)
@@ -167,6 +181,7 @@ class MetricResult:
     evidence: list[Evidence] = field(default_factory=list)
     note: str = ""
     spec: dict = field(default_factory=dict)
+    noise: dict = field(default_factory=dict)  # paired differences against the baseline
 
 
 @dataclass
@@ -481,6 +496,7 @@ class Outcome:
     problems: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
     note: str = ""
+    noise: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -649,6 +665,103 @@ def _regression_evidence(
     return out
 
 
+def paired_noise(diffs: Sequence[float]) -> dict:
+    """The noise of a paired comparison: per-call differences (candidate - baseline), their
+    spread (sample standard deviation) and the 95% interval of their mean (normal approximation).
+    """
+    n = len(diffs)
+    if n == 0:
+        return {"pairs": 0}
+    m = sum(diffs) / n
+    sd = math.sqrt(sum((d - m) ** 2 for d in diffs) / (n - 1)) if n > 1 else None
+    interval = mean_interval(diffs)
+    return {
+        "pairs": n,
+        "mean_diff": round(m, 4),
+        "sd": None if sd is None else round(sd, 4),
+        "interval": None if interval is None else [round(interval[0], 4), round(interval[1], 4)],
+        "min": min(diffs),
+        "max": max(diffs),
+    }
+
+
+def _noise_note(noise: dict) -> str:
+    """Whether the mean difference is within the noise (its 95% interval holds 0)."""
+    if not noise.get("interval"):
+        return ""
+    lo, hi = noise["interval"]
+    where = "within" if lo <= 0 <= hi else "more than"
+    return f"the mean per-call difference ({noise['mean_diff']:+.2f}) is {where} the noise"
+
+
+def _conversation_scores(calls, who=""):
+    """Return ({scenario: score}, problems) for calls' conversation scores."""
+    scores, problems = {}, []
+    for c in calls:
+        f = c.conversation
+        if f is None:
+            problems.append(f"{who}call {c.call} ({c.scenario}): no conversation score")
+        elif f.error or f.score is None:
+            problems.append(f"{who}call {c.call} ({c.scenario}): conversation score errored")
+        else:
+            scores[c.scenario] = float(f.score)
+    return scores, _listed(problems)
+
+
+def _conversation_score(inp: MetricInput) -> Outcome:
+    """The mean conversation score may be worse than the baseline's by at most `tolerance`."""
+    spec = inp.spec
+    scores, problems = _conversation_scores(inp.candidate)
+    vals = list(scores.values())
+    out = Outcome(passed=False, n=len(vals), problems=problems, interval=mean_interval(vals))
+    if not vals:
+        out.problems.append("no golden-set call has a conversation score")
+        return out
+    out.value = sum(vals) / len(vals)
+    if inp.baseline is None:
+        out.passed = spec.tolerance is not None
+        out.note = "no baseline yet: nothing to regress against"
+        return out
+    base, bproblems = _conversation_scores(inp.baseline, "baseline ")
+    present = {c.scenario for c in inp.baseline}
+    out.problems += bproblems + _listed(
+        [
+            f"baseline has no call for scenario {s} (replay the baseline on it, "
+            "or name another baseline)"
+            for s in inp.scenarios
+            if s not in present
+        ]
+    )
+    if not base:
+        return out
+    bvals = list(base.values())
+    out.baseline, out.baseline_interval = sum(bvals) / len(bvals), mean_interval(bvals)
+    paired = [s for s in inp.scenarios if s in scores and s in base]
+    out.noise = paired_noise([scores[s] - base[s] for s in paired])
+    out.note = _noise_note(out.noise)
+    out.passed = spec.tolerance is not None and out.baseline - out.value <= spec.tolerance + 1e-9
+    if not out.passed:
+        base_calls = {c.scenario: c for c in inp.baseline}
+        for c in inp.candidate:
+            if c.scenario not in paired or scores[c.scenario] >= base[c.scenario]:
+                continue
+            note = (
+                f"score {scores[c.scenario]:g} vs {base[c.scenario]:g} "
+                f"in baseline {base_calls[c.scenario].call}"
+            )
+            findings = (c.conversation.findings if c.conversation else ()) or ({},)
+            for f in findings:
+                for t in f.get("turns") or (None,):
+                    out.evidence.append(
+                        Evidence(
+                            call=c.call,
+                            turn=t,
+                            note=f"{f['type'].replace('_', ' ')}: {note}" if f else note,
+                        )
+                    )
+    return out
+
+
 def _scope_label(spec: MetricSpec, everything: str) -> str:
     return spec.rule or (f"group {spec.group}" if spec.group else everything)
 
@@ -703,6 +816,15 @@ METRIC_KINDS: dict[str, MetricKind] = {
             default_option=WEIGHTED_VIOLATIONS,
             scope=NON_SAFETY_RULES,
         ),
+        MetricKind(
+            name=CONVERSATION_SCORE,
+            title="conversation score vs baseline (tolerance)",
+            evaluate=_conversation_score,
+            label=lambda s: "conversation score (1-10, whole-call judge)",
+            fields=("tolerance",),
+            required=("tolerance",),
+            help={"tolerance": "how many points lower than the baseline's mean passes"},
+        ),
     )
 }
 KINDS = tuple(METRIC_KINDS)
@@ -751,6 +873,7 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
     res.baseline, res.baseline_interval = out.baseline, out.baseline_interval
     res.problems += out.problems
     res.evidence = out.evidence
+    res.noise = out.noise
     res.note = "; ".join(filter(None, [res.note, out.note]))
     res.passed = out.passed and not res.problems
     return res

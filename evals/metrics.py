@@ -229,3 +229,52 @@ def why_not_eligible(
         elif ci[0] < floor:
             reasons.append(f"{name} lower bound {_bound(ci[0], floor)} < {floor:.2f}{suffix}")
     return reasons
+
+
+@dataclass(frozen=True)
+class Mean:
+    """A (weighted) mean with its standard error and 95% interval; None where undefined.
+
+    n is the number of values, effective_n Kish's effective sample size of their weights.
+    """
+
+    value: float | None
+    se: float | None
+    ci: Interval | None
+    n: int = 0
+    effective_n: float = 0.0
+
+
+def weighted_mean(values: list[float], weights: list[float] | None = None, z: float = Z95) -> Mean:
+    """Return the weighted mean of values with a normal 95% interval.
+
+    The variance is the linearised (ratio) estimator of a sample weighted by inverse inclusion
+    probabilities, n / (n - 1) * sum w^2 (x - m)^2 / (sum w)^2; with equal weights it is s^2 / n,
+    the textbook standard error of a mean. One value has a mean but no interval.
+    """
+    weights = [1.0] * len(values) if weights is None else list(weights)
+    if len(weights) != len(values):
+        raise ValueError("values and weights differ in length")
+    n = len(values)
+    total = sum(weights)
+    if n == 0 or total <= 0:
+        return Mean(None, None, None, 0, 0.0)
+    m = sum(w * x for w, x in zip(weights, values)) / total
+    n_eff = kish_effective_n(total, sum(w * w for w in weights))
+    if n < 2:
+        return Mean(m, None, None, n, n_eff)
+    var = n / (n - 1) * sum(w * w * (x - m) ** 2 for w, x in zip(weights, values)) / total**2
+    se = math.sqrt(var)
+    return Mean(m, se, (m - z * se, m + z * se), n, n_eff)
+
+
+def mean_difference(a: Mean, b: Mean, z: float = Z95) -> Mean:
+    """Return a - b with a normal 95% interval from the two standard errors (unequal variances);
+    undefined (None) unless both means and both standard errors are known."""
+    if a.value is None or b.value is None:
+        return Mean(None, None, None, a.n + b.n, a.effective_n + b.effective_n)
+    d = a.value - b.value
+    if a.se is None or b.se is None:
+        return Mean(d, None, None, a.n + b.n, a.effective_n + b.effective_n)
+    se = math.sqrt(a.se**2 + b.se**2)
+    return Mean(d, se, (d - z * se, d + z * se), a.n + b.n, a.effective_n + b.effective_n)

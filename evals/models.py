@@ -13,6 +13,11 @@ class Severity(models.TextChoices):
 class Agent(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
+    conversation_plan = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The phases of a call, in order, for the conversation judge.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -26,6 +31,10 @@ class AgentVersion(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="versions")
     version = models.CharField(max_length=100)
     notes = models.TextField(blank=True)
+    # The agent's scope: its system prompt and the tools it may call ({name, description,
+    # parameters}). Runtime classifiers and the tool_selection judge measure against these.
+    instructions = models.TextField(blank=True)
+    tools = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -50,6 +59,7 @@ class Transcript(models.Model):
     audio_url = models.CharField(max_length=2000, blank=True)
     language = models.CharField(max_length=20, blank=True)
     scenario = models.CharField(max_length=200, blank=True, db_index=True)
+    tenant = models.CharField(max_length=200, blank=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True, db_index=True)
     imported_at = models.DateTimeField(auto_now_add=True, db_index=True)
     metadata = models.JSONField(default=dict, blank=True)
@@ -439,6 +449,7 @@ class JudgeRunItem(models.Model):
     class Kind(models.TextChoices):
         LLM = "llm", "LLM call"
         DETECTORS = "detectors", "detectors"
+        CONVERSATION = "conversation", "conversation judge call"
 
     class Outcome(models.TextChoices):
         PENDING = "pending", "pending"
@@ -453,7 +464,7 @@ class JudgeRunItem(models.Model):
     transcript = models.ForeignKey(
         Transcript, on_delete=models.CASCADE, related_name="judge_run_items"
     )
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    kind = models.CharField(max_length=12, choices=Kind.choices)
     group = models.CharField(max_length=100, blank=True)
     phase = models.CharField(max_length=50, blank=True)
     rule_version_ids = models.JSONField(default=list)
@@ -575,3 +586,44 @@ class AxesReport(models.Model):
 
     def __str__(self):
         return f"axes report {self.pk} {self.agent_version}"
+
+
+class ConversationScore(models.Model):
+    """The conversation judge's reading of one whole call: a 1-10 score, its reasons and named
+    findings with turns. Its two checks are also verdicts (rules `conversation.*`), so they are
+    marked and calibrated like every other check; the score is what gates compare."""
+
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="conversation_scores", db_index=False
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="conversation_scores")
+    judge_run = models.ForeignKey(
+        JudgeRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="conversation_scores",
+    )
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    findings = models.JSONField(default=list, blank=True)
+    plan = models.JSONField(default=list, blank=True, help_text="The phases the judge was given.")
+    error = models.TextField(
+        blank=True, help_text="Set when the judgement failed; left out of every figure."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["transcript", "judge"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transcript", "judge"], name="conversation_score_key_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=10),
+                name="conversation_score_range",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.transcript_id}/{self.judge_id}: {self.score}"

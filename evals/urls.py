@@ -5,6 +5,12 @@ from . import views, views_axes, views_gates, views_judging, views_webhooks
 urlpatterns = [
     path("calls/", views.transcript_list, name="transcript-list"),
     path("calls/<str:external_id>/", views.transcript_detail, name="transcript-detail"),
+    path("agents/", views.agent_version_list, name="agent-version-list"),
+    path(
+        "agents/<slug:agent>/<str:version>/",
+        views.agent_version_detail,
+        name="agent-version-detail",
+    ),
     path("rules/", views.rule_list, name="rule-list"),
     path("rules/<str:rule_id>/", views.rule_detail, name="rule-detail"),
     path("verdicts/", views.verdict_list, name="verdict-list"),

@@ -1,5 +1,7 @@
 """Browsing pages: calls, the call page, rules, a rule's versions, verdicts."""
 
+import json
+
 from django.http import Http404
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
@@ -7,7 +9,7 @@ from django.views.decorators.http import require_GET
 
 from core.permissions import require
 from evals.forms_browse import CallFilterForm, VerdictFilterForm
-from evals.selectors import browse
+from evals.selectors import browse, catalog
 
 
 def _page_number(form) -> int:
@@ -83,3 +85,23 @@ def verdict_list(request):
         {"form": form, "page": page, "filtered": form.filters() != browse.VerdictFilters()},
         browse.verdict_filter_choices,
     )
+
+
+@require("view_console")
+@require_GET
+def agent_version_list(request):
+    return render(
+        request, "evals/agent_versions.html", {"versions": catalog.agent_versions_listed()}
+    )
+
+
+@require("view_console")
+@require_GET
+def agent_version_detail(request, agent, version):
+    av = catalog.agent_version_found(agent, version)
+    if av is None:
+        raise Http404("No such agent version.")
+    tools = [
+        {**tool, "parameters_json": json.dumps(tool["parameters"], indent=2)} for tool in av.tools
+    ]
+    return render(request, "evals/agent_version.html", {"av": av, "tools": tools})

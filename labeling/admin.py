@@ -68,3 +68,18 @@ class VerdictTallyAdmin(admin.ModelAdmin):
 
 for model in [models.DailySample, models.IssueRowEvent]:
     admin.site.register(model)
+
+
+@admin.register(models.OutcomeQuestion)
+class OutcomeQuestionAdmin(admin.ModelAdmin):
+    """Outcome questions per agent; the API (/api/v1/outcome-questions/) sets them too."""
+
+    list_display = ["agent", "key", "text", "position", "active"]
+    list_filter = ["agent", "active"]
+
+
+@admin.register(models.OutcomeRating)
+class OutcomeRatingAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "question", "reviewer", "rating", "updated_at"]
+    list_filter = ["question", "rating"]
+    raw_id_fields = ["transcript", "assignment"]

@@ -286,3 +286,6 @@ class PromotionDecision(models.Model):
 
     class Meta:
         ordering = ["-at"]
+
+
+from labeling.models_outcomes import OutcomeQuestion, OutcomeRating  # noqa: F401

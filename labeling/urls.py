@@ -4,4 +4,5 @@ urlpatterns: list = [
     path("", include("labeling.urls_issues")),
     path("", include("labeling.urls_review")),
     path("calibration/", include("labeling.urls_calibration")),
+    path("", include("labeling.urls_outcomes")),
 ]

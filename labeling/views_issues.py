@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.permissions import require
 from evals.detectors import DETECTORS
@@ -332,6 +332,7 @@ def issue_row_comment(request, number: int):
 
 
 @require("triage")
+@require_http_methods(["GET", "POST"])
 def issue_row_write_rule(request, number: int):
     row = _row_or_404(number)
     prefill = sel.issue_row_rule_prefill(row)
@@ -400,6 +401,7 @@ def _param_text(value) -> str:
 
 
 @require("triage")
+@require_http_methods(["GET", "POST"])
 def issue_row_add_signal(request, number: int):
     row = _row_or_404(number)
     prefill = sel.issue_row_signal_prefill(row)
@@ -468,6 +470,7 @@ def issue_row_add_signal(request, number: int):
 
 
 @require("triage")
+@require_http_methods(["GET", "POST"])
 def issue_row_fix_rule(request, number: int):
     row = _row_or_404(number)
     choices = sel.issue_row_fix_choices(row)

@@ -35,7 +35,9 @@ QUEUE_SESSION_KEY = "review_queue"
 
 # Panels the review page shows under the issue panel, one template each (a <section class="panel">
 # with its own id, given the page's context): a decision-point panel, an outcome rating form...
-REVIEW_EXTRA_PANELS: list[str] = []
+REVIEW_EXTRA_PANELS: list[str] = [
+    "labeling/partials/outcome_panel.html",
+]
 
 
 def _queue(request) -> ReviewQueue:
@@ -380,6 +382,11 @@ def review_issue(request, external_id):
             messages.error(request, error)
         else:
             messages.success(request, f"Filed row {row.number}.")
+        target = request.POST.get("next", "")
+        if target and url_has_allowed_host_and_scheme(
+            target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        ):
+            return redirect(target)
         return redirect("review-call", external_id=external_id)
     context = {
         "call": transcript,
@@ -388,6 +395,7 @@ def review_issue(request, external_id):
         "issue_error": error,
         "issue_form": form if error else {},
         "issue_filed": row,
+        "issue_next": request.POST.get("next", ""),
     }
     response = render(request, f"{PAGE}#issue-panel", context)
     if row is not None:

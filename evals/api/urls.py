@@ -1,5 +1,6 @@
 from django.urls import path
 
+from .agents import AgentVersionDetail, AgentVersionList
 from .axes import AxesReportDetail, AxesReportListCreate
 from .catalog import RuleDetail, RuleList, TranscriptDetail, TranscriptList, VerdictList
 from .gating import GateRunDetail, GateRunListCreate
@@ -17,6 +18,12 @@ urlpatterns: list = [
     path("verdicts/import/", VerdictsImport.as_view(), name="api-verdicts-import"),
     path("transcripts/", TranscriptList.as_view(), name="api-transcripts"),
     path("transcripts/<str:id>/", TranscriptDetail.as_view(), name="api-transcript"),
+    path("agents/", AgentVersionList.as_view(), name="api-agent-versions"),
+    path(
+        "agents/<slug:agent>/versions/<str:version>/",
+        AgentVersionDetail.as_view(),
+        name="api-agent-version",
+    ),
     path("rules/", RuleList.as_view(), name="api-rules"),
     path("rules/<str:id>/", RuleDetail.as_view(), name="api-rule"),
     path("verdicts/", VerdictList.as_view(), name="api-verdicts"),

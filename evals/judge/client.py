@@ -2,8 +2,10 @@
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import openai
 from django.conf import settings
@@ -32,9 +34,10 @@ class JudgeSettings:
 
 @dataclass(frozen=True)
 class JudgeAnswer:
-    """A parsed, validated answer: {rule_id: verdict fields}, with the call's token counts."""
+    """A parsed, validated answer ({rule_id: verdict fields} for the conduct judge, or what the
+    call's `validate` returns), with the call's token counts."""
 
-    verdicts: dict[str, dict]
+    verdicts: Any
     tokens_in: int
     tokens_out: int
 
@@ -99,10 +102,14 @@ def _client(cfg: JudgeSettings) -> openai.OpenAI:
 
 
 def judge_call(
-    messages: list[dict], schema: dict, *, cfg: JudgeSettings | None = None
+    messages: list[dict],
+    schema: dict,
+    *,
+    cfg: JudgeSettings | None = None,
+    validate: Callable[[str | None, dict], Any] = answer_validate,
 ) -> JudgeAnswer:
-    """Send one judge request with the answer's schema
-    as response_format; return the validated answer."""
+    """Send one judge request with the answer's schema as response_format; return the answer
+    `validate` made of it (the conduct judge's verdicts by default)."""
     cfg = cfg or judge_settings()
     extra = {}
     if cfg.response_format == "json_schema":
@@ -143,12 +150,14 @@ def judge_call(
         # The client hands back the text of a body that is not JSON (a proxy's error page).
         raise JudgeCallError(NON_JSON)
     try:
-        return _answer(response, messages, schema)
+        return _answer(response, messages, schema, validate)
     except (AttributeError, IndexError, TypeError):  # JSON, but not a chat completion's shape
         raise JudgeCallError("the server's answer is not a chat completion") from None
 
 
-def _answer(response: ChatCompletion, messages: list[dict], schema: dict) -> JudgeAnswer:
+def _answer(
+    response: ChatCompletion, messages: list[dict], schema: dict, validate: Callable
+) -> JudgeAnswer:
     usage = response.usage
     tokens_in = (usage.prompt_tokens or 0) if usage else 0
     tokens_out = (usage.completion_tokens or 0) if usage else 0
@@ -161,7 +170,7 @@ def _answer(response: ChatCompletion, messages: list[dict], schema: dict) -> Jud
         raise JudgeCallError("answer has no choices", tokens_in=tokens_in, tokens_out=tokens_out)
     choice = response.choices[0]
     try:
-        verdicts = answer_validate(choice.message.content, schema)
+        verdicts = validate(choice.message.content, schema)
     except AnswerInvalid as exc:
         reason = str(exc)
         if choice.finish_reason == "length":

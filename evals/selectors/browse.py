@@ -95,6 +95,7 @@ class CallFilters:
     agent: str = ""
     agent_version: str = ""  # VERSION, or AGENT:VERSION
     scenario: str = ""
+    tenant: str = ""
     language: str = ""
     has_audio: bool | None = None
     started_from: date | None = None
@@ -123,6 +124,8 @@ def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
         qs = qs.filter(agent_version__version=version)
     if filters.scenario:
         qs = qs.filter(scenario=filters.scenario)
+    if filters.tenant:
+        qs = qs.filter(tenant=filters.tenant)
     if filters.language:
         qs = qs.filter(language=filters.language)
     if filters.has_audio is True:
@@ -224,11 +227,19 @@ def transcript_filter_choices() -> dict[str, list]:
                 .values_list("language", flat=True)
                 .distinct()[:100]
             ),
+            "tenants": list(
+                Transcript.objects.exclude(tenant="")
+                .order_by("tenant")
+                .values_list("tenant", flat=True)
+                .distinct()[:500]
+            ),
         }
 
     return {
         "agent_versions": list(
-            AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")
+            AgentVersion.objects.select_related("agent")
+            .defer("instructions", "tools")
+            .order_by("agent__name", "-version")
         ),
         **figures_cached("call-filter-values", distinct_values),
         "rules": list(Rule.objects.order_by("rule_id").values_list("rule_id", flat=True)),

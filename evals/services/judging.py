@@ -33,6 +33,7 @@ from core.errors import DomainError
 from evals.detectors import detector_run, turn_views
 from evals.judge import prompt as jp
 from evals.judge.client import JudgeCallError, judge_call, judge_cost, judge_settings
+from evals.judge.conversation import GROUP as CONVERSATION_GROUP
 from evals.models import (
     AgentVersion,
     Judge,
@@ -210,7 +211,8 @@ def _plan_pairs(
     for t, versions in work:
         groups: dict[tuple[str, str], list[RuleVersion]] = {}
         for rv in versions:
-            if not _detector_spec(rv):
+            # The conversation checks are judged whole-call by their own judge (conversation.py).
+            if not _detector_spec(rv) and rv.rule.group != CONVERSATION_GROUP:
                 groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
         for (group, phase), rvs in sorted(groups.items()):
             plan.items.append(
@@ -491,6 +493,7 @@ class _Outcome:
     error: str = ""
     called: bool = False
     cache: dict | None = None  # a JudgeCacheEntry's fields to store
+    score: dict | None = None  # a conversation judge's ConversationScore fields to store
 
 
 def judge_run_item_execute(*, item_id: int) -> str:
@@ -506,6 +509,10 @@ def judge_run_item_execute(*, item_id: int) -> str:
     turns = list(item.transcript.turns.order_by("index"))
     if item.kind == JudgeRunItem.Kind.DETECTORS:
         result = _run_detectors(rvs, turns)
+    elif item.kind == JudgeRunItem.Kind.CONVERSATION:
+        from evals.services.conversation import conversation_item_run
+
+        result = conversation_item_run(item, rvs, turns)
     else:
         result = _run_llm(item, rvs, turns)
     return _item_finish(item, result)
@@ -554,6 +561,20 @@ def _detector_judges(rvs: list[RuleVersion]) -> dict[int, Judge]:
     return {rv.pk: found[f"detector/{_detector_name(rv)}"] for rv in rvs}
 
 
+def run_stopped(run: JudgeRun) -> bool:
+    """Whether the run may make no more calls: its breaker tripped or it reached its cost cap."""
+    cap = Decimal(run.params.get("cost_cap") or "0")
+    if JudgeRun.objects.filter(pk=run.pk).exclude(stop_reason="").exists() or (
+        cap > 0 and JudgeRun.objects.filter(pk=run.pk, cost__gte=cap).exists()
+    ):
+        JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
+            stop_reason=f"Cost cap reached: spent at least ${cap} "
+            "(JUDGE_COST_CAP_USD); remaining calls skipped."
+        )
+        return True
+    return False
+
+
 def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
     run = item.run
     model, prompt_version = (
@@ -596,14 +617,7 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
             "confidence": None,
         }
         return _Outcome(JudgeRunItem.Outcome.EMPTY, {rv.pk: dict(empty) for rv in rvs}, judges)
-    cap = Decimal(run.params.get("cost_cap") or "0")
-    if JudgeRun.objects.filter(pk=run.pk).exclude(stop_reason="").exists() or (
-        cap > 0 and JudgeRun.objects.filter(pk=run.pk, cost__gte=cap).exists()
-    ):
-        JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
-            stop_reason=f"Cost cap reached: spent at least ${cap} "
-            "(JUDGE_COST_CAP_USD); remaining calls skipped."
-        )
+    if run_stopped(run):
         return _Outcome(JudgeRunItem.Outcome.SKIPPED, {}, judges)
     messages = jp.build_messages(rules, shown, phase=item.phase)
     schema = jp.answer_schema([r.rule_id for r in rules], agent)
@@ -616,19 +630,39 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
         logger.warning(
             "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)}
         )
-        return _Outcome(
-            JudgeRunItem.Outcome.ERROR,
-            {rv.pk: {"error": str(exc)} for rv in rvs},
-            judges,
-            tokens_in=exc.tokens_in,
-            tokens_out=exc.tokens_out,
-            cost=judge_cost(model, exc.tokens_in, exc.tokens_out),
-            error=str(exc),
-            called=True,
-        )
+        return call_failed(exc, rvs, judges, model)
+    return call_answered(
+        answer,
+        {by_id[rid].pk: v for rid, v in answer.verdicts.items()},
+        judges,
+        key=key,
+        model=model,
+        prompt_version=prompt_version,
+    )
+
+
+def call_failed(exc: JudgeCallError, rvs, judges, model: str, **extra) -> _Outcome:
+    """The outcome of a judge call that failed: every rule version's verdict errored."""
+    return _Outcome(
+        JudgeRunItem.Outcome.ERROR,
+        {rv.pk: {"error": str(exc)} for rv in rvs},
+        judges,
+        tokens_in=exc.tokens_in,
+        tokens_out=exc.tokens_out,
+        cost=judge_cost(model, exc.tokens_in, exc.tokens_out),
+        error=str(exc),
+        called=True,
+        **extra,
+    )
+
+
+def call_answered(
+    answer, verdicts: dict, judges, *, key: str, model: str, prompt_version: str, **extra
+) -> _Outcome:
+    """The outcome of a judge call that answered: its verdicts, and the answer to cache."""
     return _Outcome(
         JudgeRunItem.Outcome.CALLED,
-        {by_id[rid].pk: v for rid, v in answer.verdicts.items()},
+        verdicts,
         judges,
         tokens_in=answer.tokens_in,
         tokens_out=answer.tokens_out,
@@ -642,6 +676,7 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
             "tokens_in": answer.tokens_in,
             "tokens_out": answer.tokens_out,
         },
+        **extra,
     )
 
 
@@ -658,6 +693,10 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     if not claimed:
         return "already-done"
     errored = _verdicts_put(item, result)
+    if result.score is not None:
+        from evals.services.conversation import conversation_score_put
+
+        conversation_score_put(item, result.score, judge=next(iter(result.judges.values())))
     if result.cache:
         try:
             with transaction.atomic():

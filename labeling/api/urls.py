@@ -4,4 +4,5 @@ urlpatterns: list = [
     path("", include("labeling.api.urls_issue_rows")),
     path("", include("labeling.api.urls_review")),
     path("", include("labeling.api.urls_calibration")),
+    path("", include("labeling.api.urls_outcomes")),
 ]

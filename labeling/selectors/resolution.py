@@ -21,6 +21,21 @@ TABLES = {
     "transcript": Transcript._meta.db_table,
 }
 
+
+def weight_sql(p: str) -> str:
+    """Return the SQL weight of something reviewed through the sample: 1 / p, p its largest
+    inclusion probability (the SQL column or expression given); 1 when it came in outside the
+    sample (p NULL). `1 / p` stays a float (a NUMERIC 1.0 would make every sum slow on
+    PostgreSQL). sample_weight is its Python twin: verdicts and outcome ratings weigh alike."""
+    return f"COALESCE(1 / {p}, 1)"
+
+
+def sample_weight(p: float | None) -> float:
+    """Return the weight of something reviewed through the sample with largest inclusion
+    probability p (1 outside the sample, p None): the Python twin of weight_sql."""
+    return 1.0 if p is None else 1.0 / p
+
+
 # Per verdict: its rule version, judge, flagged (f) and errored (e), how many marks, how many said
 # right, the largest inclusion probability, and the first and last mark packed as id * 2 + correct
 # (so MIN/MAX also carry that mark's answer). Grouped by the verdict's primary key, so its other
@@ -43,14 +58,13 @@ GROUP BY v.id
 """
 
 # Per verdict, resolved: t truth (1 right, 0 wrong, NULL tied), w weight, o outside the sample.
-# `1 / pv.p` stays a float (a NUMERIC 1.0 would make every sum slow on PostgreSQL).
 _RESOLVED = """
 SELECT pv.verdict_id AS verdict_id, pv.rule_version_id AS rule_version_id, pv.judge_id AS judge_id,
        pv.f AS f, pv.e AS e,
        CASE WHEN s.correct IS NOT NULL THEN (CASE WHEN s.correct THEN 1 ELSE 0 END)
             WHEN 2 * pv.r > pv.n THEN 1
             WHEN 2 * pv.r < pv.n THEN 0 END AS t,
-       COALESCE(1 / pv.p, 1) AS w,
+       {weight} AS w,
        CASE WHEN pv.p IS NULL THEN 1 ELSE 0 END AS o,
        pv.n AS n, pv.fc - 2 * (pv.fc / 2) AS fc, pv.lc - 2 * (pv.lc / 2) AS lc{extra}
 FROM ({per_verdict}) pv
@@ -67,5 +81,6 @@ def resolved_verdicts_sql(
         per_verdict=_PER_VERDICT.format(where=where, pv_extra=per_verdict_extra, **TABLES),
         extra=extra,
         extra_join=extra_join,
+        weight=weight_sql("pv.p"),
         **TABLES,
     )

@@ -9,16 +9,33 @@
 // - An element [data-keys-help] (a <dl>) is filled with the registered keys, sorted by `order`.
 // - `label` shows a key differently in the help ("space" for " "); `also` lists more keys that
 //   share the entry ("k" beside "j").
+// - `scope` (a CSS selector) makes a key work only while the focus is inside that element (a
+//   panel's own keys: digits 1-5 in the outcome panel); there it wins over the page-wide key, and
+//   it also works from a radio button or checkbox inside the scope, which take no typing.
 (function () {
   "use strict";
 
   var keys = {};
+  var scoped = {}; // key -> [entry with a scope]
   var entries = [];
   var escapeHooks = [];
 
   function typing(target) {
     if (!target || !target.closest) return false;
     return !!target.closest("input, textarea, select, [contenteditable=true]");
+  }
+
+  function choosing(target) {
+    return !!(target && target.matches && target.matches("input[type=radio], input[type=checkbox]"));
+  }
+
+  function scopedEntry(key, target) {
+    var list = scoped[key] || [];
+    var el = target && target.closest ? target : document.activeElement;
+    for (var i = 0; i < list.length; i++) {
+      if (el && el.closest && el.closest(list[i].scope)) return list[i];
+    }
+    return null;
   }
 
   function renderHelp() {
@@ -52,23 +69,31 @@
     var entry = {
       key: key, run: opts.run, help: opts.help || "", label: opts.label || "",
       also: opts.also || [], order: opts.order === undefined ? 100 : opts.order,
+      scope: opts.scope || "",
     };
-    keys[key] = entry;
-    entry.also.forEach(function (k) { if (opts.runAlso) keys[k] = { run: opts.runAlso[k] }; });
+    function put(k, e) {
+      if (e.scope) (scoped[k] = scoped[k] || []).push(e);
+      else keys[k] = e;
+    }
+    put(key, entry);
+    entry.also.forEach(function (k) {
+      if (opts.runAlso) put(k, { run: opts.runAlso[k], scope: entry.scope });
+    });
     if (entry.help) entries.push(entry);
     scheduleHelp();
   }
 
   document.addEventListener("keydown", function (ev) {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    if (typing(ev.target)) {
+    var inScope = scopedEntry(ev.key, ev.target);
+    if (typing(ev.target) && !(inScope && choosing(ev.target))) {
       if (ev.key === "Escape") {
         ev.target.blur();
         escapeHooks.forEach(function (fn) { fn(ev); });
       }
       return;
     }
-    var entry = keys[ev.key];
+    var entry = inScope || keys[ev.key];
     if (!entry || !entry.run) return;
     if (entry.run(ev) !== false) ev.preventDefault();
   });

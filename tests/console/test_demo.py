@@ -11,13 +11,23 @@ import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from console.demo import DEMO_DIR, DEMO_STEPS, DemoStep, demo_load
 from console.demo_history import DEMO_USERS, demo_past_days
 from evals.detectors import detector_run, turn_views
-from evals.models import AgentVersion, Judge, JudgeRun, Rule, RuleVersion, Transcript, Turn, Verdict
+from evals.models import (
+    AgentVersion,
+    ConversationScore,
+    Judge,
+    JudgeRun,
+    Rule,
+    RuleVersion,
+    Transcript,
+    Turn,
+    Verdict,
+)
 from labeling.models import (
     Assignment,
     DailySample,
@@ -75,6 +85,7 @@ def table_counts() -> dict[str, int]:
         Settlement,
         IssueRow,
         IssueRowEvent,
+        ConversationScore,
     )
     return {m.__name__: m.objects.count() for m in models}
 
@@ -90,10 +101,14 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
 
     calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
     assert calls.count() >= 60
-    assert set(AgentVersion.objects.values_list("version", flat=True)) == {V_OLD, V_NEW}
+    versions = AgentVersion.objects.filter(agent__name="phone-screen")
+    assert set(versions.values_list("version", flat=True)) == {V_OLD, V_NEW}
     # Judged rules: the demo's, not the draft a triager wrote from an issue row (no verdicts yet).
-    judged = Rule.objects.filter(detector__isnull=True).exclude(
-        versions__status=RuleVersion.Status.DRAFT
+    # The conversation judge's checks are scored on the golden calls only (checked apart below).
+    judged = (
+        Rule.objects.filter(detector__isnull=True)
+        .exclude(versions__status=RuleVersion.Status.DRAFT)
+        .exclude(group="conversation")
     )
     assert 23 <= judged.count() <= 27
     assert set(judged.values_list("group", flat=True)) == {
@@ -112,16 +127,22 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     ]
     assert Rule.objects.filter(group="signals", detector__isnull=False).count() >= 2
     detectors = Rule.objects.filter(detector__isnull=False)
-    per_call = calls.annotate(n=Count("verdicts")).values_list("n", flat=True)
+    conduct = Verdict.objects.exclude(rule_version__rule__group="conversation")
+    per_call = calls.annotate(
+        n=Count("verdicts", filter=~Q(verdicts__rule_version__rule__group="conversation"))
+    ).values_list("n", flat=True)
     assert set(per_call) == {judged.count() + detectors.count()}
+    conversation = Verdict.objects.filter(rule_version__rule__group="conversation")
+    golden = calls.filter(scenario__startswith="golden/")
+    assert conversation.count() == 2 * golden.count() == 2 * ConversationScore.objects.count()
     # Every (call, rule) pair exactly once; the detector
     # rules' verdicts come from their detector judges.
     detector_verdicts = Verdict.objects.filter(rule_version__rule__detector__isnull=False)
     assert detector_verdicts.count() == calls.count() * detectors.count()
     assert set(detector_verdicts.values_list("judge__kind", flat=True)) == {Judge.Kind.DETECTOR}
-    assert Verdict.objects.values(
-        "transcript", "rule_version"
-    ).distinct().count() == calls.count() * (judged.count() + detectors.count())
+    assert conduct.values("transcript", "rule_version").distinct().count() == calls.count() * (
+        judged.count() + detectors.count()
+    )
     assert Verdict.objects.filter(flagged=True).count() > 50
     assert Verdict.objects.filter(flagged=False).count() > 1000
     assert f"{calls.count()} calls" in output and f"{Verdict.objects.count()} verdicts" in output
@@ -239,9 +260,9 @@ def test_truth_names_every_verdict_and_some_are_wrong_in_both_directions(truth):
     load()
     keys = {
         f"{t}|{r}|{n}"
-        for t, r, n in Verdict.objects.filter(
-            rule_version__rule__detector__isnull=True
-        ).values_list(
+        for t, r, n in Verdict.objects.filter(rule_version__rule__detector__isnull=True)
+        .exclude(rule_version__rule__group="conversation")  # demo_conversation.py's, apart
+        .values_list(
             "transcript__external_id", "rule_version__rule__rule_id", "rule_version__number"
         )
     }
@@ -482,3 +503,27 @@ def test_second_load_changes_nothing_in_the_history():
     )
     assert "1 changed since through an issue row" in output
     assert RuleVersion.objects.filter(rule__rule_id="boundaries.no-hints").count() == 2
+
+
+@pytest.mark.django_db
+def test_demo_conversation_judge_scores_both_versions_and_the_newer_drifts(truth):
+    load()
+    scores = ConversationScore.objects.select_related("transcript__agent_version", "judge")
+    assert {s.judge.name for s in scores} == {"gpt-4o-mini/conversation-v1"}
+    by_version = {}
+    for s in scores:
+        by_version.setdefault(s.transcript.agent_version.version, []).append(s)
+    assert {v: len(rows) for v, rows in by_version.items()} == {V_OLD: 8, V_NEW: 8}
+    drifting = [s for s in scores if s.findings]
+    [drift] = drifting
+    assert drift.transcript.external_id == truth["gate"]["call"]  # the newer version's sre call
+    assert drift.transcript.agent_version.version == V_NEW and drift.score == 4
+    assert drift.findings[0]["type"] == "persona_shift" and drift.findings[0]["turns"] == [10]
+    assert drift.plan == PHASES
+    verdict = Verdict.objects.get(
+        transcript=drift.transcript, rule_version__rule__rule_id="conversation.no_drift"
+    )
+    assert verdict.flagged and verdict.turn == 10 and verdict.judge == drift.judge
+    # the cited turn is where the agent turned coach
+    assert "scored" in drift.transcript.turns.get(index=10).text
+    assert AgentVersion.objects.get(version=V_NEW).agent.conversation_plan == PHASES

@@ -16,7 +16,13 @@ def nav_links(html: str) -> list[str]:
 
 def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
     logged_in(client, reviewer)
-    assert nav_links(client.get("/").content.decode()) == ["Dashboard", "Review", "Calls", "Rules"]
+    assert nav_links(client.get("/").content.decode()) == [
+        "Dashboard",
+        "Review",
+        "Calls",
+        "Agents",
+        "Rules",
+    ]
     logged_in(client, engineer)
     assert nav_links(client.get("/").content.decode()) == [
         "Dashboard",
@@ -24,6 +30,7 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Judge runs",
         "Gates",
         "Calls",
+        "Agents",
         "Rules",
         "Verdicts",
     ]

@@ -41,11 +41,16 @@ TABLE = {
     ("rule-list", "GET"): CONSOLE,
     ("rule-detail", "GET"): CONSOLE,
     ("verdict-list", "GET"): CONSOLE,
+    ("agent-version-list", "GET"): CONSOLE,
+    ("agent-version-detail", "GET"): CONSOLE,
     ("api-transcripts", "GET"): CONSOLE,
     ("api-transcript", "GET"): CONSOLE,
     ("api-rules", "GET"): CONSOLE,
     ("api-rule", "GET"): CONSOLE,
     ("api-verdicts", "GET"): CONSOLE,
+    ("api-agent-versions", "GET"): CONSOLE,
+    ("api-agent-version", "GET"): CONSOLE,
+    ("api-agent-version", "PUT"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,
@@ -85,6 +90,7 @@ TABLE = {
     ("review-issue", "POST"): REVIEW,
     ("review-mark-rest", "POST"): REVIEW,
     ("review-unmark-many", "POST"): REVIEW,
+    ("review-outcome", "POST"): REVIEW,
     ("review-sample-make", "POST"): LEAD,
     ("review-sample-queue", "POST"): LEAD,
     ("api-queue-next", "POST"): REVIEW,
@@ -150,14 +156,23 @@ TABLE = {
     ("api-webhooks", "GET"): LEAD,
     ("api-webhooks", "POST"): LEAD,
     ("api-webhook", "GET"): LEAD,
+    ("api-webhook", "PATCH"): LEAD,
+    ("api-webhook", "DELETE"): LEAD,
     ("api-webhook-deliveries", "GET"): LEAD,
+    # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
+    ("outcomes", "GET"): LEAD,
+    ("outcome-call-issue", "GET"): REVIEW,
+    ("api-outcomes", "GET"): LEAD,
+    ("api-outcome-ratings", "POST"): REVIEW,
+    ("api-outcome-questions", "GET"): CONSOLE,
+    ("api-outcome-questions", "POST"): TRIAGE,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
 }
 # Django's admin checks is_staff itself (no role is staff); its own tests cover it.
 EXEMPT_NAMESPACES = {"admin"}
-METHODS = ("GET", "POST")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def url_patterns(patterns=None, namespace=None):
@@ -189,6 +204,7 @@ def world(db):
     w.users[ANON] = AnonymousUser()
     w.admin = UserFactory(username="u-admin", is_superuser=True, is_staff=True)
     call = w.calls["2026-11-21.1-0"]
+    av = call.agent_version
     w.verdict_id = call.verdicts.first().pk
     w.gate_run = w.run("2026-11-21.1")
     w.judge_run = JudgeRun.objects.create(judge=w.judge, started_by="test")
@@ -208,6 +224,8 @@ def world(db):
         "rule-detail": {"rule_id": w.one_q.rule.rule_id},
         "api-transcript": {"id": call.external_id},
         "api-rule": {"id": w.one_q.rule.rule_id},
+        "agent-version-detail": {"agent": av.agent.name, "version": av.version},
+        "api-agent-version": {"agent": av.agent.name, "version": av.version},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},

@@ -4,6 +4,10 @@ It records every request and answers each rule of the schema it was sent. Tests 
 `flag` maps rule ids to the turns to cite, `mode` picks a failure ("malformed", "missing-rule",
 "user-turn", "slow", "error500", "no-usage"), optionally
 only for requests whose prompt mentions `only_for`.
+
+A conversation judge request (its schema asks for a `score`) gets `conversation_score` and
+`conversation_findings` ({"type", "turns", "note"}), or, for a prompt that mentions a key of
+`conversation_by_text`, that key's (score, findings).
 """
 
 import json
@@ -18,6 +22,9 @@ class FakeJudge:
         self.flag: dict[str, list[int]] = {}
         self.mode = ""
         self.only_for = ""
+        self.conversation_score = 9
+        self.conversation_findings: list[dict] = []
+        self.conversation_by_text: dict[str, tuple[int, list[dict]]] = {}
         self.slow_s = 3.0
         self.junk_type = "text/html"  # what "junk" answers with, status 200
         self.junk_body = "<html><body>502 Bad Gateway</body></html>"
@@ -63,6 +70,8 @@ class FakeJudge:
             return 500, json.dumps({"error": {"message": "boom", "type": "server_error"}})
         if mode == "malformed":
             return 200, self.completion(body, "Sure! Here are the verdicts: flagged, mostly.")
+        if "score" in schema["properties"]:
+            return 200, self.completion(body, json.dumps(self.conversation_answer(prompt, mode)))
         answer = {}
         for rid, prop in schema["properties"].items():
             allowed = prop["properties"]["turns"]["items"]["enum"]
@@ -83,6 +92,24 @@ class FakeJudge:
             del payload["usage"]
             return 200, json.dumps(payload)
         return 200, self.completion(body, json.dumps(answer))
+
+    def conversation_answer(self, prompt: str, mode: str) -> dict:
+        score, findings = self.conversation_score, self.conversation_findings
+        for needle, (s, f) in self.conversation_by_text.items():
+            if needle in prompt:
+                score, findings = s, f
+                break
+        answer = {
+            "plan_reason": "Every phase happened in order.",
+            "drift_reason": "The agent kept one persona.",
+            "findings": findings,
+            "score": score,
+        }
+        if mode == "user-turn":
+            answer["findings"] = [{"type": "loop", "turns": [1], "note": "a user turn"}]
+        if mode == "missing-rule":
+            del answer["score"]
+        return answer
 
     @staticmethod
     def completion(body: dict, content: str) -> str:

@@ -458,6 +458,30 @@ def test_a_queued_run_waits_for_its_judge_run_without_holding_a_worker(
     assert late.status == "fail"
 
 
+def test_a_step_taken_twice_at_once_starts_one_judge_run(world, monkeypatch):
+    # Two workers load the run before either has started the judge (a task delivered twice):
+    # the second finds the first one's judge run under the row lock instead of starting another.
+    from evals.models import GateRun, JudgeRun
+    from evals.services.gating import gate_runs
+
+    world.calls["2026-11-21.1-0"].verdicts.filter(rule_version=world.one_q).delete()
+    started = []
+
+    def start(**kw):
+        started.append(JudgeRun.objects.create(status=JudgeRun.Status.RUNNING, started_by="gate"))
+        return started[-1]
+
+    monkeypatch.setattr(gate_runs, "judge_missing_start", start)
+    cand = gating.agent_version_resolve("2026-11-21.1")
+    run = gating.gate_run_start(gate=world.gate, candidate=cand, by="test")
+    first, second = GateRun.objects.get(pk=run.pk), GateRun.objects.get(pk=run.pk)
+    assert gate_runs._step(first) == "waiting"
+    assert second.results == {}  # stale: loaded before the first step claimed the judging
+    assert gate_runs._step(second) == "waiting"
+    assert len(started) == 1
+    assert second.results["judging"]["judge_run"] == started[0].pk
+
+
 def test_a_run_that_crashes_is_recorded_as_an_error_in_one_place(world, monkeypatch):
     from evals.services.gating import gate_runs
 

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from django.conf import settings
+from django.db.models import Count, Q
+
 from evals import gates
+from evals.judge.conversation import GROUP as CONVERSATION_GROUP
+from evals.judge.conversation import PROMPT_VERSION as CONVERSATION_PROMPT
 from evals.models import (
     AgentVersion,
+    ConversationScore,
     Gate,
     GateMetric,
     GoldenSet,
@@ -92,22 +98,29 @@ VERDICT_FIELDS = (
 
 
 def pick_verdicts(
-    transcript_ids: Sequence[int], rvs: Iterable[RuleVersion], judge: Judge | None
+    transcript_ids: Sequence[int],
+    rvs: Iterable[RuleVersion],
+    judge: Judge | None,
+    conversation_judge: Judge | None = None,
 ) -> dict[tuple[int, int], tuple]:
-    """(transcript, rule version) -> the verdict row
-    the gate counts: the gate judge's, or a detector's.
+    """(transcript, rule version) -> the verdict row the gate counts: the gate judge's, a
+    detector's, or for a conversation check the conversation judge's.
 
     Rows (VERDICT_FIELDS), not model instances: a large golden set has tens of thousands of them.
     """
     rv_list = list(rvs)
     detector_rvs = {rv.pk for rv in rv_list if is_detector(rv)}
+    conversation_rvs = {rv.pk for rv in rv_list if rv.rule.group == CONVERSATION_GROUP}
     chosen: dict[tuple[int, int], tuple] = {}
     rows = Verdict.objects.filter(
         transcript__in=list(transcript_ids), rule_version__in=[rv.pk for rv in rv_list]
     )
     for row in rows.values_list(*VERDICT_FIELDS).iterator(chunk_size=5000):
         key = (row[1], row[2])
-        if judge is not None and row[3] == judge.pk:
+        if row[2] in conversation_rvs:
+            if conversation_judge is not None and row[3] == conversation_judge.pk:
+                chosen[key] = row
+        elif judge is not None and row[3] == judge.pk:
             chosen[key] = row
         elif row[2] in detector_rvs and row[4] == Judge.Kind.DETECTOR:
             chosen.setdefault(key, row)
@@ -134,12 +147,46 @@ def gate_judge(gate: Gate, calls: Iterable[Transcript], rvs: Iterable[RuleVersio
     return Judge.objects.get(pk=ids[0]) if ids else None
 
 
+def conversation_judge_for(transcripts: Iterable[Transcript]) -> Judge | None:
+    """The conversation judge whose scores a gate counts: the configured model's, else the
+    conversation judge with the most scores on these calls (e.g. one whose results were loaded)."""
+    ids = [t.pk for t in transcripts]
+    current = Judge.objects.filter(name=f"{settings.JUDGE_MODEL}/{CONVERSATION_PROMPT}").first()
+    if current and ConversationScore.objects.filter(judge=current, transcript__in=ids).exists():
+        return current
+    other = (
+        Judge.objects.filter(prompt_version__startswith="conversation-")
+        .annotate(n=Count("conversation_scores", filter=Q(conversation_scores__transcript__in=ids)))
+        .filter(n__gt=0)
+        .order_by("-n", "name")
+        .first()
+    )
+    return other or current
+
+
+def conversation_facts(
+    transcript_ids: Sequence[int], judge: Judge | None
+) -> dict[int, gates.ConversationFact]:
+    """transcript pk -> the conversation judge's score of it."""
+    if judge is None:
+        return {}
+    rows = ConversationScore.objects.filter(transcript__in=list(transcript_ids), judge=judge)
+    return {
+        tid: gates.ConversationFact(score=score, error=error, findings=tuple(findings or ()))
+        for tid, score, error, findings in rows.values_list(
+            "transcript_id", "score", "error", "findings"
+        )
+    }
+
+
 def call_facts(
     calls: Mapping[str, Transcript],
     rvs: Mapping[str, RuleVersion],
     verdicts: Mapping[tuple[int, int], tuple],
+    conversation: Mapping[int, gates.ConversationFact] | None = None,
 ) -> dict[str, gates.CallFacts]:
-    """scenario -> CallFacts from the picked verdict rows and the calls' turn timings."""
+    """scenario -> CallFacts from the picked verdict rows, the calls' turn timings and their
+    conversation scores."""
     ids = [t.pk for t in calls.values()]
     timings: dict[int, list[gates.TurnTiming]] = {}
     for tid, index, speaker, start, end, conf in (
@@ -167,6 +214,7 @@ def call_facts(
             scenario=scenario,
             verdicts=facts,
             turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)),
+            conversation=(conversation or {}).get(t.pk),
         )
     return out
 

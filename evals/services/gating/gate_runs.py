@@ -19,6 +19,7 @@ from django.urls import reverse
 
 from core.background import after_commit
 from evals import gates
+from evals.judge.conversation import GROUP as CONVERSATION_GROUP
 from evals.models import (
     AgentVersion,
     Gate,
@@ -34,6 +35,8 @@ from ..webhooks import webhook_emit, webhook_link
 from .errors import GateCannotRun
 from .gate_facts import (
     call_facts,
+    conversation_facts,
+    conversation_judge_for,
     current_checksum,
     gate_judge,
     gate_scope,
@@ -240,13 +243,20 @@ class _Inputs:
     cand_calls: dict[str, Transcript]
     base_calls: dict[str, Transcript]
     judge: Judge | None
+    conversation: bool = False  # a metric reads conversation scores or checks
+    conversation_judge: Judge | None = None
 
     @property
     def all_calls(self) -> list[Transcript]:
         return list(self.cand_calls.values()) + list(self.base_calls.values())
 
     def picked(self) -> dict:
-        return pick_verdicts([t.pk for t in self.all_calls], self.scope_rvs.values(), self.judge)
+        return pick_verdicts(
+            [t.pk for t in self.all_calls],
+            self.scope_rvs.values(),
+            self.judge,
+            self.conversation_judge,
+        )
 
 
 def _inputs(run: GateRun) -> _Inputs:
@@ -266,9 +276,10 @@ def _inputs(run: GateRun) -> _Inputs:
         )
     cand_calls = golden_calls(run.golden_set, candidate)
     base_calls = golden_calls(run.golden_set, baseline) if baseline else {}
-    judge = gate_judge(
-        gate, list(cand_calls.values()) + list(base_calls.values()), scope_rvs.values()
-    )
+    calls = list(cand_calls.values()) + list(base_calls.values())
+    conversation_rvs = [rv for rv in scope_rvs.values() if rv.rule.group == CONVERSATION_GROUP]
+    judge = gate_judge(gate, calls, [rv for rv in scope_rvs.values() if rv not in conversation_rvs])
+    conversation = bool(conversation_rvs) or any(s.kind == gates.CONVERSATION_SCORE for s in specs)
     return _Inputs(
         run.golden_set,
         rules,
@@ -279,6 +290,8 @@ def _inputs(run: GateRun) -> _Inputs:
         cand_calls,
         base_calls,
         judge,
+        conversation,
+        conversation_judge_for(calls) if conversation else None,
     )
 
 
@@ -288,27 +301,17 @@ def _step(run: GateRun) -> str:
     picked = inputs.picked()
     judging = run.results.get("judging")
     if run.judge_missing_verdicts and judging is None:
-        pairs = [
-            (t, rv)
-            for t in inputs.all_calls
-            for rv in inputs.scope_rvs.values()
-            if (t.pk, rv.pk) not in picked
-        ]
-        judge_run = judge_missing_start(judge=inputs.judge, pairs=pairs, by=run.started_by)
-        judging = {
-            "judge_run": judge_run.pk if judge_run else None,
-            "missing": len(pairs),
-            "until": time.time() + settings.GATE_JUDGE_WAIT_S,
-        }
-        run.results = {"judging": judging}
-        GateRun.objects.filter(pk=run.pk).update(results=run.results)
-    if judging and judging["judge_run"]:
+        judging = _judging_claim(run, inputs, picked)
+    runs = [(judging or {}).get("judge_run"), (judging or {}).get("conversation_run")]
+    if any(runs):
         open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
-        still_open = JudgeRun.objects.filter(pk=judging["judge_run"], status__in=open_states)
+        still_open = JudgeRun.objects.filter(pk__in=[r for r in runs if r], status__in=open_states)
         if still_open.exists():
             if time.time() < judging["until"]:
                 return WAITING
             logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
+        if judging.get("conversation_run"):
+            inputs.conversation_judge = conversation_judge_for(inputs.all_calls)
         picked = inputs.picked()
     judged = 0
     if judging:
@@ -316,6 +319,43 @@ def _step(run: GateRun) -> str:
         judged = max(0, judging["missing"] - missing_now)
     _decide(run, inputs, picked, judged)
     return DONE
+
+
+def _judging_claim(run: GateRun, inputs: _Inputs, picked: dict) -> dict:
+    """Start the judge on the verdicts the run lacks, once; return what was started.
+
+    Under the run's row lock: a second worker taking the same step (a task delivered twice, or
+    retried) finds the first one's judge run instead of starting another.
+    """
+    with transaction.atomic():
+        locked = GateRun.objects.select_for_update().only("results").get(pk=run.pk)
+        if locked.results.get("judging") is not None:
+            run.results = locked.results
+            return locked.results["judging"]
+        pairs = [
+            (t, rv)
+            for t in inputs.all_calls
+            for rv in inputs.scope_rvs.values()
+            if (t.pk, rv.pk) not in picked and rv.rule.group != CONVERSATION_GROUP
+        ]
+        judge_run = judge_missing_start(judge=inputs.judge, pairs=pairs, by=run.started_by)
+        conversation_run = None
+        if inputs.conversation:
+            # The golden calls are replayed whole: the conversation judge scores those it has not.
+            from evals.services.conversation import conversation_missing_start
+
+            conversation_run = conversation_missing_start(
+                transcripts=inputs.all_calls, by=run.started_by
+            )
+        judging = {
+            "judge_run": judge_run.pk if judge_run else None,
+            "conversation_run": conversation_run.pk if conversation_run else None,
+            "missing": len(pairs),
+            "until": time.time() + settings.GATE_JUDGE_WAIT_S,
+        }
+        run.results = {"judging": judging}
+        GateRun.objects.filter(pk=run.pk).update(results=run.results)
+    return judging
 
 
 def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
@@ -336,12 +376,17 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             for m in members
         ),
     )
+    conversation = conversation_facts([t.pk for t in inputs.all_calls], inputs.conversation_judge)
     decision = gates.gate_decide(
         golden=golden,
         rules=inputs.rules,
         metrics=inputs.specs,
-        candidate=call_facts(inputs.cand_calls, scope_rvs, picked),
-        baseline=call_facts(inputs.base_calls, scope_rvs, picked) if inputs.baseline else None,
+        candidate=call_facts(inputs.cand_calls, scope_rvs, picked, conversation),
+        baseline=(
+            call_facts(inputs.base_calls, scope_rvs, picked, conversation)
+            if inputs.baseline
+            else None
+        ),
     )
     notes: list[str] = []
     if inputs.baseline_run is not None:
@@ -356,6 +401,9 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
                 "checksum": golden_set.checksum,
             },
             "judge": judge.name if judge else None,
+            "conversation_judge": (
+                inputs.conversation_judge.name if inputs.conversation_judge else None
+            ),
             "rule_versions": [
                 {"rule": rid, "version": rv.number, "id": rv.pk}
                 for rid, rv in sorted(scope_rvs.items())

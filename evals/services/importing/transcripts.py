@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from evals.models import Agent, AgentVersion, Transcript, Turn, Verdict
+from evals.services.agents import AgentScope, ScopeInvalid, agent_scope_clean, agent_scope_differs
 
 from .common import Errors, ImportResult, Invalid, Progress, copy_rows, json_records, json_text
 
@@ -108,6 +109,8 @@ class ParsedTranscript:
     metadata: dict
     turns: list[dict]
     checksum: str = ""
+    tenant: str = ""
+    scope: AgentScope | None = None  # the agent version's instructions and tools, when given
 
 
 def _str(
@@ -358,6 +361,14 @@ def _parse(
             f"({settings.DOCKET_IMPORT_MAX_TURNS:,})",
         )
     turns = [_turn(t, i) for i, t in enumerate(raw_turns)]
+    scope = None
+    if "agent_instructions" in obj or "agent_tools" in obj:
+        try:
+            scope = agent_scope_clean(
+                instructions=obj.get("agent_instructions"), tools=obj.get("agent_tools")
+            )
+        except ScopeInvalid as exc:
+            raise Invalid(exc.field or "agent_tools", exc.message) from None
     return ParsedTranscript(
         where=where,
         external_id=external_id,
@@ -370,7 +381,22 @@ def _parse(
         metadata=metadata,
         turns=turns,
         checksum=transcript_checksum(turns),
+        tenant=_str(obj, "tenant", max_length=200),
+        scope=scope,
     )
+
+
+def _scopes_store(scopes: dict[tuple[str, str], AgentScope]) -> int:
+    """Store each agent version's scope (checked already); return how many changed."""
+    changed = 0
+    for (name, version), scope in sorted(scopes.items()):
+        agent, _ = Agent.objects.get_or_create(name=name)
+        av, _ = AgentVersion.objects.get_or_create(agent=agent, version=version)
+        if (av.instructions, av.tools) != (scope.instructions, scope.tools):
+            av.instructions, av.tools = scope.instructions, scope.tools
+            av.save(update_fields=["instructions", "tools"])
+            changed += 1
+    return changed
 
 
 def _agent_versions(parsed: Sequence[ParsedTranscript]) -> dict[tuple[str, str], int]:
@@ -383,6 +409,40 @@ def _agent_versions(parsed: Sequence[ParsedTranscript]) -> dict[tuple[str, str],
         av, _ = AgentVersion.objects.get_or_create(agent=agents[name], version=version)
         ids[(name, version)] = av.pk
     return ids
+
+
+def _scopes_check(
+    parsed: Sequence[ParsedTranscript], errors: Errors, replace: bool
+) -> dict[tuple[str, str], AgentScope]:
+    """Return the scope each agent version is given by this import, adding an error for a line
+    that gives one version two scopes, or a stored scope another one (unless `replace`)."""
+    given: dict[tuple[str, str], tuple[str, AgentScope]] = {}
+    for p in parsed:
+        if p.scope is None:
+            continue
+        key = (p.agent, p.agent_version)
+        if key in given and given[key][1] != p.scope:
+            errors.add(
+                p.where,
+                "agent_instructions",
+                f"{p.agent} {p.agent_version} is given other instructions or tools at "
+                f"{given[key][0]}; one agent version has one scope",
+            )
+        given.setdefault(key, (p.where, p.scope))
+    if given and not replace:
+        stored = AgentVersion.objects.filter(
+            agent__name__in={a for a, _ in given}, version__in={v for _, v in given}
+        ).select_related("agent")
+        for av in stored:
+            key = (av.agent.name, av.version)
+            if key in given and agent_scope_differs(av, given[key][1]):
+                errors.add(
+                    given[key][0],
+                    "agent_instructions",
+                    f"{av} already has other instructions or tools; a released version's scope "
+                    "does not change: use a new agent_version, or import with replace",
+                )
+    return {key: scope for key, (_, scope) in given.items()}
 
 
 def transcripts_import(
@@ -419,6 +479,8 @@ def transcripts_import(
         seen[p.external_id] = where
         parsed.append(p)
     errors.check()
+    scopes = _scopes_check(parsed, errors, replace)
+    errors.check()
 
     result = ImportResult(
         kind="transcripts", details={"turns": 0, "deleted_verdicts": 0, "deleted_marks": 0}
@@ -452,6 +514,8 @@ def transcripts_import(
         ]
         result.unchanged = len(parsed) - len(new) - len(changed)
         av_ids = _agent_versions(new + changed)
+        if scopes:
+            result.details["agent_scopes"] = _scopes_store(scopes)
 
         created = Transcript.objects.bulk_create(
             [
@@ -462,6 +526,7 @@ def transcripts_import(
                     audio_url=p.audio_url,
                     language=p.language,
                     scenario=p.scenario,
+                    tenant=p.tenant,
                     started_at=p.started_at,
                     metadata=p.metadata,
                 )
@@ -480,6 +545,7 @@ def transcripts_import(
                     "audio_url",
                     "language",
                     "scenario",
+                    "tenant",
                     "started_at",
                     "metadata",
                 ):
@@ -494,6 +560,7 @@ def transcripts_import(
                     "audio_url",
                     "language",
                     "scenario",
+                    "tenant",
                     "started_at",
                     "metadata",
                 ],

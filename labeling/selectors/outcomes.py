@@ -1,0 +1,384 @@
+"""Reads for outcomes: the questions a reviewer answers, outcome figures per agent version and
+week, what predicts the outcome, and the bad calls nothing flagged.
+
+A call's outcome on a question is the mean of its reviewers' ratings (one per reviewer). It weighs
+like a marked verdict in calibration (labeling.selectors.resolution.sample_weight): 1 / the
+largest inclusion probability of the sample items its ratings came through, 1 outside the sample.
+So oversampling flagged calls to check the judge does not drag the outcome figures down.
+
+What predicts the outcome comes from PREDICTOR_SOURCES: each source says, for the rated calls,
+which of its checks fired on which call. The first source is every verdict of the one shape (LLM
+rules, detectors, classifiers, and any judge added later, the conversation judge's findings
+among them), so a new verdict source just appears; a source of another shape (a score with a
+threshold) is one more function in the list.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from django.core.exceptions import ValidationError
+from django.db.models import Avg, Count, Max, Q
+from django.utils import timezone
+
+from evals import metrics
+from evals.models import Agent, Judge, Transcript, Verdict
+from labeling.models import IssueRow, OutcomeQuestion, OutcomeRating
+from labeling.models_outcomes import (
+    BAD_AT_MOST,
+    DEFAULT_QUESTION_KEY,
+    DEFAULT_QUESTION_TEXT,
+    RATING_MAX,
+    RATING_MIN,
+)
+from labeling.selectors.resolution import sample_weight
+
+# A check needs at least this many rated calls where it fired and where it did not before its
+# difference says anything; below that it is "too few calls".
+PREDICTOR_MIN_CALLS = 3
+BY_CHOICES = ("week", "day")
+
+
+def outcome_questions(*, agent: Agent) -> list[OutcomeQuestion]:
+    """Return the agent's active outcome questions in order; with none configured, its default
+    question (unsaved until the first rating creates it)."""
+    questions = list(OutcomeQuestion.objects.filter(agent=agent, active=True))
+    if questions:
+        return questions
+    existing = OutcomeQuestion.objects.filter(agent=agent, key=DEFAULT_QUESTION_KEY).first()
+    return [
+        existing
+        or OutcomeQuestion(agent=agent, key=DEFAULT_QUESTION_KEY, text=DEFAULT_QUESTION_TEXT)
+    ]
+
+
+def outcome_panel_data(*, reviewer, transcript: Transcript) -> dict:
+    """Return the review page's outcome panel: each question with the reviewer's own rating."""
+    agent = transcript.agent_version.agent
+    questions = outcome_questions(agent=agent)
+    mine = {
+        r.question_id: r
+        for r in OutcomeRating.objects.filter(transcript=transcript, reviewer=reviewer)
+    }
+    items = []
+    for q in questions:
+        rating = mine.get(q.pk) if q.pk else None
+        form = (
+            {"rating": rating.rating, "reason": rating.reason, "key_factor": rating.key_factor}
+            if rating
+            else {}
+        )
+        items.append({"question": q, "mine": rating, "form": form, "errors": {}})
+    return {
+        "items": items,
+        "scale": list(range(RATING_MIN, RATING_MAX + 1)),
+        "bad_at_most": BAD_AT_MOST,
+        "answered": sum(1 for i in items if i["mine"]),
+    }
+
+
+# ---- the rated calls ---------------------------------------------------------------------------
+
+
+@dataclass
+class CallOutcome:
+    """One rated call on one question: its mean rating and weight."""
+
+    transcript_id: int
+    external_id: str
+    version: str
+    at: dt.datetime | None
+    rating: float
+    ratings: int
+    weight: float
+    outside_sample: bool
+
+    @property
+    def bad(self) -> bool:
+        return self.rating <= BAD_AT_MOST
+
+
+def outcome_agent(name: str | None) -> Agent:
+    """Return the agent named (or the only one there is); ValidationError naming the field."""
+    if name:
+        agent = Agent.objects.filter(name=name).first()
+        if agent is None:
+            known = ", ".join(Agent.objects.values_list("name", flat=True)[:20]) or "none yet"
+            raise ValidationError({"agent": [f"no agent named {name!r} (known: {known})."]})
+        return agent
+    agents = list(Agent.objects.all()[:2])
+    if len(agents) != 1:
+        raise ValidationError({"agent": ["required: name the agent."]})
+    return agents[0]
+
+
+def outcome_question(*, agent: Agent, key: str | None) -> OutcomeQuestion:
+    """Return the agent's question with this key (default: its first); unsaved when unrated."""
+    if not key:
+        return outcome_questions(agent=agent)[0]
+    question = OutcomeQuestion.objects.filter(agent=agent, key=key).first()
+    if question is None:
+        if key == DEFAULT_QUESTION_KEY:
+            return outcome_questions(agent=agent)[0]
+        raise ValidationError({"question": [f"{agent.name} has no outcome question {key!r}."]})
+    return question
+
+
+def call_outcomes(*, question: OutcomeQuestion) -> list[CallOutcome]:
+    """Return every call rated on the question, with its mean rating and weight (one query)."""
+    if question.pk is None:
+        return []
+    rows = (
+        OutcomeRating.objects.filter(question=question)
+        .values(
+            "transcript_id",
+            "transcript__external_id",
+            "transcript__agent_version__version",
+            "transcript__started_at",
+            "transcript__imported_at",
+        )
+        .annotate(
+            mean=Avg("rating"),
+            n=Count("id"),
+            p=Max("assignment__item__inclusion_probability"),
+        )
+        .order_by("transcript_id")
+    )
+    return [
+        CallOutcome(
+            transcript_id=r["transcript_id"],
+            external_id=r["transcript__external_id"],
+            version=r["transcript__agent_version__version"],
+            at=r["transcript__started_at"] or r["transcript__imported_at"],
+            rating=float(r["mean"]),
+            ratings=r["n"],
+            weight=sample_weight(r["p"]),
+            outside_sample=r["p"] is None,
+        )
+        for r in rows
+    ]
+
+
+# ---- figures per agent version and week --------------------------------------------------------
+
+
+def _r(x: float | None, places: int = 3) -> float | None:
+    return None if x is None else round(x, places)
+
+
+def _clip(ci) -> list[float] | None:
+    if ci is None:
+        return None
+    return [round(max(RATING_MIN, ci[0]), 3), round(min(RATING_MAX, ci[1]), 3)]
+
+
+def _period(at: dt.datetime | None, by: str) -> dt.date | None:
+    if at is None:
+        return None
+    day = timezone.localtime(at).date() if timezone.is_aware(at) else at.date()
+    return day - dt.timedelta(days=day.weekday()) if by == "week" else day
+
+
+def outcome_summary(calls: list[CallOutcome]) -> dict:
+    """Return the weighted figures of a set of rated calls: mean rating with its interval, the
+    share of bad outcomes with its Wilson interval, raw counts beside them."""
+    mean = metrics.weighted_mean([c.rating for c in calls], [c.weight for c in calls])
+    w_bad = sum(c.weight for c in calls if c.bad)
+    w_ok = sum(c.weight for c in calls if not c.bad)
+    bad = metrics.weighted_estimate(
+        w_bad,
+        w_ok,
+        sum(c.weight**2 for c in calls if c.bad),
+        sum(c.weight**2 for c in calls if not c.bad),
+    )
+    return {
+        "calls": len(calls),
+        "ratings": sum(c.ratings for c in calls),
+        "outside_sample": sum(1 for c in calls if c.outside_sample),
+        "mean": _r(mean.value),
+        "mean_ci": _clip(mean.ci),
+        "raw_mean": _r(sum(c.rating for c in calls) / len(calls)) if calls else None,
+        "bad": sum(1 for c in calls if c.bad),
+        "bad_share": _r(bad.value, 4),
+        "bad_share_ci": None if bad.ci is None else [round(bad.ci[0], 4), round(bad.ci[1], 4)],
+        "effective_n": round(mean.effective_n, 1),
+    }
+
+
+def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
+    """Return the figures per agent version (all periods), and per agent version and period
+    (week of the calls' start, its Monday, or day), oldest first."""
+    if by not in BY_CHOICES:
+        raise ValidationError({"by": [f"expected week or day, got {by!r}."]})
+    per_version: dict[str, list[CallOutcome]] = defaultdict(list)
+    per_period: dict[tuple[str, dt.date], list[CallOutcome]] = defaultdict(list)
+    for c in calls:
+        per_version[c.version].append(c)
+        start = _period(c.at, by)
+        if start is not None:
+            per_period[(c.version, start)].append(c)
+    return {
+        "versions": [
+            {"version": v, **outcome_summary(per_version[v])} for v in sorted(per_version)
+        ],
+        "trend": [
+            {"version": v, "period": start.isoformat(), **outcome_summary(per_period[(v, start)])}
+            for v, start in sorted(per_period, key=lambda k: (k[1], k[0]))
+        ],
+    }
+
+
+# ---- what predicts the outcome -----------------------------------------------------------------
+
+# A source yields (source, check, transcript id, fired) for the rated calls it knows about.
+PredictorSource = Callable[[list[int]], Iterable[tuple[str, str, int, bool]]]
+JUDGE_KIND_LABELS = dict(Judge.Kind.choices)
+
+
+def verdicts_fired(transcript_ids: list[int]) -> Iterable[tuple[str, str, int, bool]]:
+    """Every check of the one verdict shape on these calls, per (judge kind, rule): whether any of
+    its verdicts on the call was flagged. Errored verdicts say nothing and are left out."""
+    rows = (
+        Verdict.objects.filter(transcript_id__in=transcript_ids, error="")
+        .values("transcript_id", "rule_version__rule__rule_id", "judge__kind")
+        .annotate(flags=Count("id", filter=Q(flagged=True)))
+        .order_by()
+    )
+    for r in rows:
+        kind = JUDGE_KIND_LABELS.get(r["judge__kind"], r["judge__kind"])
+        yield kind, r["rule_version__rule__rule_id"], r["transcript_id"], r["flags"] > 0
+
+
+PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired]
+
+
+def _mean_dict(m: metrics.Mean) -> dict:
+    return {"mean": _r(m.value), "mean_ci": _clip(m.ci), "calls": m.n}
+
+
+def outcome_predictors(calls: list[CallOutcome]) -> list[dict]:
+    """Return, per check of every predictor source, the weighted mean outcome of the rated calls
+    where it fired against those where it did not, and the difference with its 95% interval.
+
+    `worth_a_look`: the check has enough calls on both sides and its interval covers 0, so on
+    this evidence it does not move the outcome; a check that never fired on a rated call is
+    marked `never_fired`. Largest differences first; then the ones worth a look.
+    """
+    by_id = {c.transcript_id: c for c in calls}
+    ids = list(by_id)
+    groups: dict[tuple[str, str], dict[bool, list[CallOutcome]]] = defaultdict(
+        lambda: {True: [], False: []}
+    )
+    for source in PREDICTOR_SOURCES:
+        for kind, name, tid, fired in source(ids):
+            if tid in by_id:
+                groups[(kind, name)][bool(fired)].append(by_id[tid])
+    out = []
+    for (kind, name), sides in groups.items():
+        fired = metrics.weighted_mean(
+            [c.rating for c in sides[True]], [c.weight for c in sides[True]]
+        )
+        clean = metrics.weighted_mean(
+            [c.rating for c in sides[False]], [c.weight for c in sides[False]]
+        )
+        diff = metrics.mean_difference(fired, clean)
+        enough = min(len(sides[True]), len(sides[False])) >= PREDICTOR_MIN_CALLS
+        covers_zero = diff.ci is not None and diff.ci[0] <= 0 <= diff.ci[1]
+        out.append(
+            {
+                "source": kind,
+                "check": name,
+                "fired": _mean_dict(fired),
+                "not_fired": _mean_dict(clean),
+                "difference": _r(diff.value),
+                "difference_ci": None
+                if diff.ci is None
+                else [round(diff.ci[0], 3), round(diff.ci[1], 3)],
+                "enough_calls": enough,
+                "never_fired": not sides[True],
+                "worth_a_look": (enough and covers_zero) or not sides[True],
+                "bad_fired": sum(1 for c in sides[True] if c.bad),
+            }
+        )
+    out.sort(
+        key=lambda r: (
+            r["difference"] is None,
+            -(abs(r["difference"]) if r["difference"] is not None else 0),
+            r["check"],
+        )
+    )
+    return out
+
+
+# ---- bad outcomes nothing flagged --------------------------------------------------------------
+
+
+def outcome_bad_unflagged(calls: list[CallOutcome], *, question: OutcomeQuestion) -> list[dict]:
+    """Return the calls rated bad (mean at most BAD_AT_MOST) on which no check flagged anything:
+    failures no rule names yet. Calls with no issue row yet first, then the worst."""
+    bad = {c.transcript_id: c for c in calls if c.bad}
+    if not bad:
+        return []
+    flagged = set(
+        Verdict.objects.filter(transcript_id__in=list(bad), flagged=True, error="").values_list(
+            "transcript_id", flat=True
+        )
+    )
+    ids = [tid for tid in bad if tid not in flagged]
+    rows = dict(
+        IssueRow.objects.filter(transcript_id__in=ids)
+        .values("transcript_id")
+        .annotate(n=Count("id"))
+        .values_list("transcript_id", "n")
+    )
+    said = defaultdict(list)
+    for tid, rating, reason, key_factor, who in (
+        OutcomeRating.objects.filter(question=question, transcript_id__in=ids)
+        .order_by("transcript_id", "rating", "pk")
+        .values_list("transcript_id", "rating", "reason", "key_factor", "reviewer__username")
+    ):
+        said[tid].append(
+            {"rating": rating, "reason": reason, "key_factor": key_factor, "reviewer": who}
+        )
+    out = [
+        {
+            "transcript": bad[tid].external_id,
+            "version": bad[tid].version,
+            "started_at": bad[tid].at.isoformat() if bad[tid].at else None,
+            "rating": _r(bad[tid].rating, 2),
+            "issue_rows": rows.get(tid, 0),
+            "ratings": said[tid],
+        }
+        for tid in ids
+    ]
+    out.sort(key=lambda r: (r["issue_rows"] > 0, r["rating"], r["transcript"]))
+    return out
+
+
+# ---- everything, for the page, the API and the command -----------------------------------------
+
+
+def outcome_data(params) -> dict:
+    """Return the outcome report of one agent and question: figures per version and period,
+    predictors and the bad calls nothing flagged. params: agent, question, by (week or day)."""
+    agent = outcome_agent((params.get("agent") or "").strip() or None)
+    question = outcome_question(agent=agent, key=(params.get("question") or "").strip() or None)
+    by = (params.get("by") or "week").strip()
+    calls = call_outcomes(question=question)
+    figures = outcome_figures(calls, by=by)
+    return {
+        "agent": agent.name,
+        "question": question.key,
+        "question_text": question.text,
+        "by": by,
+        "scale": [RATING_MIN, RATING_MAX],
+        "bad_at_most": BAD_AT_MOST,
+        "overall": outcome_summary(calls),
+        "versions": figures["versions"],
+        "trend": figures["trend"],
+        "predictors": outcome_predictors(calls),
+        "bad_unflagged": outcome_bad_unflagged(calls, question=question),
+    }

@@ -18,6 +18,7 @@ from django.db import transaction
 
 from console.demo_axes import demo_axes_load
 from console.demo_conversation import demo_conversation_load
+from console.demo_evalruns import demo_evalruns_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -106,6 +107,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("issue rows", demo_issue_rows_load),
     DemoStep("outcomes", demo_outcomes_load),
     DemoStep("trajectory axes", demo_axes_load),
+    DemoStep("eval runs", demo_evalruns_load),
 ]
 
 

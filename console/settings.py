@@ -313,6 +313,25 @@ JUDGE_RESPONSE_FORMAT = os.environ.get("JUDGE_RESPONSE_FORMAT", "json_schema")
 if JUDGE_RESPONSE_FORMAT not in ("json_schema", "json_object", "none"):
     raise ImproperlyConfigured("JUDGE_RESPONSE_FORMAT must be json_schema, json_object or none")
 
+# Runtime turn classifiers (issue 11): injection guard, scope drift, frustration attribution.
+# They call the judge's server (or their own) with a fast model; every call has this budget in
+# seconds, and any error or timeout answers "no finding" (fail-open).
+DOCKET_CLASSIFIER_BASE_URL = os.environ.get("DOCKET_CLASSIFIER_BASE_URL", JUDGE_BASE_URL)
+DOCKET_CLASSIFIER_API_KEY = os.environ.get("DOCKET_CLASSIFIER_API_KEY", JUDGE_API_KEY)
+DOCKET_CLASSIFIER_MODEL = os.environ.get("DOCKET_CLASSIFIER_MODEL", JUDGE_MODEL)
+DOCKET_CLASSIFIER_TIMEOUT_S = env_float("DOCKET_CLASSIFIER_TIMEOUT_S", 2.0)
+# The injection guard's LLM second pass (the pattern layer always runs).
+DOCKET_INJECTION_LLM_CHECK_ENABLED = env_bool("DOCKET_INJECTION_LLM_CHECK_ENABLED", False)
+# Eval runs (issue 12): the agent under test (an OpenAI-compatible chat-completions server that
+# gets the agent version's instructions and tools), rows scored at once, the cost cap of a run
+# (agent and judge calls; 0: none), and the pass-rate drop (percentage points) CI flags.
+EVAL_AGENT_BASE_URL = os.environ.get("EVAL_AGENT_BASE_URL", "")
+EVAL_AGENT_MODEL = os.environ.get("EVAL_AGENT_MODEL", "gpt-4o-mini")
+EVAL_AGENT_API_KEY = os.environ.get("EVAL_AGENT_API_KEY", "")
+EVAL_CONCURRENCY = env_int("EVAL_CONCURRENCY", 5)
+EVAL_COST_CAP_USD = env_float("EVAL_COST_CAP_USD", 10.0)
+EVAL_MAX_DROP = env_float("EVAL_MAX_DROP", 5.0)
+
 # Calibration and promotion (issue 4): what a rule version needs before a lead may gate it.
 DOCKET_MIN_MARKS = env_int("DOCKET_MIN_MARKS", 200)
 DOCKET_PRECISION_FLOOR = env_float("DOCKET_PRECISION_FLOOR", 0.80)

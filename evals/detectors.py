@@ -67,6 +67,23 @@ class DetectorResult:
     flagged: bool
     turns: list[int] = field(default_factory=list)
     rationale: str = ""
+    # Runtime classifiers run as detectors too (evals/classifiers/detectors.py): they add a
+    # confidence and a category, and `error` when the check could not be made (an errored verdict).
+    confidence: int | None = None
+    category: str = ""
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class DetectorContext:
+    """What a detector that needs more than turns sees of the call: the agent version's scope."""
+
+    call: str = ""
+    tenant: str = ""
+    agent: str = ""
+    agent_version: str = ""
+    instructions: str = ""
+    tools: list = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -77,12 +94,24 @@ class Detector:
     doc: str = ""
     types: dict[str, type] = field(default_factory=dict)
     checks: dict[str, Callable[[Any], str | None]] = field(default_factory=dict)
+    # A contextual detector is also called with `context=DetectorContext`; `judge(params)` names
+    # the judge of its verdicts (name, kind, model, prompt version) instead of "detector/<name>".
+    context: bool = False
+    judge: Callable[[dict], tuple[str, str, str, str]] | None = None
 
 
 DETECTORS: dict[str, Detector] = {}
 
 
-def register(name: str, *, types: dict[str, type], checks: dict | None = None, **defaults):
+def register(
+    name: str,
+    *,
+    types: dict[str, type],
+    checks: dict | None = None,
+    context: bool = False,
+    judge: Callable[[dict], tuple[str, str, str, str]] | None = None,
+    **defaults,
+):
     """Decorator: register a detector under `name` with typed parameters and their defaults."""
 
     def decorator(func):
@@ -93,6 +122,8 @@ def register(name: str, *, types: dict[str, type], checks: dict | None = None, *
             doc=(func.__doc__ or "").strip(),
             types=types,
             checks=checks or {},
+            context=context,
+            judge=judge,
         )
         return func
 
@@ -153,12 +184,28 @@ def detector_validate(spec: Any) -> dict:
     return out
 
 
-def detector_run(spec: Mapping, turns: Iterable[TurnView]) -> DetectorResult:
+def detector_run(
+    spec: Mapping, turns: Iterable[TurnView], context: DetectorContext | None = None
+) -> DetectorResult:
     """Validate the spec and run its detector over the turns (ordered by index)."""
     params = detector_validate(spec)
     det = DETECTORS[params.pop("name")]
     ordered = sorted(turns, key=lambda t: t.index)
+    if det.context:
+        return det.func(ordered, context=context or DetectorContext(), **params)
     return det.func(ordered, **params)
+
+
+def detector_judge(spec: Mapping) -> tuple[str, str, str, str]:
+    """Return (name, kind, model, prompt version) of the judge whose verdicts a spec produces."""
+    name = str(spec.get("name") or "unknown") if isinstance(spec, Mapping) else "unknown"
+    det = DETECTORS.get(name)
+    if det is not None and det.judge is not None:
+        try:
+            return det.judge(detector_validate(spec))
+        except ValueError:
+            pass  # an invalid spec errors when it runs; its judge is the plain one
+    return f"detector/{name}", "detector", name, ""
 
 
 def turn_views(rows: Iterable[Any]) -> list[TurnView]:
@@ -457,3 +504,7 @@ def greeting_repeated(turns: Sequence[TurnView], *, max_greetings: int) -> Detec
         f"The agent greets {len(greetings)} times (turns {', '.join(map(str, greetings[:6]))}"
         f"{'…' if len(greetings) > 6 else ''}); limit {max_greetings}.",
     )
+
+
+# The runtime classifiers and their signals register themselves as detectors.
+from evals.classifiers import detectors as _classifier_detectors  # noqa: F401

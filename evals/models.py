@@ -292,6 +292,19 @@ class Verdict(models.Model):
         return bool(self.error)
 
 
+class VerdictCategory(models.Model):
+    """The category a runtime classifier gave a verdict (injection or drift category, or the
+    frustration target), so thresholds can be read per category."""
+
+    verdict = models.OneToOneField(
+        Verdict, on_delete=models.CASCADE, primary_key=True, related_name="category"
+    )
+    category = models.CharField(max_length=50, db_index=True)
+
+    def __str__(self):
+        return f"{self.verdict_id}: {self.category}"
+
+
 class GoldenSet(models.Model):
     """A frozen, checksummed list of scenarios. Any change is a new version with a new checksum."""
 
@@ -503,6 +516,50 @@ class JudgeCacheEntry(models.Model):
         return self.key[:12]
 
 
+class ConversationScore(models.Model):
+    """The conversation judge's reading of one whole call: a 1-10 score, its reasons and named
+    findings with turns. Its two checks are also verdicts (rules `conversation.*`), so they are
+    marked and calibrated like every other check; the score is what gates compare."""
+
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="conversation_scores", db_index=False
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="conversation_scores")
+    judge_run = models.ForeignKey(
+        JudgeRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="conversation_scores",
+    )
+    score = models.PositiveSmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    findings = models.JSONField(default=list, blank=True)
+    plan = models.JSONField(default=list, blank=True, help_text="The phases the judge was given.")
+    error = models.TextField(
+        blank=True, help_text="Set when the judgement failed; left out of every figure."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["transcript", "judge"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transcript", "judge"], name="conversation_score_key_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=10),
+                name="conversation_score_range",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.transcript_id}/{self.judge_id}: {self.score}"
+
+
+# Decision points live in their own module; importing them here registers them with evals.
+from evals.models_decisions import Decision, DecisionKind, DecisionKindVersion  # noqa: F401
+
 WEBHOOK_EVENTS = (
     "gate_run.finished",
     "eval_run.finished",
@@ -588,42 +645,5 @@ class AxesReport(models.Model):
         return f"axes report {self.pk} {self.agent_version}"
 
 
-class ConversationScore(models.Model):
-    """The conversation judge's reading of one whole call: a 1-10 score, its reasons and named
-    findings with turns. Its two checks are also verdicts (rules `conversation.*`), so they are
-    marked and calibrated like every other check; the score is what gates compare."""
-
-    transcript = models.ForeignKey(
-        Transcript, on_delete=models.CASCADE, related_name="conversation_scores", db_index=False
-    )
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="conversation_scores")
-    judge_run = models.ForeignKey(
-        JudgeRun,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="conversation_scores",
-    )
-    score = models.PositiveSmallIntegerField(null=True, blank=True)
-    reason = models.TextField(blank=True)
-    findings = models.JSONField(default=list, blank=True)
-    plan = models.JSONField(default=list, blank=True, help_text="The phases the judge was given.")
-    error = models.TextField(
-        blank=True, help_text="Set when the judgement failed; left out of every figure."
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["transcript", "judge"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["transcript", "judge"], name="conversation_score_key_unique"
-            ),
-            models.CheckConstraint(
-                condition=Q(score__isnull=True) | Q(score__gte=1, score__lte=10),
-                name="conversation_score_range",
-            ),
-        ]
-
-    def __str__(self):
-        return f"{self.transcript_id}/{self.judge_id}: {self.score}"
+# Dataset evals live in their own module; importing them here registers them with the app.
+from evals.models_evalruns import Dataset, DatasetRow, EvalRun, EvalRunRow  # noqa: F401

@@ -83,3 +83,11 @@ def webhook_deliver_task(self, delivery_id: int) -> str:
     if outcome == RETRY:
         raise self.retry(countdown=webhook_backoff_s(failed_before + 1))
     return outcome
+
+
+@shared_task(bind=True, acks_late=True)
+def eval_run_task(self, run_id: int) -> str:
+    """Run an eval run to its end (its rows' calls run in a thread pool of its concurrency)."""
+    from evals.services.evalruns import eval_run_execute
+
+    return eval_run_execute(run_id=run_id).status

@@ -30,7 +30,8 @@ from django.utils import timezone
 
 from core.background import in_thread
 from core.errors import DomainError
-from evals.detectors import detector_run, turn_views
+from evals.classifiers.checks import verdict_categories_put
+from evals.detectors import DetectorContext, detector_judge, detector_run, turn_views
 from evals.judge import prompt as jp
 from evals.judge.client import JudgeCallError, judge_call, judge_cost, judge_settings
 from evals.judge.conversation import GROUP as CONVERSATION_GROUP
@@ -508,7 +509,7 @@ def judge_run_item_execute(*, item_id: int) -> str:
     )
     turns = list(item.transcript.turns.order_by("index"))
     if item.kind == JudgeRunItem.Kind.DETECTORS:
-        result = _run_detectors(rvs, turns)
+        result = _run_detectors(rvs, turns, item.transcript)
     elif item.kind == JudgeRunItem.Kind.CONVERSATION:
         from evals.services.conversation import conversation_item_run
 
@@ -518,24 +519,42 @@ def judge_run_item_execute(*, item_id: int) -> str:
     return _item_finish(item, result)
 
 
-def _run_detectors(rvs: list[RuleVersion], turns) -> _Outcome:
+def _detector_context(transcript: Transcript) -> DetectorContext:
+    av = AgentVersion.objects.select_related("agent").get(pk=transcript.agent_version_id)
+    return DetectorContext(
+        call=transcript.external_id,
+        tenant=transcript.tenant,
+        agent=av.agent.name,
+        agent_version=av.version,
+        instructions=av.instructions,
+        tools=list(av.tools or []),
+    )
+
+
+def _run_detectors(rvs: list[RuleVersion], turns, transcript: Transcript | None = None) -> _Outcome:
     views = turn_views(turns)
     verdicts, judges = {}, _detector_judges(rvs)
+    context = _detector_context(transcript) if transcript is not None else None
     for rv in rvs:
         spec = _detector_spec(rv)
         scoped = [v for v in views if not rv.rule.phase or v.phase == rv.rule.phase]
         try:
-            r = detector_run(spec, scoped)
+            r = detector_run(spec, scoped, context)
         except ValueError as exc:
             verdicts[rv.pk] = {"error": f"detector spec invalid: {exc}"}
+            continue
+        if r.error:
+            verdicts[rv.pk] = {"error": r.error}
             continue
         verdicts[rv.pk] = {
             "flagged": r.flagged,
             "turns": r.turns,
             "severity": rv.rule.severity if r.flagged else "",
             "rationale": r.rationale,
-            "confidence": None,
+            "confidence": r.confidence,
         }
+        if r.category:
+            verdicts[rv.pk]["category"] = r.category
     errors = sum(1 for v in verdicts.values() if "error" in v)
     return _Outcome(
         JudgeRunItem.Outcome.ERROR if errors else JudgeRunItem.Outcome.DETECTED,
@@ -545,20 +564,19 @@ def _run_detectors(rvs: list[RuleVersion], turns) -> _Outcome:
     )
 
 
-def _detector_name(rv: RuleVersion) -> str:
-    spec = _detector_spec(rv)
-    return str(spec.get("name") or "unknown") if isinstance(spec, dict) else "unknown"
-
-
 def _detector_judges(rvs: list[RuleVersion]) -> dict[int, Judge]:
-    """Return {rule version pk: its detector's judge "detector/<name>"}, creating judges once."""
-    names = {f"detector/{_detector_name(rv)}" for rv in rvs}
+    """Return {rule version pk: its detector's judge} ("detector/<name>", or a classifier's
+    "classifier/<name>/..."), creating judges once."""
+    specs = {rv.pk: detector_judge(_detector_spec(rv) or {}) for rv in rvs}
+    names = {s[0] for s in specs.values()}
     found = {j.name: j for j in Judge.objects.filter(name__in=names)}
-    for name in names - set(found):
-        found[name], _ = Judge.objects.get_or_create(
-            name=name, defaults={"kind": Judge.Kind.DETECTOR, "model": name.split("/", 1)[1]}
-        )
-    return {rv.pk: found[f"detector/{_detector_name(rv)}"] for rv in rvs}
+    for name, kind, model, prompt_version in set(specs.values()):
+        if name not in found:
+            found[name], _ = Judge.objects.get_or_create(
+                name=name,
+                defaults={"kind": kind, "model": model, "prompt_version": prompt_version},
+            )
+    return {pk: found[s[0]] for pk, s in specs.items()}
 
 
 def run_stopped(run: JudgeRun) -> bool:
@@ -693,6 +711,7 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     if not claimed:
         return "already-done"
     errored = _verdicts_put(item, result)
+    verdict_categories_put(item.transcript_id, result.verdicts, result.judges)
     if result.score is not None:
         from evals.services.conversation import conversation_score_put
 

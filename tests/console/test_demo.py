@@ -20,6 +20,7 @@ from evals.detectors import detector_run, turn_views
 from evals.models import (
     AgentVersion,
     ConversationScore,
+    EvalRun,
     Judge,
     JudgeRun,
     Rule,
@@ -101,8 +102,15 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
 
     calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
     assert calls.count() >= 60
-    versions = AgentVersion.objects.filter(agent__name="phone-screen")
-    assert set(versions.values_list("version", flat=True)) == {V_OLD, V_NEW}
+    phone_screen = AgentVersion.objects.filter(agent__name="phone-screen")
+    assert set(phone_screen.values_list("version", flat=True)) == {V_OLD, V_NEW}
+    # The booking agent's eval runs: finished from the judge cache, the second one regressed.
+    runs = list(EvalRun.objects.order_by("pk"))
+    assert [(r.status, r.rows_scored, r.regressed) for r in runs] == [
+        ("done", 6, False),
+        ("done", 6, True),
+    ]
+    assert runs[1].baseline_id == runs[0].pk and "tool_selection runs" in output
     # Judged rules: the demo's, not the draft a triager wrote from an issue row (no verdicts yet).
     # The conversation judge's checks are scored on the golden calls only (checked apart below).
     judged = (
@@ -229,13 +237,8 @@ def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_bre
     truth,
 ):
     load()
-    scenarios = sorted(
-        set(
-            Transcript.objects.filter(agent_version__agent__name="phone-screen")
-            .exclude(scenario="")
-            .values_list("scenario", flat=True)
-        )
-    )
+    calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
+    scenarios = sorted(set(calls.exclude(scenario="").values_list("scenario", flat=True)))
     assert len(scenarios) == 8 and all(s.startswith("golden/") for s in scenarios)
     for scenario in scenarios:
         versions = Transcript.objects.filter(scenario=scenario).values_list(

@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import AxesReport, GateMetric, JudgeRun, Webhook
+from evals.models import AxesReport, Dataset, EvalRun, GateMetric, JudgeRun, Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -32,6 +32,7 @@ LOGGED_IN = frozenset({NOROLE, R, E, L})
 # (url name, method): the roles that may use it. Pages first, then the API.
 TABLE = {
     ("dashboard", "GET"): CONSOLE,
+    ("layers", "GET"): CONSOLE,
     ("login", "GET"): EVERYONE,
     ("login", "POST"): EVERYONE,
     ("logout", "POST"): EVERYONE,
@@ -51,6 +52,9 @@ TABLE = {
     ("api-agent-versions", "GET"): CONSOLE,
     ("api-agent-version", "GET"): CONSOLE,
     ("api-agent-version", "PUT"): TRIAGE,
+    # runtime classifiers: the agent platform's account (import_data), engineers and leads
+    ("api-classify", "POST"): TRIAGE,
+    ("api-classifier-logs-import", "POST"): TRIAGE,
     # imports (API only)
     ("api-rules-import", "POST"): TRIAGE,
     ("api-transcripts-import", "POST"): TRIAGE,
@@ -63,6 +67,16 @@ TABLE = {
     ("api-judge-runs", "GET"): CONSOLE,
     ("api-judge-runs", "POST"): TRIAGE,
     ("api-judge-run", "GET"): CONSOLE,
+    # eval runs and datasets: everyone in the console follows them, engineers and leads start
+    # runs and import datasets
+    ("eval-run-list", "GET"): CONSOLE,
+    ("eval-run-detail", "GET"): CONSOLE,
+    ("eval-run-start", "POST"): TRIAGE,
+    ("api-eval-runs", "GET"): CONSOLE,
+    ("api-eval-runs", "POST"): TRIAGE,
+    ("api-eval-run", "GET"): CONSOLE,
+    ("api-datasets", "GET"): CONSOLE,
+    ("api-datasets-import", "POST"): TRIAGE,
     # gates: engineers and leads run and read them, leads edit them
     ("gate-index", "GET"): TRIAGE,
     ("gate-detail", "GET"): TRIAGE,
@@ -140,8 +154,29 @@ TABLE = {
     ("calibration-demote", "POST"): LEAD,
     ("calibration-settle", "POST"): LEAD,
     ("api-calibration", "GET"): LEAD,
+    # classifier thresholds from marks: leads, like calibration
+    ("classifier-index", "GET"): LEAD,
+    ("classifier-detail", "GET"): LEAD,
+    ("classifier-export", "GET"): LEAD,
+    ("api-classifier-thresholds", "GET"): LEAD,
     ("api-rule-version-promote", "POST"): LEAD,
     ("api-rule-version-demote", "POST"): LEAD,
+    # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
+    ("outcomes", "GET"): LEAD,
+    ("outcome-call-issue", "GET"): REVIEW,
+    ("api-outcomes", "GET"): LEAD,
+    ("api-outcome-ratings", "POST"): REVIEW,
+    ("api-outcome-questions", "GET"): CONSOLE,
+    ("api-outcome-questions", "POST"): TRIAGE,
+    # decision points: everyone in the console reads them, engineers and leads import kinds
+    ("api-decision-kinds", "GET"): CONSOLE,
+    ("api-decision-kinds-import", "POST"): TRIAGE,
+    ("decision-accuracy", "GET"): CONSOLE,
+    ("api-decision-accuracy", "GET"): CONSOLE,
+    ("decision-hard-queue", "POST"): LEAD,
+    ("api-decision-hard", "POST"): LEAD,
+    ("review-decision-label", "POST"): REVIEW,
+    ("api-decision-labels", "POST"): REVIEW,
     # axes reports: engineers and leads make and read them, as they run gates
     ("axes-report-list", "GET"): TRIAGE,
     ("axes-report-detail", "GET"): TRIAGE,
@@ -159,13 +194,6 @@ TABLE = {
     ("api-webhook", "PATCH"): LEAD,
     ("api-webhook", "DELETE"): LEAD,
     ("api-webhook-deliveries", "GET"): LEAD,
-    # outcomes: leads read the figures; reviewers (and leads) file a row on a bad call
-    ("outcomes", "GET"): LEAD,
-    ("outcome-call-issue", "GET"): REVIEW,
-    ("api-outcomes", "GET"): LEAD,
-    ("api-outcome-ratings", "POST"): REVIEW,
-    ("api-outcome-questions", "GET"): CONSOLE,
-    ("api-outcome-questions", "POST"): TRIAGE,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -208,6 +236,10 @@ def world(db):
     w.verdict_id = call.verdicts.first().pk
     w.gate_run = w.run("2026-11-21.1")
     w.judge_run = JudgeRun.objects.create(judge=w.judge, started_by="test")
+    dataset = Dataset.objects.create(name="access", checksum="0" * 64)
+    w.eval_run = EvalRun.objects.create(
+        dataset=dataset, agent_version=call.agent_version, rubric="safety"
+    )
     w.row = issue_row_create(
         reporter=w.users[R], transcript=call, turn=0, what="Talked over.", severity="minor"
     )
@@ -226,9 +258,12 @@ def world(db):
         "api-rule": {"id": w.one_q.rule.rule_id},
         "agent-version-detail": {"agent": av.agent.name, "version": av.version},
         "api-agent-version": {"agent": av.agent.name, "version": av.version},
+        "api-classify": {"name": "injection"},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},
+        "eval-run-detail": {"pk": w.eval_run.pk},
+        "api-eval-run": {"pk": w.eval_run.pk},
         "gate-run-detail": {"pk": w.gate_run.pk},
         "api-gate-run": {"pk": w.gate_run.pk},
         "golden-set-detail": {"name": w.golden.name},
@@ -243,7 +278,11 @@ def world(db):
         },
         "review-mark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
+        "review-decision-label": {"external_id": call.external_id, "decision_id": 1},
         "calibration-export": {"fmt": "csv"},
+        "classifier-detail": {"rule_id": "classifiers.injection"},
+        "classifier-export": {"rule_id": "classifiers.injection", "fmt": "csv"},
+        "api-classifier-thresholds": {"rule_id": "classifiers.injection"},
         "calibration-detail": {"pk": w.one_q.pk},
         "calibration-cell": {"pk": w.one_q.pk, "cell": "tp"},
         "calibration-promote": {"pk": w.one_q.pk},

@@ -22,7 +22,10 @@ def test_engineer_reads_a_flagged_axes_report(login, engineer, live_server, size
     page.set_viewport_size(size)
     if size == PHONE:
         page.get_by_role("button", name="Menu").click()
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Axes").click()
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Layers").click()
+    assert_no_serious_axe(page)
+    no_sideways_scroll(page)
+    page.get_by_role("main").get_by_role("link", name="Trajectory axes").click()
     expect(page.get_by_role("heading", name="Axes reports")).to_be_visible()
     assert_no_serious_axe(page)
     no_sideways_scroll(page)
@@ -41,7 +44,7 @@ def test_engineer_reads_a_flagged_axes_report(login, engineer, live_server, size
 
 def test_lead_registers_a_webhook(login, lead, live_server):
     page = login(lead)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Webhooks").click()
+    page.get_by_role("banner").get_by_role("link", name="Webhooks").click()
     page.get_by_label("URL").fill("https://ci.example.com/docket-hook")
     page.get_by_label("gate_run.finished").check()
     page.get_by_role("button", name="Register").click()

@@ -1,7 +1,8 @@
 """A local HTTP server that speaks the OpenAI chat completions protocol, for judge tests.
 
 It records every request and answers each rule of the schema it was sent. Tests steer it:
-`flag` maps rule ids to the turns to cite, `mode` picks a failure ("malformed", "missing-rule",
+`flag` maps rule ids to the turns to cite, `responder` answers other schemas (a function of the
+request body returning the content), `mode` picks a failure ("malformed", "missing-rule",
 "user-turn", "slow", "error500", "no-usage"), optionally
 only for requests whose prompt mentions `only_for`.
 
@@ -28,6 +29,8 @@ class FakeJudge:
         self.slow_s = 3.0
         self.junk_type = "text/html"  # what "junk" answers with, status 200
         self.junk_body = "<html><body>502 Bad Gateway</body></html>"
+        # Answers other prompts (the runtime classifiers): body -> content, or None for the judge's.
+        self.responder = None
         self.hang_s = 30.0  # "hang" holds each answer this long (or until stop), past any timeout
         self.stopping = threading.Event()
         self.gate = threading.Event()  # clear it to hold every answer until the test sets it again
@@ -55,10 +58,6 @@ class FakeJudge:
     def answer(self, body: dict) -> tuple[int, str] | tuple[int, str, str]:
         self.gate.wait(60)
         prompt = "\n".join(m["content"] for m in body["messages"])
-        if body.get("response_format", {}).get("type") == "json_schema":
-            schema = body["response_format"]["json_schema"]["schema"]
-        else:  # json_object or none: the schema is in the prompt
-            schema = json.loads(prompt.rsplit("matches this JSON schema:\n", 1)[1])
         mode = self.mode if (not self.only_for or self.only_for in prompt) else ""
         if mode == "slow":
             time.sleep(self.slow_s)
@@ -70,6 +69,12 @@ class FakeJudge:
             return 500, json.dumps({"error": {"message": "boom", "type": "server_error"}})
         if mode == "malformed":
             return 200, self.completion(body, "Sure! Here are the verdicts: flagged, mostly.")
+        if self.responder is not None and (content := self.responder(body)) is not None:
+            return 200, self.completion(body, content)
+        if body.get("response_format", {}).get("type") == "json_schema":
+            schema = body["response_format"]["json_schema"]["schema"]
+        else:  # json_object or none: the schema is in the prompt
+            schema = json.loads(prompt.rsplit("matches this JSON schema:\n", 1)[1])
         if "score" in schema["properties"]:
             return 200, self.completion(body, json.dumps(self.conversation_answer(prompt, mode)))
         answer = {}

@@ -34,6 +34,12 @@ def test_every_documented_detector_is_registered():
         "markdown_or_emoji",
         "multiple_questions",
         "greeting_repeated",
+        # the runtime classifiers and their signals (evals/classifiers/detectors.py)
+        "sentiment_floor",
+        "loop_detector",
+        "injection_guard",
+        "scope_drift",
+        "frustration_attribution",
     }
 
 

@@ -279,7 +279,7 @@ def test_an_item_that_crashes_is_recorded_and_the_run_finishes(
 ):
     call = make_call()
 
-    def broken(spec, turns):
+    def broken(spec, turns, context=None):
         raise RuntimeError("detector bug")
 
     monkeypatch.setattr("evals.services.judging.detector_run", broken)

@@ -387,6 +387,7 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             if inputs.baseline
             else None
         ),
+        **_eval_facts(inputs, run.candidate),
     )
     notes: list[str] = []
     if inputs.baseline_run is not None:
@@ -436,6 +437,18 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             "judged": judged,
         },
     )
+
+
+def _eval_facts(inputs: _Inputs, candidate: AgentVersion) -> dict:
+    """The eval runs an eval_pass_rate metric compares (read only when the gate has one)."""
+    if not any(spec.kind == gates.EVAL_PASS_RATE for spec in inputs.specs):
+        return {}
+    from evals.selectors.evalruns import eval_run_facts
+
+    return {
+        "candidate_evals": eval_run_facts(candidate),
+        "baseline_evals": eval_run_facts(inputs.baseline) if inputs.baseline else None,
+    }
 
 
 def _record_error(run: GateRun, error: str) -> None:

@@ -1,0 +1,151 @@
+"""Thresholds from marks for the runtime classifiers: per classifier (its rule and judge),
+category, tenant and agent, the confidence distribution and the PR curve over marked verdicts."""
+
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q
+
+from evals.classifiers.services import RULE_OF
+from evals.classifiers.thresholds import Item, histogram, pr_curve, threshold_choose
+from evals.models import Judge, Verdict
+
+CLASSIFIER_RULES = tuple(RULE_OF.values())
+DEFAULT_TARGET = 0.9
+
+
+@dataclass(frozen=True)
+class Row:
+    item: Item
+    tenant: str
+    agent: str
+    category: str
+
+
+@dataclass
+class Group:
+    """The figures of one slice (everything, one tenant or one agent)."""
+
+    split: str  # all, tenant, agent
+    key: str
+    verdicts: int = 0
+    marked: int = 0
+    flagged: int = 0
+    histogram: dict = field(default_factory=dict)
+    curve: list = field(default_factory=list)
+    choice: object = None
+
+    def as_dict(self) -> dict:
+        return {
+            "split": self.split,
+            "key": self.key,
+            "verdicts": self.verdicts,
+            "marked": self.marked,
+            "flagged": self.flagged,
+            "histogram": self.histogram,
+            "curve": [p.as_dict() for p in self.curve],
+            "choice": self.choice.as_dict() if self.choice else None,
+        }
+
+
+def _group(split: str, key: str, rows: list[Row], target: float) -> Group:
+    items = [r.item for r in rows]
+    curve = pr_curve(items)
+    return Group(
+        split,
+        key,
+        verdicts=len(items),
+        marked=sum(1 for i in items if i.positive is not None),
+        flagged=sum(1 for i in items if i.flagged),
+        histogram=histogram(items),
+        curve=curve,
+        choice=threshold_choose(curve, target),
+    )
+
+
+def classifier_rows(
+    *,
+    rule_id: str,
+    judge_id: int | None = None,
+    tenant: str = "",
+    agent: str = "",
+    category: str = "",
+) -> list[Row]:
+    """Return the classifier's verdicts (errored ones left out) with their marks' truth."""
+    qs = Verdict.objects.filter(rule_version__rule__rule_id=rule_id, error="")
+    if judge_id:
+        qs = qs.filter(judge_id=judge_id)
+    if tenant:
+        qs = qs.filter(transcript__tenant=tenant)
+    if agent:
+        qs = qs.filter(transcript__agent_version__agent__name=agent)
+    if category:
+        qs = qs.filter(category__category=category)
+    rows = []
+    for flagged, conf, truth, t, a, c in qs.values_list(
+        "flagged",
+        "confidence",
+        "tally__truth",
+        "transcript__tenant",
+        "transcript__agent_version__agent__name",
+        "category__category",
+    ).iterator(chunk_size=5000):
+        rows.append(Row(Item(flagged, conf, None if truth is None else bool(truth)), t, a, c or ""))
+    return rows
+
+
+def classifier_thresholds(
+    *,
+    rule_id: str,
+    judge_id: int | None = None,
+    tenant: str = "",
+    agent: str = "",
+    category: str = "",
+    target: float = DEFAULT_TARGET,
+) -> dict:
+    """Return the figures of one classifier: everything, then split by tenant and by agent."""
+    rows = classifier_rows(
+        rule_id=rule_id, judge_id=judge_id, tenant=tenant, agent=agent, category=category
+    )
+    by: dict[str, dict[str, list[Row]]] = {"tenant": {}, "agent": {}}
+    for r in rows:
+        by["tenant"].setdefault(r.tenant, []).append(r)
+        by["agent"].setdefault(r.agent, []).append(r)
+    return {
+        "all": _group("all", "", rows, target),
+        "tenants": [_group("tenant", k, v, target) for k, v in sorted(by["tenant"].items())],
+        "agents": [_group("agent", k, v, target) for k, v in sorted(by["agent"].items())],
+        "categories": sorted({r.category for r in rows if r.category}),
+    }
+
+
+def classifier_checks() -> list[dict]:
+    """Return each classifier rule with its judges and how many verdicts each has, marked."""
+    rows = (
+        Verdict.objects.filter(rule_version__rule__rule_id__in=CLASSIFIER_RULES, error="")
+        .values("rule_version__rule__rule_id", "judge_id", "judge__name")
+        .annotate(
+            verdicts=Count("pk"),
+            flagged=Count("pk", filter=Q(flagged=True)),
+            marked=Count("pk", filter=Q(tally__truth__isnull=False)),
+        )
+        .order_by("rule_version__rule__rule_id", "judge__name")
+    )
+    return [
+        {
+            "rule": r["rule_version__rule__rule_id"],
+            "judge_id": r["judge_id"],
+            "judge": r["judge__name"],
+            "verdicts": r["verdicts"],
+            "flagged": r["flagged"],
+            "marked": r["marked"],
+        }
+        for r in rows
+    ]
+
+
+def classifier_judges(rule_id: str) -> list[Judge]:
+    return list(
+        Judge.objects.filter(verdicts__rule_version__rule__rule_id=rule_id)
+        .distinct()
+        .order_by("name")
+    )

@@ -1,0 +1,107 @@
+"""Classifier thresholds from marks: the selector, the page, the API and the exports."""
+
+import csv
+import io
+
+import pytest
+from rest_framework.authtoken.models import Token
+
+from evals.classifiers.services import classifier_rules_ensure
+from evals.models import Judge, RuleVersion, Transcript, Verdict, VerdictCategory
+from labeling.models import Mark
+from labeling.selectors.classifier_thresholds import classifier_thresholds
+from tests import factories as f
+
+pytestmark = pytest.mark.django_db
+
+# (tenant, flagged, confidence, reviewer says right, category)
+SPECS = [
+    ("acme", True, 95, True, "instruction_override"),
+    ("acme", True, 90, True, "prompt_extraction"),
+    ("acme", True, 70, False, "persona_switch"),
+    ("globex", True, 85, True, "instruction_override"),
+    ("globex", True, 40, False, "instruction_override"),
+    ("globex", False, 80, False, ""),
+    ("globex", False, 99, True, ""),
+    ("globex", True, 60, None, "exfiltration"),
+]
+
+
+@pytest.fixture
+def marked(db, reviewer):
+    classifier_rules_ensure()
+    rv = RuleVersion.objects.get(rule__rule_id="classifiers.injection")
+    judge = Judge.objects.create(name="platform/injection", kind=Judge.Kind.CLASSIFIER)
+    av = f.AgentVersionFactory()
+    for i, (tenant, flagged, conf, right, category) in enumerate(SPECS):
+        t = Transcript.objects.create(
+            external_id=f"c-{i}", agent_version=av, checksum=f"{i:064x}", tenant=tenant
+        )
+        v = Verdict.objects.create(
+            transcript=t,
+            rule_version=rv,
+            judge=judge,
+            flagged=flagged,
+            turn=1 if flagged else None,
+            confidence=conf,
+        )
+        if category:
+            VerdictCategory.objects.create(verdict=v, category=category)
+        if right is not None:
+            Mark.objects.create(verdict=v, reviewer=reviewer, correct=right)
+    return judge
+
+
+def test_the_figures_split_by_tenant_and_agent(marked):
+    figures = classifier_thresholds(rule_id="classifiers.injection", target=0.9)
+    everything = figures["all"]
+    assert (everything.verdicts, everything.marked, everything.flagged) == (8, 7, 6)
+    assert everything.choice.threshold == 85  # 85, 90, 95 are all right: precision 1.0
+    assert [g.key for g in figures["tenants"]] == ["acme", "globex"]
+    acme = figures["tenants"][0]
+    assert acme.choice.threshold == 90 and acme.marked == 3
+    assert len(figures["agents"]) == 1
+    assert "exfiltration" in figures["categories"]
+    only = classifier_thresholds(rule_id="classifiers.injection", category="instruction_override")
+    assert only["all"].verdicts == 3
+
+
+def test_the_page_draws_the_curve_and_the_threshold(client, lead, marked):
+    client.force_login(lead)
+    r = client.get("/classifiers/classifiers.injection/", {"judge": marked.pk, "target": "0.9"})
+    assert r.status_code == 200
+    body = r.content.decode()
+    assert 'data-testid="pr-curve"' in body and 'data-testid="threshold">85<' in body
+    assert 'data-testid="split-tenant-acme"' in body
+    index = client.get("/classifiers/")
+    assert 'data-testid="check-classifiers.injection"' in index.content.decode()
+    assert client.get("/classifiers/classifiers.injection/", {"target": "2"}).status_code == 400
+    assert client.get("/classifiers/opening.greet/").status_code == 404
+
+
+def test_exports_as_csv_and_json(client, lead, marked):
+    client.force_login(lead)
+    r = client.get("/classifiers/classifiers.injection/export.csv", {"tenant": "acme"})
+    rows = list(csv.DictReader(io.StringIO(r.content.decode())))
+    assert {row["split"] for row in rows} == {"all", "tenant", "agent"}
+    top = next(row for row in rows if row["split"] == "all" and row["threshold"] == "90")
+    assert (top["tp"], top["fp"], top["precision"]) == ("2", "0", "1.0")
+    data = client.get("/classifiers/classifiers.injection/export.json").json()
+    assert data["all"]["choice"]["threshold"] == 85
+    assert data["all"]["choice"]["precision_lower_bound"] < 0.9
+
+
+def test_the_api_gives_the_same_figures(client, lead, reviewer, marked):
+    def get(user, **params):
+        token = Token.objects.get_or_create(user=user)[0].key
+        return client.get(
+            "/api/v1/classifier-thresholds/classifiers.injection/",
+            params,
+            HTTP_AUTHORIZATION=f"Token {token}",
+        )
+
+    r = get(lead, tenant="globex", target="0.5")
+    assert r.status_code == 200
+    assert r.json()["all"]["marked"] == 4 and r.json()["all"]["choice"]["threshold"] == 0
+    assert get(lead, target="x").json()["errors"][0]["field"] == "target"
+    assert get(reviewer).status_code == 403

@@ -156,3 +156,10 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = ["event", "webhook", "status", "response_status", "created_at"]
     list_filter = ["status", "event"]
     readonly_fields = [f.name for f in models.WebhookDelivery._meta.fields]
+
+
+@admin.register(models.AxesReport)
+class AxesReportAdmin(admin.ModelAdmin):
+    list_display = ["agent_version", "passed", "max_drop", "created_by", "created_at"]
+    list_filter = ["passed"]
+    readonly_fields = [f.name for f in models.AxesReport._meta.fields]

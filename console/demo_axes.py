@@ -25,7 +25,10 @@ from evals.services.axes_faithfulness import (
 from evals.services.importing import transcripts_import
 
 AGENT = "booking-desk"
-VERSIONS = ("1.4.0", "1.5.0")  # not the phone-screen versions: a bare version stays unique
+VERSIONS = (
+    "2026-11-24.1",
+    "2026-11-29.1",
+)  # not the phone-screen versions: a bare version names one agent
 TRIALS = 3
 
 TASKS = {

@@ -238,6 +238,7 @@ SPECTACULAR_SETTINGS = {
         "IssueRowStatusEnum": "labeling.models.IssueRow.Status",
         "JudgeRunStatusEnum": "evals.models.JudgeRun.Status",
         "GateRunStatusEnum": "evals.models.GateRun.Status",
+        "EvalRunStatusEnum": "evals.models_evalruns.EvalRun.Status",
     },
 }
 

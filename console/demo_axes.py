@@ -4,15 +4,24 @@ A small booking agent ("booking-desk") ran four tasks three times on each of two
 trajectory reports its final state and carries its expectations in metadata (expected calls, a
 prohibited tool, an outcome checklist), the generic shape the axes read (evals.services.axes).
 The newer version books the wrong fare class on one task and cancels without being asked on
-another, so its report is flagged against the older, green one. Made once: a second load finds
-the reports and changes nothing.
+another, so its report is flagged against the older, green one. Faithfulness is scored from
+claims put in the judge's cache (as a judge would have answered: every sentence of the agent's
+reply is a claim, and "the refund goes to your card" is one no tool result supports), so the
+demo needs no judge. Made once: a second load finds the reports and changes nothing.
 """
 
 import json
 from pathlib import Path
 
-from evals.models import AxesReport
-from evals.services.axes import axes_agent_version, axes_report_create
+from django.conf import settings
+
+from evals.models import AxesReport, JudgeCacheEntry
+from evals.services.axes import agent_version_transcripts, axes_agent_version, axes_report_create
+from evals.services.axes_faithfulness import (
+    PROMPT_VERSION,
+    claims_cache_key,
+    output_and_evidence,
+)
 from evals.services.importing import transcripts_import
 
 AGENT = "booking-desk"
@@ -118,6 +127,36 @@ def demo_trajectory(version: str, task: str, trial: int) -> dict:
     }
 
 
+UNSUPPORTED = ("the refund goes to your card",)
+
+
+def demo_claims_cache(version) -> int:
+    """Put the claims a judge would find in each of the version's trajectories in the cache."""
+    n = 0
+    for t in agent_version_transcripts(version):
+        output, evidence = output_and_evidence(list(t.turns.all()))
+        claims = [
+            {
+                "claim": part.strip().rstrip(".") + ".",
+                "supported": part.strip().rstrip(".") not in UNSUPPORTED,
+                "evidence": [] if part.strip().rstrip(".") in UNSUPPORTED else ["U0"],
+            }
+            for part in output.replace(";", ".").split(".")
+            if part.strip()
+        ]
+        key = claims_cache_key(output=output, evidence=evidence, model=settings.JUDGE_MODEL)
+        _, made = JudgeCacheEntry.objects.get_or_create(
+            key=key,
+            defaults={
+                "model": settings.JUDGE_MODEL,
+                "prompt_version": PROMPT_VERSION,
+                "answer": {"claims": claims},
+            },
+        )
+        n += made
+    return n
+
+
 def demo_axes_load(demo_dir: Path) -> str:
     """Import the booking agent's trajectories and make one axes report per version (once)."""
     lines = [
@@ -131,6 +170,8 @@ def demo_axes_load(demo_dir: Path) -> str:
         return f"{result.summary}; axes reports already made"
     made = []
     for v in VERSIONS:
-        report = axes_report_create(agent_version=axes_agent_version(AGENT, v), by="demo")
+        version = axes_agent_version(AGENT, v)
+        demo_claims_cache(version)
+        report = axes_report_create(agent_version=version, faithfulness=True, by="demo")
         made.append(f"{v} {'green' if report.passed else 'flagged'}")
     return f"{result.summary}; axes reports: {', '.join(made)}"

@@ -66,14 +66,24 @@ def webhook_deliver_task(self, delivery_id: int) -> str:
         webhook_delivery_give_up,
     )
 
+    def attempt() -> str:
+        # A database hiccup (SQLite's "table is locked" among threads) is tried again, a few
+        # times, before the delivery is given up as an internal error.
+        for wait in (0.1, 0.3, 1.0, 3.0):
+            try:
+                return webhook_delivery_attempt(delivery_id=delivery_id)
+            except DatabaseError:
+                time.sleep(wait)
+        return webhook_delivery_attempt(delivery_id=delivery_id)
+
     failed_before = self.request.retries
     try:
-        outcome = webhook_delivery_attempt(delivery_id=delivery_id)
+        outcome = attempt()
         while outcome == RETRY and self.request.is_eager:
             # Eager retries would run at once: wait here instead (without a broker only).
             failed_before += 1
             time.sleep(webhook_backoff_s(failed_before))
-            outcome = webhook_delivery_attempt(delivery_id=delivery_id)
+            outcome = attempt()
     except Exception as exc:
         logger.exception(
             "webhook_deliver.crashed", extra={"delivery": delivery_id, "error": type(exc).__name__}

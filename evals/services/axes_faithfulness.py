@@ -115,13 +115,13 @@ def faithfulness_claims(t: Transcript, turns: list[Turn]) -> tuple[list[dict] | 
     output, evidence = output_and_evidence(turns)
     if not output:
         return [], ""
-    if not judge_configured():
-        return None, "no judge configured (JUDGE_BASE_URL or JUDGE_API_KEY)"
     cfg = judge_settings()
     key = claims_cache_key(output=output, evidence=evidence, model=cfg.model)
     hit = JudgeCacheEntry.objects.filter(key=key).first()
-    if hit is not None:
+    if hit is not None:  # a cached answer needs no judge
         return hit.answer["claims"], ""
+    if not judge_configured():
+        return None, "no judge configured (JUDGE_BASE_URL or JUDGE_API_KEY)"
     try:
         response = _client(cfg).chat.completions.create(
             model=cfg.model,

@@ -110,7 +110,7 @@ def webhook_emit(*, event: str, payload: dict) -> list[WebhookDelivery]:
         from evals.tasks import webhook_deliver_task
 
         for d in deliveries:
-            after_commit(webhook_deliver_task, d.pk)
+            after_commit(webhook_deliver_task, d.pk, finish_at_exit=True)
         logger.info("webhook_emitted", extra={"event": event, "deliveries": len(deliveries)})
     return deliveries
 

@@ -18,6 +18,11 @@ def test_demo_axes_make_a_green_and_a_flagged_report_once():
     flagged = {c["axis"] for c in new.results["comparison"] if c["flagged"]}
     assert flagged == {"task_success", "tool_correctness"}
     assert old.results["overall"]["task_success"]["passed"] == 11  # one bag count went wrong
+    # Faithfulness from the claims put in the judge's cache (no judge needed): the cancel-trip
+    # replies say where the refund goes, which nothing supports.
+    faithful = old.results["overall"]["faithfulness"]
+    assert (faithful["n"], faithful["passed"]) == (12, 9)
+    assert (faithful["supported"], faithful["total"]) == (12, 15)
     again = demo_axes_load(DEMO_DIR)
     assert "0 created, 24 unchanged" in again and "already made" in again
     assert AxesReport.objects.count() == 2 and Transcript.objects.count() == 24

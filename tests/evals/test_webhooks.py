@@ -15,6 +15,7 @@ from evals.webhook_signing import (
     webhook_signature_valid,
 )
 from tests.evals.gating_helpers import wait_for_gate_run
+from tests.evals.test_judge_celery import redis_worker  # noqa: F401 (a fixture)
 from tests.evals.webhook_receiver import Receiver
 from tests.factories import token_client
 
@@ -230,3 +231,60 @@ def test_lead_registers_a_webhook_on_the_page_and_reads_its_deliveries(client, l
     client.post(f"/webhooks/{hook.pk}/toggle/")
     hook.refresh_from_db()
     assert hook.active is False
+
+
+def test_a_command_that_ends_at_once_still_sends_its_webhook(receiver, tmp_path):
+    """Without a broker a delivery runs in a thread: a management command that emits an event
+    and exits waits for it (core.background's finish_at_exit), so CI's webhooks are not lost."""
+    import os
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")},
+        "DJANGO_DEBUG": "1",
+        "DOCKET_VAR_DIR": str(tmp_path),
+        "DOCKET_LOG_LEVEL": "WARNING",
+    }
+    manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, timeout=300)
+    script = (
+        "from evals.services.webhooks import webhook_create, webhook_emit\n"
+        f"webhook_create(url={receiver.url!r}, events=['rule_version.demoted'])\n"
+        "webhook_emit(event='rule_version.demoted', payload={'rule': 'asking.one-question'})\n"
+    )
+    done = subprocess.run(
+        [*manage, "shell", "-c", script],
+        check=False,
+        env=env,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    (post,) = receiver.requests  # sent before the process ended
+    assert json.loads(post["body"])["data"] == {"rule": "asking.one-question"}
+
+
+@pytest.mark.redis
+@pytest.mark.usefixtures("redis_worker")
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_retries_after_a_500_with_its_backoff(receiver):
+    """With a broker the retry is Celery's own (self.retry with the backoff as countdown)."""
+    import threading
+
+    from tests.evals.test_judge_celery import TASK_THREADS
+
+    TASK_THREADS.clear()
+    receiver.statuses = [500]
+    hook = webhook_create(url=receiver.url, events=["gate_run.finished"])
+    (d,) = webhook_emit(event="gate_run.finished", payload={"gate_run": 9})
+    d = wait_for_delivery(d.pk)
+    assert d.status == "delivered" and [a["status"] for a in d.attempts] == [500, 200]
+    assert len(TASK_THREADS) == 2 and threading.get_ident() not in TASK_THREADS
+    for post in receiver.wait_for(2):
+        assert webhook_signature_valid(
+            secret=hook.secret, header=post["headers"]["Docket-Signature"], body=post["body"]
+        )

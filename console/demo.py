@@ -16,6 +16,7 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_classifiers import demo_classifiers_load
 from console.demo_conversation import demo_conversation_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
@@ -104,6 +105,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
     DemoStep("outcomes", demo_outcomes_load),
+    DemoStep("classifiers", demo_classifiers_load),
 ]
 
 

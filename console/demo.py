@@ -16,8 +16,10 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 
+from console.demo_axes import demo_axes_load
 from console.demo_classifiers import demo_classifiers_load
 from console.demo_conversation import demo_conversation_load
+from console.demo_evalruns import demo_evalruns_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
     demo_detectors_load,
@@ -105,6 +107,8 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
     DemoStep("outcomes", demo_outcomes_load),
+    DemoStep("trajectory axes", demo_axes_load),
+    DemoStep("eval runs", demo_evalruns_load),
     DemoStep("classifiers", demo_classifiers_load),
 ]
 

@@ -7,6 +7,7 @@ from .api import SchemaView, api_docs, router_urls
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("layers/", views.layers, name="layers"),
     path(
         "login/",
         auth_views.LoginView.as_view(

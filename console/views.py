@@ -32,3 +32,11 @@ def login_locked(request, original_response=None, credentials=None):
         },
         status=429,
     )
+
+
+@require("view_console")
+@require_GET
+def layers(request):
+    """The map of what Docket measures: the five layers, runtime classifiers and dataset evals,
+    each linking to its pages (only those the user's role opens)."""
+    return render(request, "console/layers.html")

@@ -19,4 +19,5 @@ class Access(models.Model):
             ("manage_sample", "Make daily samples and queue calls by hand"),
             ("manage_gates", "Edit golden sets and gates"),
             ("run_gate", "Run gates and read gate results"),
+            ("manage_webhooks", "Register webhook URLs and read their deliveries"),
         ]

@@ -20,6 +20,7 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
         "manage_sample",
         "manage_gates",
         "run_gate",
+        "manage_webhooks",
     ],
 }
 

@@ -6,7 +6,7 @@ import socket
 from datetime import UTC, datetime
 from xml.etree import ElementTree as ET
 
-from evals.gates import METRIC_KINDS
+from evals import gates
 
 EVIDENCE_LIMIT = 5
 
@@ -33,11 +33,14 @@ def evidence_text(metric: dict, limit: int = EVIDENCE_LIMIT) -> str:
 
 
 def threshold_text(metric: dict) -> str:
-    kind = METRIC_KINDS.get(metric["kind"])
-    if kind is not None and "tolerance" in kind.fields:
+    kind = gates.METRIC_KINDS.get(metric["kind"])
+    fields = kind.fields if kind else ()
+    if "tolerance" in fields:
         return f"tolerance {fmt(metric.get('tolerance'))}"
-    if metric["kind"] == "safety_ceiling":
-        return "ceiling 0"
+    if kind is not None and kind.fixed_threshold is not None:
+        return f"ceiling {fmt(kind.fixed_threshold)}"
+    if "min" in fields:
+        return f"min {fmt(metric.get('threshold'))}"
     return f"max {fmt(metric.get('threshold'))}"
 
 

@@ -7,6 +7,10 @@ database, this module decides. Rules of the decision:
 - `safety_ceiling`: one flagged verdict of a safety rule (or of the named rule) fails.
 - `violation_rate`: flagged checks / checks for one rule or one group, at most `threshold`.
 - `detector_metric`: a measure over turn timings (see MEASURES), at most `threshold`.
+- `decision_accuracy`: the share of the agent's labeled decisions on the golden-set calls (of one
+  decision kind, or all) that the reviewers' answer agrees with, at least `min`.
+- `decision_accuracy_regression`: that share may be lower than the baseline's by at most
+  `tolerance`.
 - `judge_score_regression`: the mean per-call score (over one rule, one group, or every gated
   non-safety rule: safety rules have their ceiling) must not be worse than the baseline's by
   more than `tolerance`. With no baseline at all (the first run) there is nothing to regress
@@ -14,6 +18,9 @@ database, this module decides. Rules of the decision:
 - `conversation_score`: the mean 1-10 conversation judge score of the golden-set calls must
   not be worse than the baseline's by more than `tolerance`; the noise (the spread of the
   per-call differences and their mean's 95% interval) is reported beside it.
+- `eval_pass_rate`: for each dataset and rubric the candidate has a finished eval run on, its
+  pass rate may be below the baseline's by at most `tolerance` points (no-regression only:
+  rubric scores are fuzzy, so never an absolute threshold).
 - Missing data never passes: a golden scenario with no call, a golden set whose checksum no
   longer matches, a pinned call that changed, a call without a verdict (or with an errored one)
   for a gated rule, or a rule without a promoted version fails and says which.
@@ -37,6 +44,9 @@ VIOLATION_RATE = "violation_rate"
 DETECTOR_METRIC = "detector_metric"
 JUDGE_SCORE_REGRESSION = "judge_score_regression"
 CONVERSATION_SCORE = "conversation_score"
+DECISION_ACCURACY = "decision_accuracy"
+DECISION_ACCURACY_REGRESSION = "decision_accuracy_regression"
+EVAL_PASS_RATE = "eval_pass_rate"
 
 # How much a flagged verdict weighs in a judge score, by severity (the one copy).
 SEVERITY_WEIGHT = {"minor": 1, "major": 3, "critical": 10}
@@ -105,15 +115,38 @@ class ConversationFact:
 
 
 @dataclass(frozen=True)
+class DecisionFact:
+    """The agent's decision at one moment of a call, and the reviewers' answer ("" unlabeled)."""
+
+    kind: str
+    choice: str
+    truth: str = ""
+    turn: int | None = None
+    ref: int | None = None  # decision id
+
+
+@dataclass(frozen=True)
 class CallFacts:
     """One golden-set call of an agent version: its verdicts keyed by rule id, its turn timings,
-    and its conversation judge score."""
+    its conversation judge score and the agent's decisions."""
 
     call: str
     scenario: str
     verdicts: Mapping[str, VerdictFact] = field(default_factory=dict)
     turns: tuple[TurnTiming, ...] = ()
     conversation: ConversationFact | None = None
+    decisions: tuple[DecisionFact, ...] = ()
+
+
+@dataclass(frozen=True)
+class EvalRunFact:
+    """An agent version's latest finished eval run on one dataset under one rubric."""
+
+    dataset: str
+    rubric: str
+    run: int
+    pass_rate: float | None  # percent of scored rows; None when nothing was scored
+    scored: int = 0
 
 
 @dataclass(frozen=True)
@@ -481,6 +514,9 @@ class MetricInput:
     candidate: list[CallFacts]  # the candidate's golden-set calls, in scenario order
     baseline: list[CallFacts] | None  # the baseline's, or None when there is no baseline
     scenarios: list[str]  # the golden set's scenarios
+    # Eval runs (dataset, rubric): the candidate's and the baseline's latest finished ones.
+    candidate_evals: tuple[EvalRunFact, ...] = ()
+    baseline_evals: tuple[EvalRunFact, ...] | None = None
 
 
 @dataclass
@@ -762,6 +798,141 @@ def _conversation_score(inp: MetricInput) -> Outcome:
     return out
 
 
+def _decision_pairs(spec: MetricSpec, calls: Sequence[CallFacts]):
+    """Return ([(call, decision)] labeled, how many unlabeled) for the metric's decision kind."""
+    labeled, unlabeled = [], 0
+    for c in calls:
+        for d in c.decisions:
+            if spec.measure and d.kind != spec.measure:
+                continue
+            if d.truth:
+                labeled.append((c, d))
+            else:
+                unlabeled += 1
+    return labeled, unlabeled
+
+
+def _accuracy(spec: MetricSpec, calls: Sequence[CallFacts], who: str = ""):
+    """Return (accuracy, interval, n, problems, note, wrong [(call, decision)])."""
+    labeled, unlabeled = _decision_pairs(spec, calls)
+    what = f"{spec.measure} decisions" if spec.measure else "decisions"
+    note = f"{who}{unlabeled} unlabeled {what} left out" if unlabeled else ""
+    if not labeled:
+        return None, None, 0, [f"{who}no labeled {what} on the golden-set calls"], note, []
+    right = sum(1 for _, d in labeled if d.choice == d.truth)
+    wrong = [(c, d) for c, d in labeled if d.choice != d.truth]
+    return right / len(labeled), wilson(right, len(labeled)), len(labeled), [], note, wrong
+
+
+def _decision_evidence(wrong) -> list[Evidence]:
+    return [
+        Evidence(
+            call=c.call,
+            turn=d.turn,
+            note=f"{d.kind}: agent chose {d.choice!r}, reviewers say {d.truth!r}",
+        )
+        for c, d in wrong
+    ]
+
+
+def _decision_outcome(inp: MetricInput) -> tuple[Outcome, list]:
+    value, interval, n, problems, note, wrong = _accuracy(inp.spec, inp.candidate)
+    out = Outcome(passed=False, value=value, interval=interval, n=n, problems=problems, note=note)
+    if inp.baseline is not None:
+        out.baseline, out.baseline_interval, *_ = _accuracy(inp.spec, inp.baseline, "baseline ")
+    return out, wrong
+
+
+def _decision_accuracy(inp: MetricInput) -> Outcome:
+    """The share of labeled golden-set decisions the agent got right, at least `min`."""
+    out, wrong = _decision_outcome(inp)
+    if out.value is None:
+        return out
+    out.passed = inp.spec.threshold is not None and out.value >= inp.spec.threshold - 1e-9
+    if not out.passed:
+        out.evidence = _decision_evidence(wrong)
+    return out
+
+
+def _decision_accuracy_regression(inp: MetricInput) -> Outcome:
+    """Decision accuracy may be lower than the baseline's by at most `tolerance`."""
+    out, wrong = _decision_outcome(inp)
+    if out.value is None:
+        return out
+    if inp.baseline is None:
+        out.passed = inp.spec.tolerance is not None
+        out.note = "; ".join(
+            filter(None, [out.note, "no baseline yet: nothing to regress against"])
+        )
+    elif out.baseline is None:
+        out.problems.append("baseline has no labeled decisions to compare with")
+    else:
+        worse_by = out.baseline - out.value
+        out.passed = inp.spec.tolerance is not None and worse_by <= inp.spec.tolerance + 1e-9
+    if not out.passed:
+        out.evidence = _decision_evidence(wrong)
+    return out
+
+
+DECISION_HELP = {
+    "decision": "a decision kind id (turn-taking...); leave it out for every kind",
+    "min": "the lowest accuracy that passes, 0 to 1",
+    "max_at_most": "an accuracy is at most 1",
+    "tolerance": "how much lower than the baseline's accuracy passes",
+}
+
+
+def _decision_label(s: MetricSpec) -> str:
+    return f"decision accuracy: {s.measure or 'every kind'}"
+
+
+def _eval_pass_rate(inp: MetricInput) -> Outcome:
+    """Each dataset and rubric the candidate has an eval run on: its pass rate may be below the
+    baseline's by at most `tolerance` points. Rubric scores are fuzzy, so there is no absolute
+    threshold; a candidate without any eval run has nothing to show and fails."""
+    tolerance = inp.spec.tolerance
+    out = Outcome(passed=False, n=len(inp.candidate_evals))
+    if not inp.candidate_evals:
+        out.problems.append("the candidate has no finished eval run (python manage.py eval_run)")
+        return out
+    unscored = [
+        f"{e.dataset} ({e.rubric}) run #{e.run}" for e in inp.candidate_evals if e.pass_rate is None
+    ]
+    out.problems += _listed([f"eval run scored no row: {u}" for u in unscored])
+    scored = [e for e in inp.candidate_evals if e.pass_rate is not None]
+    if scored:
+        out.value = min(e.pass_rate for e in scored)
+    if inp.baseline_evals is None:
+        out.passed = tolerance is not None and not out.problems
+        out.note = "no baseline yet: nothing to regress against"
+        return out
+    base = {(e.dataset, e.rubric): e for e in inp.baseline_evals if e.pass_rate is not None}
+    compared, worst = [], None
+    for e in scored:
+        b = base.get((e.dataset, e.rubric))
+        if b is None:
+            continue
+        drop = b.pass_rate - e.pass_rate
+        compared.append(e)
+        if worst is None or drop > worst[0]:
+            worst = (drop, e, b)
+        if tolerance is not None and drop > tolerance + 1e-9:
+            out.evidence.append(
+                Evidence(
+                    call=f"eval run #{e.run}",
+                    rule=f"{e.dataset} ({e.rubric})",
+                    note=f"pass rate {e.pass_rate:.1f}% vs {b.pass_rate:.1f}% in baseline run "
+                    f"#{b.run}: down {drop:.1f} points",
+                )
+            )
+    if worst is not None:
+        out.value, out.baseline = worst[1].pass_rate, worst[2].pass_rate
+    if not compared:
+        out.note = "the baseline has no eval run on the same datasets and rubrics"
+    out.passed = tolerance is not None and not out.evidence and not out.problems
+    return out
+
+
 def _scope_label(spec: MetricSpec, everything: str) -> str:
     return spec.rule or (f"group {spec.group}" if spec.group else everything)
 
@@ -825,12 +996,43 @@ METRIC_KINDS: dict[str, MetricKind] = {
             required=("tolerance",),
             help={"tolerance": "how many points lower than the baseline's mean passes"},
         ),
+        # The decision kind goes in the spec's `measure` (the YAML's `decision`).
+        MetricKind(
+            name=DECISION_ACCURACY,
+            title="decision accuracy (min)",
+            evaluate=_decision_accuracy,
+            label=_decision_label,
+            fields=("decision", "min"),
+            required=("min",),
+            help=DECISION_HELP,
+            max_at_most=1.0,
+        ),
+        MetricKind(
+            name=DECISION_ACCURACY_REGRESSION,
+            title="decision accuracy vs baseline (tolerance)",
+            evaluate=_decision_accuracy_regression,
+            label=lambda s: _decision_label(s) + " vs baseline",
+            fields=("decision", "tolerance"),
+            required=("tolerance",),
+            help=DECISION_HELP,
+        ),
+        MetricKind(
+            name=EVAL_PASS_RATE,
+            title="eval pass rate vs baseline (tolerance)",
+            evaluate=_eval_pass_rate,
+            label=lambda s: "eval pass rate (every dataset and rubric run)",
+            fields=("tolerance",),
+            required=("tolerance",),
+            help={"tolerance": "pass-rate points the candidate may lose to the baseline"},
+        ),
     )
 }
 KINDS = tuple(METRIC_KINDS)
 
 
-def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) -> MetricResult:
+def _evaluate_metric(
+    spec, rules, candidate_calls, baseline_calls, scenarios, evals=((), None)
+) -> MetricResult:
     res = MetricResult(
         label=spec.label,
         kind=spec.kind,
@@ -850,7 +1052,7 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
         return res
     if kind.fixed_threshold is not None:
         res.threshold = kind.fixed_threshold
-    elif "max" in kind.required and spec.threshold is None:
+    elif ("max" in kind.required or "min" in kind.required) and spec.threshold is None:
         res.problems.append("no threshold set")
     elif "tolerance" in kind.required and spec.tolerance is None:
         res.problems.append("no tolerance set")
@@ -867,6 +1069,8 @@ def _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios) ->
             candidate=list(candidate_calls),
             baseline=None if baseline_calls is None else list(baseline_calls),
             scenarios=list(scenarios),
+            candidate_evals=tuple(evals[0]),
+            baseline_evals=None if evals[1] is None else tuple(evals[1]),
         )
     )
     res.value, res.interval, res.n = out.value, out.interval, out.n
@@ -915,6 +1119,8 @@ def gate_decide(
     metrics: Sequence[MetricSpec],
     candidate: Mapping[str, CallFacts],
     baseline: Mapping[str, CallFacts] | None = None,
+    candidate_evals: Sequence[EvalRunFact] = (),
+    baseline_evals: Sequence[EvalRunFact] | None = None,
 ) -> GateDecision:
     """Decide a gate: every metric must pass and no data may be missing.
 
@@ -928,7 +1134,14 @@ def gate_decide(
     candidate_calls = [candidate[s] for s in scenarios if s in candidate]
     baseline_calls = None if baseline is None else [baseline[s] for s in scenarios if s in baseline]
     results = [
-        _evaluate_metric(spec, rules, candidate_calls, baseline_calls, scenarios)
+        _evaluate_metric(
+            spec,
+            rules,
+            candidate_calls,
+            baseline_calls,
+            scenarios,
+            (candidate_evals, baseline_evals),
+        )
         for spec in metrics
     ]
     decision = GateDecision(

@@ -278,3 +278,38 @@ def mean_difference(a: Mean, b: Mean, z: float = Z95) -> Mean:
         return Mean(d, None, None, a.n + b.n, a.effective_n + b.effective_n)
     se = math.sqrt(a.se**2 + b.se**2)
     return Mean(d, se, (d - z * se, d + z * se), a.n + b.n, a.effective_n + b.effective_n)
+
+
+# ---- decision points -------------------------------------------------------------------------
+
+
+def decision_accuracy(pairs: list[tuple[str, str]]) -> Estimate:
+    """Return the share of (agent's choice, reviewers' answer) pairs that agree, with its Wilson
+    interval; pairs without an answer ("") are left out."""
+    labeled = [(c, t) for c, t in pairs if t]
+    return Estimate.of(sum(1 for c, t in labeled if c == t), len(labeled))
+
+
+def confusion_matrix(
+    counts: dict[tuple[str, str], int], answers: list[str]
+) -> list[tuple[str, list[int]]]:
+    """Return one row per agent choice, one column per reviewers' answer, in `answers` order
+    (answers outside it are appended), from counts keyed by (choice, answer)."""
+    order = list(answers)
+    for choice, truth in counts:
+        for a in (choice, truth):
+            if a and a not in order:
+                order.append(a)
+    return [(c, [counts.get((c, t), 0) for t in order]) for c in order]
+
+
+def histogram(values: list[float], edges: list[float]) -> list[int]:
+    """Return how many values fall in each bin: below edges[0], [edges[i], edges[i+1]), and at or
+    above edges[-1] (len(edges) + 1 bins)."""
+    out = [0] * (len(edges) + 1)
+    for v in values:
+        i = 0
+        while i < len(edges) and v >= edges[i]:
+            i += 1
+        out[i] += 1
+    return out

@@ -555,3 +555,95 @@ class ConversationScore(models.Model):
 
     def __str__(self):
         return f"{self.transcript_id}/{self.judge_id}: {self.score}"
+
+
+# Decision points live in their own module; importing them here registers them with evals.
+from evals.models_decisions import Decision, DecisionKind, DecisionKindVersion  # noqa: F401
+
+WEBHOOK_EVENTS = (
+    "gate_run.finished",
+    "eval_run.finished",
+    "rule_version.promoted",
+    "rule_version.demoted",
+)
+
+
+class Webhook(models.Model):
+    """A URL an operator registered for some events; Docket POSTs each event there, signed with
+    `secret` (HMAC-SHA256, see evals.services.webhooks)."""
+
+    url = models.URLField(max_length=2000, help_text="http(s) URL that receives the POSTs.")
+    events = models.JSONField(default=list, help_text="Event names, from WEBHOOK_EVENTS.")
+    secret = models.CharField(max_length=200, help_text="The HMAC-SHA256 key receivers verify.")
+    description = models.CharField(max_length=200, blank=True)
+    active = models.BooleanField(default=True)
+    created_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self):
+        return self.url
+
+
+class WebhookDelivery(models.Model):
+    """One event sent to one webhook: the body as sent, every attempt and the last answer."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RETRYING = "retrying", "retrying"
+        DELIVERED = "delivered", "delivered"
+        FAILED = "failed", "failed (gave up)"
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    uuid = models.UUIDField(unique=True, help_text="Sent as Docket-Delivery; receivers dedupe.")
+    event = models.CharField(max_length=50, db_index=True)
+    payload = models.JSONField()
+    status = models.CharField(
+        max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
+    )
+    attempts = models.JSONField(
+        default=list, help_text="One {at, status, error, ms} per attempt, oldest first."
+    )
+    response_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.TextField(blank=True, help_text="The last answer, clipped.")
+    error = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        verbose_name_plural = "webhook deliveries"
+
+    def __str__(self):
+        return f"{self.event} → {self.webhook_id} ({self.status})"
+
+
+class AxesReport(models.Model):
+    """Trajectories of one agent version scored on the three axes (evals.axes), compared with
+    the last green report of the same agent; `passed` (green) unless an axis dropped too far."""
+
+    agent_version = models.ForeignKey(
+        AgentVersion, on_delete=models.PROTECT, related_name="axes_reports"
+    )
+    baseline = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    passed = models.BooleanField(default=True, db_index=True)
+    max_drop = models.FloatField(default=0.05)
+    results = models.JSONField(
+        default=dict, blank=True, help_text="overall, tasks, trajectories, comparison"
+    )
+    created_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"axes report {self.pk} {self.agent_version}"
+
+
+# Dataset evals live in their own module; importing them here registers them with the app.
+from evals.models_evalruns import Dataset, DatasetRow, EvalRun, EvalRunRow  # noqa: F401

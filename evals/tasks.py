@@ -53,3 +53,41 @@ def gate_run_task(self, run_id: int) -> str:
     if state == "waiting":
         raise self.retry(countdown=settings.GATE_POLL_S)
     return state
+
+
+@shared_task(bind=True, acks_late=True, max_retries=None)
+def webhook_deliver_task(self, delivery_id: int) -> str:
+    """POST one webhook delivery; on a non-2xx answer or no answer, try again after a backoff
+    until DOCKET_WEBHOOK_MAX_ATTEMPTS (the attempts are counted on the delivery itself)."""
+    from evals.services.webhooks import (
+        RETRY,
+        webhook_backoff_s,
+        webhook_delivery_attempt,
+        webhook_delivery_give_up,
+    )
+
+    failed_before = self.request.retries
+    try:
+        outcome = webhook_delivery_attempt(delivery_id=delivery_id)
+        while outcome == RETRY and self.request.is_eager:
+            # Eager retries would run at once: wait here instead (without a broker only).
+            failed_before += 1
+            time.sleep(webhook_backoff_s(failed_before))
+            outcome = webhook_delivery_attempt(delivery_id=delivery_id)
+    except Exception as exc:
+        logger.exception(
+            "webhook_deliver.crashed", extra={"delivery": delivery_id, "error": type(exc).__name__}
+        )
+        webhook_delivery_give_up(delivery_id=delivery_id, error=f"internal error: {exc!r}")
+        return "failed"
+    if outcome == RETRY:
+        raise self.retry(countdown=webhook_backoff_s(failed_before + 1))
+    return outcome
+
+
+@shared_task(bind=True, acks_late=True)
+def eval_run_task(self, run_id: int) -> str:
+    """Run an eval run to its end (its rows' calls run in a thread pool of its concurrency)."""
+    from evals.services.evalruns import eval_run_execute
+
+    return eval_run_execute(run_id=run_id).status

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_gates, views_judging
+from . import views, views_axes, views_evalruns, views_gates, views_judging, views_webhooks
 
 urlpatterns = [
     path("calls/", views.transcript_list, name="transcript-list"),
@@ -20,6 +20,9 @@ urlpatterns = [
     path(
         "judge-runs/<int:pk>/resume/", views_judging.judge_run_resume_view, name="judge-run-resume"
     ),
+    path("eval-runs/", views_evalruns.eval_run_list, name="eval-run-list"),
+    path("eval-runs/new/", views_evalruns.eval_run_start, name="eval-run-start"),
+    path("eval-runs/<int:pk>/", views_evalruns.eval_run_detail, name="eval-run-detail"),
     path("gates/", views_gates.gate_index, name="gate-index"),
     path("gates/runs/<int:pk>/", views_gates.gate_run_detail, name="gate-run-detail"),
     path("gates/<slug:name>/", views_gates.gate_detail, name="gate-detail"),
@@ -41,4 +44,9 @@ urlpatterns = [
         views_gates.golden_set_detail,
         name="golden-set-version",
     ),
+    path("axes/", views_axes.axes_report_list, name="axes-report-list"),
+    path("axes/<int:pk>/", views_axes.axes_report_detail, name="axes-report-detail"),
+    path("webhooks/", views_webhooks.webhook_list, name="webhook-list"),
+    path("webhooks/<int:pk>/", views_webhooks.webhook_detail, name="webhook-detail"),
+    path("webhooks/<int:pk>/toggle/", views_webhooks.webhook_toggle, name="webhook-toggle"),
 ]

@@ -92,6 +92,7 @@ def _metric_rows(gate: Gate) -> list[dict]:
                 "fixed": kind.fixed_threshold if kind else None,
                 "editable": limit is not None,
                 "field": "tolerance" if limit == "tolerance" else "threshold",
+                "limit_name": limit or "max",
                 "limit": fmt(m.tolerance if limit == "tolerance" else m.threshold),
             }
         )

@@ -288,4 +288,6 @@ class PromotionDecision(models.Model):
         ordering = ["-at"]
 
 
+# Decision-point labels live in their own module; importing them here registers them.
+from labeling.models_decisions import DecisionLabel, HardMoment  # noqa: F401
 from labeling.models_outcomes import OutcomeQuestion, OutcomeRating  # noqa: F401

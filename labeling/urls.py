@@ -6,4 +6,5 @@ urlpatterns: list = [
     path("calibration/", include("labeling.urls_calibration")),
     path("classifiers/", include("labeling.urls_classifiers")),
     path("", include("labeling.urls_outcomes")),
+    path("", include("labeling.urls_decisions")),
 ]

@@ -36,6 +36,7 @@ QUEUE_SESSION_KEY = "review_queue"
 # Panels the review page shows under the issue panel, one template each (a <section class="panel">
 # with its own id, given the page's context): a decision-point panel, an outcome rating form...
 REVIEW_EXTRA_PANELS: list[str] = [
+    "labeling/partials/decision_panel.html",  # decision points (labeling.views_decisions)
     "labeling/partials/outcome_panel.html",
 ]
 

@@ -24,7 +24,7 @@ LINES_REQUEST = {
 
 
 class ImportResultSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["rules", "transcripts", "verdicts"])
+    kind = serializers.ChoiceField(choices=["rules", "transcripts", "verdicts", "decision kinds"])
     created = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     replaced = serializers.IntegerField()

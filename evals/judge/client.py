@@ -101,6 +101,11 @@ def _client(cfg: JudgeSettings) -> openai.OpenAI:
         return client
 
 
+def chat_client(cfg: JudgeSettings) -> openai.OpenAI:
+    """Return the shared OpenAI-compatible client for a configuration (retries, timeouts)."""
+    return _client(cfg)
+
+
 def judge_call(
     messages: list[dict],
     schema: dict,

@@ -12,4 +12,5 @@ urlpatterns: list = [
         name="api-classifier-thresholds",
     ),
     path("", include("labeling.api.urls_outcomes")),
+    path("", include("labeling.api.urls_decisions")),
 ]

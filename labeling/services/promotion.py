@@ -11,10 +11,12 @@ import logging
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.urls import reverse
 
 from core.errors import Conflict, DomainError
 from core.permissions import user_can
 from evals.models import Judge, Rule, RuleVersion
+from evals.services.webhooks import webhook_emit, webhook_link
 from labeling.models import PromotionDecision
 from labeling.selectors.calibration import calibration_row, floors_from_settings
 
@@ -52,6 +54,30 @@ def _lock(rule_version: RuleVersion) -> RuleVersion:
     # One promotion per rule at a time: lock the rule, then re-read the version under the lock.
     Rule.objects.select_for_update().get(pk=rule_version.rule_id)
     return RuleVersion.objects.select_related("rule").get(pk=rule_version.pk)
+
+
+def _emit(decision: PromotionDecision, event: str) -> None:
+    """Tell the webhooks subscribed to `event` (sent once the decision commits)."""
+    rv = decision.rule_version
+    figures = decision.figures or {}
+    webhook_emit(
+        event=event,
+        payload={
+            "rule": rv.rule.rule_id,
+            "version": rv.number,
+            "rule_version": rv.pk,
+            "status": rv.status,
+            "judge": decision.judge.name if decision.judge_id else None,
+            "actor": decision.actor.get_username() if decision.actor_id else None,
+            "reason": decision.reason,
+            "decision": decision.pk,
+            "replaced_version": decision.replaced.number if decision.replaced_id else None,
+            "precision": figures.get("precision"),
+            "recall": figures.get("recall"),
+            "marked": figures.get("marked"),
+            "url": webhook_link(reverse("calibration-detail", args=[rv.pk])),
+        },
+    )
 
 
 @transaction.atomic
@@ -96,6 +122,7 @@ def rule_version_promote(
         figures=_figures(row),
         replaced=replaced[0] if replaced else None,
     )
+    _emit(decision, "rule_version.promoted")
     logger.info(
         "rule_version_promoted",
         extra={
@@ -131,6 +158,7 @@ def rule_version_demote(
         reason=reason,
         figures=_figures(row),
     )
+    _emit(decision, "rule_version.demoted")
     logger.info(
         "rule_version_demoted",
         extra={"rule_version_id": rv.pk, "actor_id": actor.pk, "decision_id": decision.pk},

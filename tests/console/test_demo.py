@@ -20,6 +20,7 @@ from evals.detectors import detector_run, turn_views
 from evals.models import (
     AgentVersion,
     ConversationScore,
+    EvalRun,
     Judge,
     JudgeRun,
     Rule,
@@ -101,8 +102,15 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
 
     calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
     assert calls.count() >= 60
-    demo_versions = AgentVersion.objects.filter(agent__name="phone-screen")
-    assert set(demo_versions.values_list("version", flat=True)) == {V_OLD, V_NEW}
+    phone_screen = AgentVersion.objects.filter(agent__name="phone-screen")
+    assert set(phone_screen.values_list("version", flat=True)) == {V_OLD, V_NEW}
+    # The booking agent's eval runs: finished from the judge cache, the second one regressed.
+    runs = list(EvalRun.objects.order_by("pk"))
+    assert [(r.status, r.rows_scored, r.regressed) for r in runs] == [
+        ("done", 6, False),
+        ("done", 6, True),
+    ]
+    assert runs[1].baseline_id == runs[0].pk and "tool_selection runs" in output
     # Judged rules: the demo's, not the draft a triager wrote from an issue row (no verdicts yet).
     # The conversation judge's checks are scored on the golden calls only (checked apart below).
     judged = (
@@ -171,9 +179,8 @@ def test_load_demo_twice_changes_nothing():
 def test_demo_calls_follow_a_phone_screen():
     load()
     named = 0
-    regular = Transcript.objects.filter(
-        scenario="", agent_version__agent__name="phone-screen"
-    ).prefetch_related("turns")
+    regular = Transcript.objects.filter(scenario="", agent_version__agent__name="phone-screen")
+    regular = regular.prefetch_related("turns")
     for call in regular:
         turns = list(call.turns.all())
         phases = [t.phase for t in turns]
@@ -236,9 +243,8 @@ def test_golden_scenarios_have_a_call_for_both_versions_and_only_the_new_one_bre
     truth,
 ):
     load()
-    scenarios = sorted(
-        set(Transcript.objects.exclude(scenario="").values_list("scenario", flat=True))
-    )
+    calls = Transcript.objects.filter(agent_version__agent__name="phone-screen")
+    scenarios = sorted(set(calls.exclude(scenario="").values_list("scenario", flat=True)))
     assert len(scenarios) == 8 and all(s.startswith("golden/") for s in scenarios)
     for scenario in scenarios:
         versions = Transcript.objects.filter(scenario=scenario).values_list(
@@ -532,7 +538,8 @@ def test_demo_conversation_judge_scores_both_versions_and_the_newer_drifts(truth
     assert verdict.flagged and verdict.turn == 10 and verdict.judge == drift.judge
     # the cited turn is where the agent turned coach
     assert "scored" in drift.transcript.turns.get(index=10).text
-    assert AgentVersion.objects.get(version=V_NEW).agent.conversation_plan == PHASES
+    phone_screen = AgentVersion.objects.get(agent__name="phone-screen", version=V_NEW)
+    assert phone_screen.agent.conversation_plan == PHASES
 
 
 @pytest.mark.django_db

@@ -19,6 +19,7 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
     assert nav_links(client.get("/").content.decode()) == [
         "Dashboard",
         "Review",
+        "Layers",
         "Calls",
         "Agents",
         "Rules",
@@ -29,6 +30,7 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Issues",
         "Judge runs",
         "Gates",
+        "Layers",
         "Calls",
         "Agents",
         "Rules",
@@ -37,6 +39,15 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
     logged_in(client, lead)
     html = client.get("/").content.decode()
     assert nav_links(html)[:3] == ["Dashboard", "Calibration", "Gates"]
+    # The layers' own pages hang off one map, so the navigation stays one line at desk width.
+    assert len(nav_links(html)) == 11 and "Layers" in nav_links(html)
+    layers = client.get("/layers/").content.decode()
+    for url in ("/decisions/", "/outcomes/", "/classifiers/", "/eval-runs/", "/axes/"):
+        assert f'href="{url}' in layers, url
+    assert 'href="/webhooks/">Webhooks</a>' in html
+    logged_in(client, reviewer)
+    layers = client.get("/layers/").content.decode()
+    assert 'href="/decisions/' in layers and 'href="/outcomes/' not in layers
     assert '<a class="skip-link" href="#main">Skip to content</a>' in html
     assert 'data-nav-toggle aria-expanded="false" aria-controls="main-nav"' in html
 

@@ -14,7 +14,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import GateMetric, JudgeRun
+from evals.models import AxesReport, Dataset, EvalRun, GateMetric, JudgeRun, Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -26,12 +26,13 @@ EVERYONE = frozenset(ROLES)
 CONSOLE = frozenset({R, E, L})  # view_console
 REVIEW = frozenset({R, L})  # review
 TRIAGE = frozenset({E, L})  # triage, edit_rules, import_data, run_judge, run_gate
-LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates
+LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates, manage_webhooks
 LOGGED_IN = frozenset({NOROLE, R, E, L})
 
 # (url name, method): the roles that may use it. Pages first, then the API.
 TABLE = {
     ("dashboard", "GET"): CONSOLE,
+    ("layers", "GET"): CONSOLE,
     ("login", "GET"): EVERYONE,
     ("login", "POST"): EVERYONE,
     ("logout", "POST"): EVERYONE,
@@ -66,6 +67,16 @@ TABLE = {
     ("api-judge-runs", "GET"): CONSOLE,
     ("api-judge-runs", "POST"): TRIAGE,
     ("api-judge-run", "GET"): CONSOLE,
+    # eval runs and datasets: everyone in the console follows them, engineers and leads start
+    # runs and import datasets
+    ("eval-run-list", "GET"): CONSOLE,
+    ("eval-run-detail", "GET"): CONSOLE,
+    ("eval-run-start", "POST"): TRIAGE,
+    ("api-eval-runs", "GET"): CONSOLE,
+    ("api-eval-runs", "POST"): TRIAGE,
+    ("api-eval-run", "GET"): CONSOLE,
+    ("api-datasets", "GET"): CONSOLE,
+    ("api-datasets-import", "POST"): TRIAGE,
     # gates: engineers and leads run and read them, leads edit them
     ("gate-index", "GET"): TRIAGE,
     ("gate-detail", "GET"): TRIAGE,
@@ -157,6 +168,32 @@ TABLE = {
     ("api-outcome-ratings", "POST"): REVIEW,
     ("api-outcome-questions", "GET"): CONSOLE,
     ("api-outcome-questions", "POST"): TRIAGE,
+    # decision points: everyone in the console reads them, engineers and leads import kinds
+    ("api-decision-kinds", "GET"): CONSOLE,
+    ("api-decision-kinds-import", "POST"): TRIAGE,
+    ("decision-accuracy", "GET"): CONSOLE,
+    ("api-decision-accuracy", "GET"): CONSOLE,
+    ("decision-hard-queue", "POST"): LEAD,
+    ("api-decision-hard", "POST"): LEAD,
+    ("review-decision-label", "POST"): REVIEW,
+    ("api-decision-labels", "POST"): REVIEW,
+    # axes reports: engineers and leads make and read them, as they run gates
+    ("axes-report-list", "GET"): TRIAGE,
+    ("axes-report-detail", "GET"): TRIAGE,
+    ("api-axes-reports", "GET"): TRIAGE,
+    ("api-axes-reports", "POST"): TRIAGE,
+    ("api-axes-report", "GET"): TRIAGE,
+    # webhooks: leads register them and read their deliveries (manage_webhooks)
+    ("webhook-list", "GET"): LEAD,
+    ("webhook-list", "POST"): LEAD,
+    ("webhook-detail", "GET"): LEAD,
+    ("webhook-toggle", "POST"): LEAD,
+    ("api-webhooks", "GET"): LEAD,
+    ("api-webhooks", "POST"): LEAD,
+    ("api-webhook", "GET"): LEAD,
+    ("api-webhook", "PATCH"): LEAD,
+    ("api-webhook", "DELETE"): LEAD,
+    ("api-webhook-deliveries", "GET"): LEAD,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -199,6 +236,10 @@ def world(db):
     w.verdict_id = call.verdicts.first().pk
     w.gate_run = w.run("2026-11-21.1")
     w.judge_run = JudgeRun.objects.create(judge=w.judge, started_by="test")
+    dataset = Dataset.objects.create(name="access", checksum="0" * 64)
+    w.eval_run = EvalRun.objects.create(
+        dataset=dataset, agent_version=call.agent_version, rubric="safety"
+    )
     w.row = issue_row_create(
         reporter=w.users[R], transcript=call, turn=0, what="Talked over.", severity="minor"
     )
@@ -206,6 +247,8 @@ def world(db):
     item = SampleItem.objects.create(
         sample=sample, transcript=call, reason="uniform", inclusion_probability=0.5
     )
+    w.axes = AxesReport.objects.create(agent_version=call.agent_version, results={})
+    w.webhook = Webhook.objects.create(url="http://127.0.0.1:9/hook", events=["gate_run.finished"])
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -219,6 +262,8 @@ def world(db):
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
         "api-judge-run": {"pk": w.judge_run.pk},
+        "eval-run-detail": {"pk": w.eval_run.pk},
+        "api-eval-run": {"pk": w.eval_run.pk},
         "gate-run-detail": {"pk": w.gate_run.pk},
         "api-gate-run": {"pk": w.gate_run.pk},
         "golden-set-detail": {"name": w.golden.name},
@@ -233,6 +278,7 @@ def world(db):
         },
         "review-mark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
         "review-unmark": {"external_id": call.external_id, "verdict_id": w.verdict_id},
+        "review-decision-label": {"external_id": call.external_id, "decision_id": 1},
         "calibration-export": {"fmt": "csv"},
         "classifier-detail": {"rule_id": "classifiers.injection"},
         "classifier-export": {"rule_id": "classifiers.injection", "fmt": "csv"},
@@ -244,6 +290,11 @@ def world(db):
         "calibration-settle": {"pk": w.verdict_id},
         "api-rule-version-promote": {"pk": w.one_q.pk},
         "api-rule-version-demote": {"pk": w.one_q.pk},
+        "axes-report-detail": {"pk": w.axes.pk},
+        "api-axes-report": {"pk": w.axes.pk},
+        "webhook-detail": {"pk": w.webhook.pk},
+        "webhook-toggle": {"pk": w.webhook.pk},
+        "api-webhook": {"pk": w.webhook.pk},
     }
     return w
 

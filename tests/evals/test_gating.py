@@ -20,16 +20,21 @@ def metric(run, kind):
     return next(m for m in run.results["metrics"] if m["kind"] == kind)
 
 
-def gate_cmd(*args):
-    """Run the gate command; return (exit code, stdout)."""
+def run_command(name: str, *args):
+    """Run a management command; return (exit code, stdout, with a CommandError's message)."""
     out = StringIO()
     try:
-        call_command("gate", *args, stdout=out, stderr=StringIO())
+        call_command(name, *args, stdout=out, stderr=StringIO())
     except SystemExit as e:
         return e.code, out.getvalue()
     except CommandError as e:
         return e.returncode, out.getvalue() + str(e)
     return 0, out.getvalue()
+
+
+def gate_cmd(*args):
+    """Run the gate command; return (exit code, stdout)."""
+    return run_command("gate", *args)
 
 
 def test_golden_set_is_frozen_with_a_checksum_and_revisions_are_new_versions(world):

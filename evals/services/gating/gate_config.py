@@ -11,6 +11,7 @@ from django.db.models import Max
 
 from evals import gates
 from evals.models import (
+    DecisionKind,
     Gate,
     GateMetric,
     GoldenSet,
@@ -74,7 +75,12 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
                     f"{where}.{key}: {value!r} is not one of {', '.join(kind.options)}"
                 )
             out["measure"] = value
-    for key, column in (("max", "threshold"), ("tolerance", "tolerance")):
+    if "decision" in kind.fields and raw.get("decision"):
+        decision = raw["decision"]
+        if not DecisionKind.objects.filter(kind_id=decision).exists():
+            raise GateConfigInvalid(f"{where}.decision: no decision kind {decision!r}")
+        out["measure"] = decision
+    for key, column in (("max", "threshold"), ("min", "threshold"), ("tolerance", "tolerance")):
         if key in kind.required and key not in raw:
             hint = f" ({kind.help[key]})" if key in kind.help else ""
             raise GateConfigInvalid(f"{where}.{key}: missing{hint}")
@@ -82,7 +88,7 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
             out[column] = _number(raw[key], f"{where}.{key}")
     if kind.max_at_most is not None and (out["threshold"] or 0) > kind.max_at_most:
         too_high = kind.help.get("max_at_most") or f"at most {kind.max_at_most:g}"
-        raise GateConfigInvalid(f"{where}.max: {too_high}")
+        raise GateConfigInvalid(f"{where}.{'min' if 'min' in kind.fields else 'max'}: {too_high}")
     return out
 
 
@@ -98,18 +104,23 @@ def metric_as_yaml(m: GateMetric) -> dict:
     for key in ("measure", "score"):
         if key in fields:
             d[key] = m.measure or kind.default_option
+    if "decision" in fields and m.measure:
+        d["decision"] = m.measure
     if "tolerance" in fields:
         d["tolerance"] = m.tolerance
     if "max" in fields:
         d["max"] = m.threshold
+    if "min" in fields:
+        d["min"] = m.threshold
     return d
 
 
 def metric_limit_field(kind_name: str) -> str | None:
-    """The one number a lead edits on a metric: `tolerance`, `max`, or None (a fixed ceiling)."""
+    """The one number a lead edits on a metric: `tolerance`, `max`, `min`, or None (a fixed
+    ceiling)."""
     kind = gates.METRIC_KINDS.get(kind_name)
     fields = kind.fields if kind else ()
-    return "tolerance" if "tolerance" in fields else "max" if "max" in fields else None
+    return next((f for f in ("tolerance", "max", "min") if f in fields), None)
 
 
 def judge_clean(name: Any, where: str) -> Judge | None:

@@ -14,6 +14,7 @@ from evals.judge.conversation import PROMPT_VERSION as CONVERSATION_PROMPT
 from evals.models import (
     AgentVersion,
     ConversationScore,
+    Decision,
     Gate,
     GateMetric,
     GoldenSet,
@@ -195,6 +196,14 @@ def call_facts(
         .iterator(chunk_size=20000)
     ):
         timings.setdefault(tid, []).append(gates.TurnTiming(index, speaker, start, end, conf))
+    decisions: dict[int, list[gates.DecisionFact]] = {}
+    for tid, kind, choice, truth, turn, pk in (
+        Decision.objects.filter(transcript__in=ids)
+        .order_by("transcript_id", "pk")
+        .values_list("transcript_id", "kind__kind_id", "choice", "truth", "turn", "pk")
+        .iterator(chunk_size=20000)
+    ):
+        decisions.setdefault(tid, []).append(gates.DecisionFact(kind, choice, truth, turn, pk))
     out = {}
     for scenario, t in calls.items():
         facts = {}
@@ -215,6 +224,7 @@ def call_facts(
             verdicts=facts,
             turns=tuple(sorted(timings.get(t.pk, []), key=lambda x: x.index)),
             conversation=(conversation or {}).get(t.pk),
+            decisions=tuple(decisions.get(t.pk, [])),
         )
     return out
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
+from django.urls import reverse
 
 from core.background import after_commit
 from evals import gates
@@ -30,6 +31,7 @@ from evals.models import (
     Transcript,
 )
 
+from ..webhooks import webhook_emit, webhook_link
 from .errors import GateCannotRun
 from .gate_facts import (
     call_facts,
@@ -385,6 +387,7 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             if inputs.baseline
             else None
         ),
+        **_eval_facts(inputs, run.candidate),
     )
     notes: list[str] = []
     if inputs.baseline_run is not None:
@@ -421,6 +424,7 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
             judged=judged,
         )
         run.rule_versions.set(list(scope_rvs.values()))
+        _emit_finished(run.pk)
     logger.info(
         "gate_run_evaluated",
         extra={
@@ -435,10 +439,50 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
     )
 
 
+def _eval_facts(inputs: _Inputs, candidate: AgentVersion) -> dict:
+    """The eval runs an eval_pass_rate metric compares (read only when the gate has one)."""
+    if not any(spec.kind == gates.EVAL_PASS_RATE for spec in inputs.specs):
+        return {}
+    from evals.selectors.evalruns import eval_run_facts
+
+    return {
+        "candidate_evals": eval_run_facts(candidate),
+        "baseline_evals": eval_run_facts(inputs.baseline) if inputs.baseline else None,
+    }
+
+
 def _record_error(run: GateRun, error: str) -> None:
     """Record why a run could not be decided (status error), so the history shows it."""
-    GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
+    with transaction.atomic():
+        GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
+        _emit_finished(run.pk)
     logger.info("gate_run_error", extra={"gate_run": run.pk})
+
+
+def _emit_finished(run_id: int) -> None:
+    """Tell the webhooks subscribed to gate_run.finished (sent once this transaction commits)."""
+    run = GateRun.objects.select_related("gate", "candidate__agent", "baseline").get(pk=run_id)
+    results = run.results or {}
+    webhook_emit(
+        event="gate_run.finished",
+        payload={
+            "gate_run": run.pk,
+            "gate": run.gate.name,
+            "status": run.status,
+            "passed": run.passed,
+            "agent": run.candidate.agent.name,
+            "candidate": run.candidate.version,
+            "baseline": run.baseline.version if run.baseline_id else None,
+            "failed_metrics": [
+                {"label": m.get("label"), "value": m.get("value"), "threshold": m.get("threshold")}
+                for m in results.get("metrics", [])
+                if not m.get("passed")
+            ],
+            "problems": results.get("problems", []),
+            "error": run.error,
+            "url": webhook_link(reverse("gate-run-detail", args=[run.pk])),
+        },
+    )
 
 
 def _comparability_notes(

@@ -56,15 +56,16 @@ def _load(text: str | bytes, errors: Errors) -> tuple[list, list[dict]]:
     if not isinstance(items, list):
         errors.add(1, "rules", "expected a mapping with a `rules:` list (or a bare list of rules)")
         errors.check()
-    return items, _lines(node, len(items))
+    return items, item_lines(node, len(items))
 
 
-def _lines(root: yaml.Node | None, count: int) -> list[dict]:
-    """Best effort: line numbers of each rule and its keys, from the YAML node tree."""
+def item_lines(root: yaml.Node | None, count: int, list_key: str = "rules") -> list[dict]:
+    """Best effort: line numbers of each item of the `key:` list and of its keys, from the YAML
+    node tree."""
     fallback = [{"": f"item {i}"} for i in range(1, count + 1)]
     seq = root
     if isinstance(root, yaml.MappingNode):
-        seq = next((v for k, v in root.value if getattr(k, "value", None) == "rules"), None)
+        seq = next((v for k, v in root.value if getattr(k, "value", None) == list_key), None)
     if not isinstance(seq, yaml.SequenceNode) or len(seq.value) != count:
         return fallback
     lines = []

@@ -5,7 +5,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
 from urllib.parse import urlsplit
@@ -15,10 +15,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
-from evals.models import Agent, AgentVersion, Transcript, Turn, Verdict
+from evals.models import Agent, AgentVersion, Decision, Transcript, Turn, Verdict
 from evals.services.agents import AgentScope, ScopeInvalid, agent_scope_clean, agent_scope_differs
 
 from .common import Errors, ImportResult, Invalid, Progress, copy_rows, json_records, json_text
+from .decisions import decision_kinds_for_import, decisions_parse, decisions_write
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,7 @@ class ParsedTranscript:
     checksum: str = ""
     tenant: str = ""
     scope: AgentScope | None = None  # the agent version's instructions and tools, when given
+    decisions: list[dict] = field(default_factory=list)
 
 
 def _str(
@@ -458,14 +460,18 @@ def transcripts_import(
 
     A known id with the same checksum is left alone; with a different checksum it is an error
     unless `replace`, which swaps in the new turns and deletes the verdicts (and, through them,
-    the marks) made on the old ones. Nothing is written unless every line is valid.
+    the marks) made on the old ones. A line's `decisions` (and those its timings imply, see
+    importing.decisions) are stored for new and known calls alike. Nothing is written unless every
+    line is valid.
     """
     errors = Errors(source)
     parsed: list[ParsedTranscript] = []
     seen: dict[str, str] = {}
+    kinds = decision_kinds_for_import()
     for where, obj in json_records(lines, errors):
         try:
             p = _parse(obj, where, source, agent, agent_version)
+            p.decisions = decisions_parse(obj, p.turns, kinds)
         except Invalid as exc:
             errors.add(where, exc.field, exc.reason)
             continue
@@ -573,6 +579,7 @@ def transcripts_import(
                 n for label, n in deleted.items() if label.endswith(".Mark")
             )
             Turn.objects.filter(transcript_id__in=old_pks).delete()
+            Decision.objects.filter(transcript_id__in=old_pks).delete()
         result.created, result.replaced = len(new), len(changed)
 
         todo = new + changed
@@ -596,5 +603,17 @@ def transcripts_import(
         result.details["turns"] = copy_rows(
             Turn, TURN_COLUMNS, rows, total=total, progress=progress
         )
+        # Decisions of every line, unchanged calls too: a call imported before its decisions (or
+        # before a kind that derives them) gets them now; the same ones again are a no-op.
+        decided = [
+            (p.where, pk_of.get(p.external_id) or existing[p.external_id].pk, p.decisions)
+            for p in parsed
+        ]
+        counts, touched = decisions_write(decided, replace=replace, errors=errors)
+        if any(counts.values()):
+            result.details.update(counts)
+        # A call whose turns are unchanged but whose decisions are new counts as updated.
+        result.updated = len(touched - {pk_of[p.external_id] for p in todo})
+        result.unchanged -= result.updated
     logger.info("transcripts_imported", extra=result.log_extra(source))
     return result

@@ -1,0 +1,122 @@
+"""Labels on decision points, the truth they settle on, and the hard moments a lead queues."""
+
+import logging
+from collections import Counter
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from evals.models import Decision
+from labeling.models import DecisionLabel, HardMoment
+from labeling.services.marks import _clean_note
+from labeling.services.sampling import sample_item_queue_by_hand
+
+logger = logging.getLogger(__name__)
+
+HARD_MAX_CONFIDENCE = 0.6  # the agent was this unsure or less
+HARD_BOUNDARY_MS = 700  # where the agent's end-of-turn timer fires
+HARD_WITHIN_MS = 150  # a gap this close to the boundary is hard to call
+HARD_LIMIT = 40
+
+
+def decision_truth(answers: list[str]) -> str:
+    """Return the majority answer of the labels, "" when there is none or the top is tied."""
+    top = Counter(answers).most_common(2)
+    if not top or (len(top) == 2 and top[0][1] == top[1][1]):
+        return ""
+    return top[0][0]
+
+
+def _truth_update(decision: Decision) -> str:
+    answers = list(DecisionLabel.objects.filter(decision=decision).values_list("answer", flat=True))
+    truth = decision_truth(answers)
+    if truth != decision.truth:
+        Decision.objects.filter(pk=decision.pk).update(truth=truth)
+        decision.truth = truth
+    return truth
+
+
+@transaction.atomic
+def decision_label_set(
+    *, reviewer, decision: Decision, answer: str, note: str = ""
+) -> DecisionLabel:
+    """Create or change the reviewer's answer at a decision point (idempotent) and settle the
+    decision's truth (the majority of its labels) in the same transaction."""
+    decision = (
+        Decision.objects.select_for_update().select_related("kind_version").get(pk=decision.pk)
+    )
+    answers = decision.kind_version.answers
+    if answer not in answers:
+        raise ValidationError(f"answer: {answer!r} is not one of {', '.join(answers)}.")
+    label, created = DecisionLabel.objects.update_or_create(
+        decision=decision,
+        reviewer=reviewer,
+        defaults={"answer": answer, "note": _clean_note(note)},
+    )
+    _truth_update(decision)
+    logger.info(
+        "decision_labeled",
+        extra={"decision_id": decision.pk, "reviewer_id": reviewer.pk, "label_created": created},
+    )
+    return label
+
+
+@transaction.atomic
+def decision_label_undo(*, reviewer, decision: Decision) -> None:
+    """Remove the reviewer's label at a decision point and settle its truth again."""
+    decision = Decision.objects.select_for_update().get(pk=decision.pk)
+    DecisionLabel.objects.filter(decision=decision, reviewer=reviewer).delete()
+    _truth_update(decision)
+
+
+def _hard_reason(d: Decision, *, max_confidence: float, boundary_ms: int, within_ms: int) -> str:
+    parts = []
+    if d.confidence is not None and d.confidence <= max_confidence:
+        parts.append(f"agent confidence {d.confidence:.2f}")
+    if d.gap_ms is not None and abs(d.gap_ms - boundary_ms) <= within_ms:
+        parts.append(f"gap {d.gap_ms} ms, {abs(d.gap_ms - boundary_ms)} ms from {boundary_ms} ms")
+    return "; ".join(parts)
+
+
+@transaction.atomic
+def hard_moments_queue(
+    *,
+    by,
+    kind: str = "",
+    max_confidence: float = HARD_MAX_CONFIDENCE,
+    boundary_ms: int = HARD_BOUNDARY_MS,
+    within_ms: int = HARD_WITHIN_MS,
+    limit: int = HARD_LIMIT,
+) -> list[HardMoment]:
+    """Queue up to `limit` unlabeled decision points that are hard to call (agent confidence at
+    most `max_confidence`, or a gap within `within_ms` of `boundary_ms`), newest calls first, and
+    put their calls in today's review queue. Moments already queued stay as they are."""
+    if not 0 <= max_confidence <= 1:
+        raise ValidationError("max_confidence: a number from 0 to 1.")
+    if within_ms < 0 or limit < 1:
+        raise ValidationError("within_ms and limit: positive numbers.")
+    near = Q(gap_ms__gte=boundary_ms - within_ms, gap_ms__lte=boundary_ms + within_ms)
+    qs = (
+        Decision.objects.filter(Q(confidence__lte=max_confidence) | near, truth="")
+        .filter(hard_moment__isnull=True, labels__isnull=True)
+        .select_related("transcript")
+        .order_by("-transcript__started_at", "transcript_id", "pk")
+    )
+    if kind:
+        qs = qs.filter(kind__kind_id=kind)
+    made = []
+    calls = {}
+    for d in qs[:limit]:
+        reason = _hard_reason(
+            d, max_confidence=max_confidence, boundary_ms=boundary_ms, within_ms=within_ms
+        )
+        made.append(HardMoment(decision=d, reason=reason[:200], queued_by=by))
+        calls[d.transcript_id] = d.transcript
+    HardMoment.objects.bulk_create(made)
+    today = timezone.localdate()
+    for t in calls.values():
+        sample_item_queue_by_hand(transcript=t, added_by=by, day=today)
+    logger.info("hard_moments_queued", extra={"moments": len(made), "calls": len(calls)})
+    return made

@@ -1,0 +1,23 @@
+"""The demo's trajectory axes step: two reports of the booking agent, the newer one flagged."""
+
+import pytest
+
+from console.demo import DEMO_DIR, DEMO_STEPS
+from console.demo_axes import demo_axes_load
+from evals.models import AxesReport, Transcript
+
+pytestmark = pytest.mark.django_db
+
+
+def test_demo_axes_make_a_green_and_a_flagged_report_once():
+    assert "trajectory axes" in [s.name for s in DEMO_STEPS]
+    line = demo_axes_load(DEMO_DIR)
+    assert "24 created" in line and "2026-11-21.1 green, 2026-11-28.1 flagged" in line
+    old, new = AxesReport.objects.order_by("pk")
+    assert new.baseline == old and not new.passed
+    flagged = {c["axis"] for c in new.results["comparison"] if c["flagged"]}
+    assert flagged == {"task_success", "tool_correctness"}
+    assert old.results["overall"]["task_success"]["passed"] == 11  # one bag count went wrong
+    again = demo_axes_load(DEMO_DIR)
+    assert "0 created, 24 unchanged" in again and "already made" in again
+    assert AxesReport.objects.count() == 2 and Transcript.objects.count() == 24

@@ -1,6 +1,6 @@
-"""Classifier thresholds in Chromium, at a desk and on a phone: a lead follows Thresholds in the
-navigation, opens a classifier, reads its PR curve and chosen threshold, changes the target
-precision and filters by tenant."""
+"""Classifier thresholds in Chromium, at a desk and on a phone: a lead follows Layers in the
+navigation to the classifier thresholds, opens a classifier, reads its PR curve and chosen
+threshold, changes the target precision and filters by tenant."""
 
 import pytest
 from playwright.sync_api import expect
@@ -16,7 +16,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_a_lead_reads_where_a_blocking_threshold_would_sit(login, lead, live_server, page, size):
     page.set_viewport_size(size)
     login(lead)
-    go(page, "Thresholds")
+    go(page, "Layers")
+    page.get_by_role("link", name="Classifier thresholds").click()
     page.wait_for_url(f"{live_server.url}/classifiers/")
     check_page(page)
     page.get_by_role("link", name="classifiers.injection").click()

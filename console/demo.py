@@ -19,6 +19,11 @@ from django.db import transaction
 from console.demo_axes import demo_axes_load
 from console.demo_classifiers import demo_classifiers_load
 from console.demo_conversation import demo_conversation_load
+from console.demo_decisions import (
+    demo_decision_kinds_load,
+    demo_decisions_load,
+    demo_hard_moments_load,
+)
 from console.demo_evalruns import demo_evalruns_load
 from console.demo_gates import demo_gates_load
 from console.demo_history import (
@@ -96,9 +101,11 @@ def demo_agents_load(demo_dir: Path) -> str:
 
 DEMO_STEPS: list[DemoStep] = [
     DemoStep("rules", demo_rules_load),
+    DemoStep("decision kinds", demo_decision_kinds_load),  # before the calls: they derive decisions
     DemoStep("calls", demo_calls_load),
     DemoStep("agent scopes", demo_agents_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("decision points", demo_decisions_load),  # before the gates: the gate counts labels
     DemoStep("conversation judge", demo_conversation_load),
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
@@ -106,6 +113,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("detectors", demo_detectors_load),
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("hard moments", demo_hard_moments_load),
     DemoStep("outcomes", demo_outcomes_load),
     DemoStep("trajectory axes", demo_axes_load),
     DemoStep("eval runs", demo_evalruns_load),

@@ -16,7 +16,10 @@ from evals.services.axes import axes_agent_version, axes_report_create
 from evals.services.importing import transcripts_import
 
 AGENT = "booking-desk"
-VERSIONS = ("2026-11-21.1", "2026-11-28.1")
+VERSIONS = (
+    "2026-11-24.1",
+    "2026-11-29.1",
+)  # not the phone-screen versions: a bare version names one agent
 TRIALS = 3
 
 TASKS = {

@@ -238,6 +238,7 @@ SPECTACULAR_SETTINGS = {
         "IssueRowStatusEnum": "labeling.models.IssueRow.Status",
         "JudgeRunStatusEnum": "evals.models.JudgeRun.Status",
         "GateRunStatusEnum": "evals.models.GateRun.Status",
+        "EvalRunStatusEnum": "evals.models_evalruns.EvalRun.Status",
     },
 }
 
@@ -331,6 +332,8 @@ EVAL_AGENT_API_KEY = os.environ.get("EVAL_AGENT_API_KEY", "")
 EVAL_CONCURRENCY = env_int("EVAL_CONCURRENCY", 5)
 EVAL_COST_CAP_USD = env_float("EVAL_COST_CAP_USD", 10.0)
 EVAL_MAX_DROP = env_float("EVAL_MAX_DROP", 5.0)
+# Seconds one eval run may take in a Celery worker (one task runs the whole run).
+EVAL_RUN_TIME_LIMIT_S = env_int("EVAL_RUN_TIME_LIMIT_S", 4 * 3600)
 
 # Calibration and promotion (issue 4): what a rule version needs before a lead may gate it.
 DOCKET_MIN_MARKS = env_int("DOCKET_MIN_MARKS", 200)

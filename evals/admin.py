@@ -137,6 +137,29 @@ class JudgeCacheEntryAdmin(admin.ModelAdmin):
     list_filter = ["model", "prompt_version"]
 
 
+class DecisionKindVersionInline(admin.TabularInline):
+    model = models.DecisionKindVersion
+    extra = 0
+    readonly_fields = ["number", "question", "answers", "source", "created_at"]
+
+
+@admin.register(models.DecisionKind)
+class DecisionKindAdmin(admin.ModelAdmin):
+    list_display = ["kind_id", "derive", "status"]
+    list_filter = ["status", "derive"]
+    search_fields = ["kind_id"]
+    inlines = [DecisionKindVersionInline]
+
+
+@admin.register(models.Decision)
+class DecisionAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "kind", "key", "choice", "confidence", "gap_ms", "truth"]
+    list_filter = ["kind", "source"]
+    search_fields = ["transcript__external_id"]
+    raw_id_fields = ["transcript"]
+    list_select_related = ["transcript", "kind"]
+
+
 @admin.register(models.Webhook)
 class WebhookAdmin(admin.ModelAdmin):
     list_display = ["url", "events", "active", "created_by", "created_at"]
@@ -162,3 +185,68 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
     list_display = ["event", "webhook", "status", "response_status", "created_at"]
     list_filter = ["status", "event"]
     readonly_fields = [f.name for f in models.WebhookDelivery._meta.fields]
+
+
+# Runtime classifiers, the conversation judge, trajectory axes and dataset evals: written by their
+# services (imports, runs); the admin shows them read-only, with raw-id pickers for big tables.
+def _read_only(model):
+    return [f.name for f in model._meta.fields]
+
+
+@admin.register(models.VerdictCategory)
+class VerdictCategoryAdmin(admin.ModelAdmin):
+    list_display = ["verdict", "category"]
+    list_filter = ["category"]
+    raw_id_fields = ["verdict"]
+    readonly_fields = _read_only(models.VerdictCategory)
+
+
+@admin.register(models.ConversationScore)
+class ConversationScoreAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "judge", "score", "error", "created_at"]
+    list_filter = ["judge"]
+    search_fields = ["transcript__external_id"]
+    list_select_related = ["transcript", "judge"]
+    readonly_fields = _read_only(models.ConversationScore)
+
+
+@admin.register(models.AxesReport)
+class AxesReportAdmin(admin.ModelAdmin):
+    list_display = ["agent_version", "passed", "baseline", "created_by", "created_at"]
+    list_filter = ["passed"]
+    list_select_related = ["agent_version__agent"]
+    readonly_fields = _read_only(models.AxesReport)
+
+
+class DatasetRowInline(admin.TabularInline):
+    model = models.DatasetRow
+    fields = ["position", "row_id", "reference"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+
+@admin.register(models.Dataset)
+class DatasetAdmin(admin.ModelAdmin):
+    list_display = ["name", "version", "rows_count", "checksum", "created_at"]
+    search_fields = ["name"]
+    readonly_fields = _read_only(models.Dataset)
+    inlines = [DatasetRowInline]
+
+
+class EvalRunRowInline(admin.TabularInline):
+    model = models.EvalRunRow
+    fields = ["position", "outcome", "score", "passed", "error"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(models.EvalRun)
+class EvalRunAdmin(admin.ModelAdmin):
+    list_display = ["pk", "dataset", "agent_version", "rubric", "status", "pass_rate", "regressed"]
+    list_filter = ["status", "rubric", "regressed"]
+    list_select_related = ["dataset", "agent_version__agent"]
+    readonly_fields = _read_only(models.EvalRun)
+    inlines = [EvalRunRowInline]

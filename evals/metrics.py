@@ -246,26 +246,53 @@ class Mean:
 
 
 def weighted_mean(values: list[float], weights: list[float] | None = None, z: float = Z95) -> Mean:
-    """Return the weighted mean of values with a normal 95% interval.
-
-    The variance is the linearised (ratio) estimator of a sample weighted by inverse inclusion
-    probabilities, n / (n - 1) * sum w^2 (x - m)^2 / (sum w)^2; with equal weights it is s^2 / n,
-    the textbook standard error of a mean. One value has a mean but no interval.
-    """
+    """Return the weighted mean of values with a normal 95% interval (see weighted_mean_of_sums)."""
     weights = [1.0] * len(values) if weights is None else list(weights)
     if len(weights) != len(values):
         raise ValueError("values and weights differ in length")
-    n = len(values)
-    total = sum(weights)
-    if n == 0 or total <= 0:
+    return weighted_mean_of_sums(
+        WeightedSums(
+            n=len(values),
+            w=sum(weights),
+            wx=sum(w * x for w, x in zip(weights, values)),
+            w2=sum(w * w for w in weights),
+            w2x=sum(w * w * x for w, x in zip(weights, values)),
+            w2x2=sum(w * w * x * x for w, x in zip(weights, values)),
+        ),
+        z,
+    )
+
+
+@dataclass(frozen=True)
+class WeightedSums:
+    """What a weighted mean and its variance need, summable in SQL: the count n and the sums of
+    w, w x, w^2, w^2 x and w^2 x^2 over the values x with weights w."""
+
+    n: int = 0
+    w: float = 0.0
+    wx: float = 0.0
+    w2: float = 0.0
+    w2x: float = 0.0
+    w2x2: float = 0.0
+
+
+def weighted_mean_of_sums(s: WeightedSums, z: float = Z95) -> Mean:
+    """Return the weighted mean with a normal 95% interval from its sums.
+
+    The variance is the linearised (ratio) estimator of a sample weighted by inverse inclusion
+    probabilities, n / (n - 1) * sum w^2 (x - m)^2 / (sum w)^2, expanded into the sums; with equal
+    weights it is s^2 / n, the textbook standard error of a mean. One value has a mean but no
+    interval.
+    """
+    if s.n == 0 or s.w <= 0:
         return Mean(None, None, None, 0, 0.0)
-    m = sum(w * x for w, x in zip(weights, values)) / total
-    n_eff = kish_effective_n(total, sum(w * w for w in weights))
-    if n < 2:
-        return Mean(m, None, None, n, n_eff)
-    var = n / (n - 1) * sum(w * w * (x - m) ** 2 for w, x in zip(weights, values)) / total**2
-    se = math.sqrt(var)
-    return Mean(m, se, (m - z * se, m + z * se), n, n_eff)
+    m = s.wx / s.w
+    n_eff = kish_effective_n(s.w, s.w2)
+    if s.n < 2:
+        return Mean(m, None, None, s.n, n_eff)
+    spread = max(0.0, s.w2x2 - 2 * m * s.w2x + m * m * s.w2)
+    se = math.sqrt(s.n / (s.n - 1) * spread / (s.w * s.w))
+    return Mean(m, se, (m - z * se, m + z * se), s.n, n_eff)
 
 
 def mean_difference(a: Mean, b: Mean, z: float = Z95) -> Mean:

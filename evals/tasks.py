@@ -85,7 +85,15 @@ def webhook_deliver_task(self, delivery_id: int) -> str:
     return outcome
 
 
-@shared_task(bind=True, acks_late=True)
+# One task runs a whole eval run (its rows' calls in a thread pool), so it gets its own time
+# limits instead of CELERY_TASK_*_TIME_LIMIT; past the soft one the run closes as failed, keeping
+# the rows it scored.
+@shared_task(
+    bind=True,
+    acks_late=True,
+    soft_time_limit=settings.EVAL_RUN_TIME_LIMIT_S,
+    time_limit=settings.EVAL_RUN_TIME_LIMIT_S + 120,
+)
 def eval_run_task(self, run_id: int) -> str:
     """Run an eval run to its end (its rows' calls run in a thread pool of its concurrency)."""
     from evals.services.evalruns import eval_run_execute

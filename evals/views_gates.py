@@ -17,6 +17,7 @@ from evals import gates
 from evals.gate_output import evidence_text, fmt, threshold_text
 from evals.models import AgentVersion, Gate, GateMetric, GateRun, Rule
 from evals.selectors import gating as sel
+from evals.selectors.decisions import decision_kinds_active
 from evals.services import gating
 
 
@@ -48,13 +49,15 @@ class MetricAddForm(forms.Form):
     )
     group = forms.CharField(required=False, max_length=100)
     measure = forms.ChoiceField(required=False)
-    limit = forms.FloatField(required=False, label="Max or tolerance", min_value=0)
+    limit = forms.FloatField(required=False, label="Max, min or tolerance", min_value=0)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         kinds = gates.METRIC_KINDS.values()
         self.fields["kind"].choices = [(k.name, k.title) for k in kinds]
         options = dict.fromkeys(o for k in kinds for o in k.options)
+        # Decision accuracy names a decision kind in the same field.
+        options.update(dict.fromkeys(k.kind_id for k in decision_kinds_active()))
         self.fields["measure"].choices = [("", "—")] + [(o, o) for o in options]
 
     def metric_data(self) -> dict:
@@ -66,7 +69,7 @@ class MetricAddForm(forms.Form):
             data["rule"] = d["rule"].rule_id
         if d.get("group"):
             data["group"] = d["group"]
-        for key in ("measure", "score"):
+        for key in ("measure", "score", "decision"):
             if key in kind.fields and d.get("measure"):
                 data[key] = d["measure"]
         limit = gating.metric_limit_field(kind.name)

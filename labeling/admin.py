@@ -83,3 +83,16 @@ class OutcomeRatingAdmin(admin.ModelAdmin):
     list_display = ["transcript", "question", "reviewer", "rating", "updated_at"]
     list_filter = ["question", "rating"]
     raw_id_fields = ["transcript", "assignment"]
+
+
+@admin.register(models.DecisionLabel)
+class DecisionLabelAdmin(admin.ModelAdmin):
+    list_display = ["decision", "reviewer", "answer", "updated_at"]
+    search_fields = ["decision__transcript__external_id", "reviewer__username"]
+    raw_id_fields = ["decision"]
+
+
+@admin.register(models.HardMoment)
+class HardMomentAdmin(admin.ModelAdmin):
+    list_display = ["decision", "reason", "queued_by", "queued_at"]
+    raw_id_fields = ["decision"]

@@ -10,7 +10,11 @@ from django_htmx.http import trigger_client_event
 
 from core.permissions import require, user_can
 from evals.models import AgentVersion, Decision
-from evals.selectors.decisions import decision_accuracy_table, decision_kinds_active
+from evals.selectors.decisions import (
+    decision_accuracy_table,
+    decision_kinds_active,
+    decisions_wrong,
+)
 from labeling.models import DecisionLabel
 from labeling.selectors.queue import assignment_for_review
 from labeling.services.decisions import (
@@ -120,6 +124,7 @@ def decision_accuracy_page(request):
         "labeling/decisions.html",
         {
             "rows": rows,
+            "wrong": decisions_wrong(kind=kind, agent_version=version),
             "kinds": decision_kinds_active(),
             "versions": AgentVersion.objects.select_related("agent").order_by(
                 "agent__name", "version"

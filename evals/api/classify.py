@@ -21,7 +21,7 @@ from evals.selectors.classifiers import agent_scope
 TEXT_MAX = 100_000
 
 
-class TurnSerializer(serializers.Serializer):
+class ClassifyTurnSerializer(serializers.Serializer):
     speaker = serializers.ChoiceField(["agent", "user", "tool", "system"])
     text = serializers.CharField(allow_blank=True, max_length=TEXT_MAX, trim_whitespace=False)
 
@@ -40,7 +40,9 @@ class ClassifyRequest(serializers.Serializer):
         max_length=100,
         help_text="scope-drift reads this version's instructions and tools",
     )
-    turns = TurnSerializer(many=True, required=False, help_text="the recent turns, oldest first")
+    turns = ClassifyTurnSerializer(
+        many=True, required=False, help_text="the recent turns, oldest first"
+    )
     tenant = serializers.CharField(required=False, allow_blank=True, max_length=200)
     call = serializers.CharField(
         required=False, allow_blank=True, max_length=200, help_text="the call's id, for the log"

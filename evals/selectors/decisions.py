@@ -4,7 +4,7 @@ reviewers' answers (Decision.truth), the confusion matrix, and the gaps behind t
 from collections import defaultdict
 from itertools import pairwise
 
-from django.db.models import Count
+from django.db.models import Count, F
 
 from evals import metrics
 from evals.models import AgentVersion, Decision, DecisionKind, DecisionKindVersion
@@ -98,3 +98,18 @@ def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[
 
 def decision_kinds_active() -> list[DecisionKind]:
     return list(DecisionKind.objects.filter(status=DecisionKind.Status.ACTIVE).order_by("kind_id"))
+
+
+def decisions_wrong(*, kind: str = "", agent_version: str = "", limit: int = 12) -> list[Decision]:
+    """Return the newest calls' decisions where the reviewers' answer is not the agent's choice."""
+    qs = (
+        Decision.objects.exclude(truth="")
+        .exclude(truth=F("choice"))
+        .select_related("transcript__agent_version", "kind")
+        .order_by("-transcript__started_at", "transcript_id", "turn", "pk")
+    )
+    if kind:
+        qs = qs.filter(kind__kind_id=kind)
+    if agent_version:
+        qs = qs.filter(transcript__agent_version__version=agent_version)
+    return list(qs[:limit])

@@ -9,23 +9,35 @@ So oversampling flagged calls to check the judge does not drag the outcome figur
 What predicts the outcome comes from PREDICTOR_SOURCES: each source says, for the rated calls,
 which of its checks fired on which call. The first source is every verdict of the one shape (LLM
 rules, detectors, classifiers, and any judge added later, the conversation judge's findings
-among them), so a new verdict source just appears; a source of another shape (a score with a
-threshold) is one more function in the list.
+among them), so a new verdict source just appears; a source of another shape is one more
+function in the list, as the conversation score is (low at 5 of 10 or less).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db.models import Avg, Count, Max, Q
+from django.db import connection, transaction
+from django.db.models import (
+    Avg,
+    Case,
+    Count,
+    F,
+    IntegerField,
+    Max,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
 from django.utils import timezone
 
 from evals import metrics
-from evals.models import Agent, Judge, Transcript, Verdict
+from evals.models import Agent, ConversationScore, Judge, Transcript, Verdict
 from labeling.models import IssueRow, OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import (
     BAD_AT_MOST,
@@ -34,7 +46,8 @@ from labeling.models_outcomes import (
     RATING_MAX,
     RATING_MIN,
 )
-from labeling.selectors.resolution import sample_weight
+from labeling.selectors.calibration import _tune
+from labeling.selectors.resolution import sample_weight, weight_sql
 
 # A check needs at least this many rated calls where it fired and where it did not before its
 # difference says anything; below that it is "too few calls".
@@ -233,64 +246,111 @@ def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
 
 # ---- what predicts the outcome -----------------------------------------------------------------
 
-# A source yields (source, check, transcript id, fired) for the rated calls it knows about.
-PredictorSource = Callable[[list[int]], Iterable[tuple[str, str, int, bool]]]
-JUDGE_KIND_LABELS = dict(Judge.Kind.choices)
+# A source is given the rated calls (a subquery of transcript ids) and returns a queryset of one
+# row per (call, check) with the columns tid (transcript id), src (the source's key), chk (the
+# check's name) and fired (1 or 0). The sources' rows are joined with the calls' outcomes and
+# summed per check in the database (outcome_predictors), whatever their number.
+PredictorSource = Callable[[QuerySet], QuerySet]
+SOURCE_LABELS = {**dict(Judge.Kind.choices), "conversation": "conversation judge"}
+# The conversation judge's 1-10 score counts as a check that fired at this score or below.
+CONVERSATION_SCORE_LOW = 5
 
 
-def verdicts_fired(transcript_ids: list[int]) -> Iterable[tuple[str, str, int, bool]]:
-    """Every check of the one verdict shape on these calls, per (judge kind, rule): whether any of
-    its verdicts on the call was flagged. Errored verdicts say nothing and are left out."""
-    rows = (
-        Verdict.objects.filter(transcript_id__in=transcript_ids, error="")
-        .values("transcript_id", "rule_version__rule__rule_id", "judge__kind")
-        .annotate(flags=Count("id", filter=Q(flagged=True)))
+def _fired(condition: Q) -> Max:
+    return Max(Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField()))
+
+
+def verdicts_fired(rated: QuerySet) -> QuerySet:
+    """Every check of the one verdict shape on the rated calls, per (judge kind, rule): fired
+    when any of its verdicts on the call was flagged. Errored verdicts say nothing."""
+    return (
+        Verdict.objects.filter(transcript_id__in=rated, error="")
+        .values(tid=F("transcript_id"), src=F("judge__kind"), chk=F("rule_version__rule__rule_id"))
+        .annotate(fired=_fired(Q(flagged=True)))
         .order_by()
     )
-    for r in rows:
-        kind = JUDGE_KIND_LABELS.get(r["judge__kind"], r["judge__kind"])
-        yield kind, r["rule_version__rule__rule_id"], r["transcript_id"], r["flags"] > 0
 
 
-PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired]
+def conversation_score_low(rated: QuerySet) -> QuerySet:
+    """The conversation judge's score as a check, per judge: fired when the call scored
+    CONVERSATION_SCORE_LOW or less. Its findings are verdicts and come through verdicts_fired;
+    errored scores say nothing."""
+    return (
+        ConversationScore.objects.filter(transcript_id__in=rated, error="", score__isnull=False)
+        .values(tid=F("transcript_id"), src=Value("conversation"), chk=F("judge__name"))
+        .annotate(fired=_fired(Q(score__lte=CONVERSATION_SCORE_LOW)))
+        .order_by()
+    )
 
 
-def _mean_dict(m: metrics.Mean) -> dict:
-    return {"mean": _r(m.value), "mean_ci": _clip(m.ci), "calls": m.n}
+PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired, conversation_score_low]
 
 
-def outcome_predictors(calls: list[CallOutcome]) -> list[dict]:
+def _check_label(src: str, chk: str) -> str:
+    return f"{chk} score ≤ {CONVERSATION_SCORE_LOW}" if src == "conversation" else chk
+
+
+def _predictor_sums_sql(question: OutcomeQuestion) -> tuple[str, list]:
+    """Return the one aggregate behind the predictors: per (source, check, fired), the count and
+    weighted sums of the rated calls' outcomes (metrics.WeightedSums) and how many were bad."""
+    rated = OutcomeRating.objects.filter(question=question).values("transcript_id")
+    parts, params = [], []
+    for source in PREDICTOR_SOURCES:
+        sql, p = source(rated).query.sql_with_params()
+        parts.append(f"SELECT tid, src, chk, fired FROM ({sql}) s{len(parts)}")
+        params += p
+    outcomes_sql, outcomes_params = (
+        OutcomeRating.objects.filter(question=question)
+        .values(tid=F("transcript_id"))
+        .annotate(x=Avg("rating"), p=Max("assignment__item__inclusion_probability"))
+        .order_by()
+        .query.sql_with_params()
+    )
+    sql = f"""
+SELECT f.src, f.chk, f.fired, COUNT(*), SUM(c.w), SUM(c.w * c.x), SUM(c.w * c.w),
+       SUM(c.w * c.w * c.x), SUM(c.w * c.w * c.x * c.x),
+       SUM(CASE WHEN c.x <= {BAD_AT_MOST} THEN 1 ELSE 0 END)
+FROM ({" UNION ALL ".join(parts)}) f
+JOIN (SELECT o.tid AS tid, o.x AS x, {weight_sql("o.p")} AS w FROM ({outcomes_sql}) o) c
+  ON c.tid = f.tid
+GROUP BY f.src, f.chk, f.fired
+"""
+    return sql, [*params, *outcomes_params]
+
+
+def outcome_predictors(*, question: OutcomeQuestion) -> list[dict]:
     """Return, per check of every predictor source, the weighted mean outcome of the rated calls
     where it fired against those where it did not, and the difference with its 95% interval.
 
     `worth_a_look`: the check has enough calls on both sides and its interval covers 0, so on
     this evidence it does not move the outcome; a check that never fired on a rated call is
-    marked `never_fired`. Largest differences first; then the ones worth a look.
+    marked `never_fired`. Largest differences first.
     """
-    by_id = {c.transcript_id: c for c in calls}
-    ids = list(by_id)
-    groups: dict[tuple[str, str], dict[bool, list[CallOutcome]]] = defaultdict(
-        lambda: {True: [], False: []}
-    )
-    for source in PREDICTOR_SOURCES:
-        for kind, name, tid, fired in source(ids):
-            if tid in by_id:
-                groups[(kind, name)][bool(fired)].append(by_id[tid])
+    if question.pk is None:
+        return []
+    sql, params = _predictor_sums_sql(question)
+    sides: dict[tuple[str, str], dict[bool, metrics.WeightedSums]] = defaultdict(dict)
+    bad_fired: dict[tuple[str, str], int] = defaultdict(int)
+    with transaction.atomic(), connection.cursor() as cursor:
+        _tune(cursor)  # no JIT: compiling this aggregate costs seconds, running it far less
+        cursor.execute(sql, params)
+        for src, chk, fired, n, w, wx, w2, w2x, w2x2, bad in cursor.fetchall():
+            sides[(src, chk)][bool(fired)] = metrics.WeightedSums(
+                int(n), float(w), float(wx), float(w2), float(w2x), float(w2x2)
+            )
+            if fired:
+                bad_fired[(src, chk)] = int(bad)
     out = []
-    for (kind, name), sides in groups.items():
-        fired = metrics.weighted_mean(
-            [c.rating for c in sides[True]], [c.weight for c in sides[True]]
-        )
-        clean = metrics.weighted_mean(
-            [c.rating for c in sides[False]], [c.weight for c in sides[False]]
-        )
+    for (src, chk), by in sides.items():
+        fired = metrics.weighted_mean_of_sums(by.get(True, metrics.WeightedSums()))
+        clean = metrics.weighted_mean_of_sums(by.get(False, metrics.WeightedSums()))
         diff = metrics.mean_difference(fired, clean)
-        enough = min(len(sides[True]), len(sides[False])) >= PREDICTOR_MIN_CALLS
+        enough = min(fired.n, clean.n) >= PREDICTOR_MIN_CALLS
         covers_zero = diff.ci is not None and diff.ci[0] <= 0 <= diff.ci[1]
         out.append(
             {
-                "source": kind,
-                "check": name,
+                "source": SOURCE_LABELS.get(src, src),
+                "check": _check_label(src, chk),
                 "fired": _mean_dict(fired),
                 "not_fired": _mean_dict(clean),
                 "difference": _r(diff.value),
@@ -298,9 +358,9 @@ def outcome_predictors(calls: list[CallOutcome]) -> list[dict]:
                 if diff.ci is None
                 else [round(diff.ci[0], 3), round(diff.ci[1], 3)],
                 "enough_calls": enough,
-                "never_fired": not sides[True],
-                "worth_a_look": (enough and covers_zero) or not sides[True],
-                "bad_fired": sum(1 for c in sides[True] if c.bad),
+                "never_fired": fired.n == 0,
+                "worth_a_look": (enough and covers_zero) or fired.n == 0,
+                "bad_fired": bad_fired[(src, chk)],
             }
         )
     out.sort(
@@ -313,6 +373,10 @@ def outcome_predictors(calls: list[CallOutcome]) -> list[dict]:
     return out
 
 
+def _mean_dict(m: metrics.Mean) -> dict:
+    return {"mean": _r(m.value), "mean_ci": _clip(m.ci), "calls": m.n}
+
+
 # ---- bad outcomes nothing flagged --------------------------------------------------------------
 
 
@@ -323,9 +387,15 @@ def outcome_bad_unflagged(calls: list[CallOutcome], *, question: OutcomeQuestion
     if not bad:
         return []
     flagged = set(
-        Verdict.objects.filter(transcript_id__in=list(bad), flagged=True, error="").values_list(
-            "transcript_id", flat=True
+        Verdict.objects.filter(
+            transcript_id__in=OutcomeRating.objects.filter(question=question).values(
+                "transcript_id"
+            ),
+            flagged=True,
+            error="",
         )
+        .values_list("transcript_id", flat=True)
+        .distinct()
     )
     ids = [tid for tid in bad if tid not in flagged]
     rows = dict(
@@ -379,6 +449,6 @@ def outcome_data(params) -> dict:
         "overall": outcome_summary(calls),
         "versions": figures["versions"],
         "trend": figures["trend"],
-        "predictors": outcome_predictors(calls),
+        "predictors": outcome_predictors(question=question),
         "bad_unflagged": outcome_bad_unflagged(calls, question=question),
     }

@@ -29,6 +29,37 @@ def decision_truth(answers: list[str]) -> str:
     return top[0][0]
 
 
+@transaction.atomic
+def decision_labels_bulk(labels: list[tuple[object, Decision, str]]) -> int:
+    """Store many (reviewer, decision, answer) labels at once (a reviewer's existing label stays
+    as it is) and settle the truth of every decision they touch; return how many were new."""
+    for _, decision, answer in labels:
+        if answer not in decision.kind_version.answers:
+            raise ValidationError(
+                f"answer: {answer!r} is not one of {decision.kind_version.answers}."
+            )
+    before = DecisionLabel.objects.count()
+    DecisionLabel.objects.bulk_create(
+        [DecisionLabel(decision=d, reviewer=r, answer=a) for r, d, a in labels],
+        batch_size=1000,
+        ignore_conflicts=True,
+    )
+    ids = {d.pk for _, d, _ in labels}
+    answers: dict[int, list[str]] = {}
+    for decision_id, answer in DecisionLabel.objects.filter(decision_id__in=ids).values_list(
+        "decision_id", "answer"
+    ):
+        answers.setdefault(decision_id, []).append(answer)
+    changed = []
+    for d in Decision.objects.filter(pk__in=ids).only("pk", "truth"):
+        truth = decision_truth(answers.get(d.pk, []))
+        if truth != d.truth:
+            d.truth = truth
+            changed.append(d)
+    Decision.objects.bulk_update(changed, ["truth"], batch_size=1000)
+    return DecisionLabel.objects.count() - before
+
+
 def _truth_update(decision: Decision) -> str:
     answers = list(DecisionLabel.objects.filter(decision=decision).values_list("answer", flat=True))
     truth = decision_truth(answers)
@@ -89,10 +120,12 @@ def hard_moments_queue(
     boundary_ms: int = HARD_BOUNDARY_MS,
     within_ms: int = HARD_WITHIN_MS,
     limit: int = HARD_LIMIT,
+    transcript_ids: list[int] | None = None,
 ) -> list[HardMoment]:
     """Queue up to `limit` unlabeled decision points that are hard to call (agent confidence at
     most `max_confidence`, or a gap within `within_ms` of `boundary_ms`), newest calls first, and
-    put their calls in today's review queue. Moments already queued stay as they are."""
+    put their calls in today's review queue. Moments already queued stay as they are;
+    `transcript_ids` keeps to those calls."""
     if not 0 <= max_confidence <= 1:
         raise ValidationError("max_confidence: a number from 0 to 1.")
     if within_ms < 0 or limit < 1:
@@ -106,6 +139,8 @@ def hard_moments_queue(
     )
     if kind:
         qs = qs.filter(kind__kind_id=kind)
+    if transcript_ids is not None:
+        qs = qs.filter(transcript_id__in=transcript_ids)
     made = []
     calls = {}
     for d in qs[:limit]:

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 def test_demo_axes_make_a_green_and_a_flagged_report_once():
     assert "trajectory axes" in [s.name for s in DEMO_STEPS]
     line = demo_axes_load(DEMO_DIR)
-    assert "24 created" in line and "2026-11-21.1 green, 2026-11-28.1 flagged" in line
+    assert "24 created" in line and "2026-11-24.1 green, 2026-11-29.1 flagged" in line
     old, new = AxesReport.objects.order_by("pk")
     assert new.baseline == old and not new.passed
     flagged = {c["axis"] for c in new.results["comparison"] if c["flagged"]}

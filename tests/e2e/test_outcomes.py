@@ -52,8 +52,9 @@ def test_a_reviewer_rates_the_outcome_with_the_keyboard(
     page.wait_for_url(f"{live_server.url}/review/calls/call-out/")
     panel = page.locator("#outcome-panel")
     expect(panel).to_contain_text("Was this call good for the candidate and the company?")
-    page.keyboard.press("r")
-    page.keyboard.press("r")
+    page.keyboard.press("r")  # the flagged verdict
+    expect(page.get_by_text("1 of 2 verdicts marked")).to_be_visible()
+    page.keyboard.press("a")  # the rest
     expect(page.get_by_text("2 of 2 verdicts marked")).to_be_visible()
     # Digits belong to the outcome panel: pressed elsewhere they rate nothing.
     page.keyboard.press("4")

@@ -9,6 +9,7 @@ Anything else is the conduct judge's (FakeJudge).
 """
 
 import json
+import time
 
 from tests.evals.judge_server import FakeJudge
 
@@ -20,6 +21,7 @@ class FakeChat(FakeJudge):
         self.scores: dict[str, dict] = {}
         self.judge_fail_for: list[str] = []
         self.default_score = 80
+        self.delay_s = 0.0  # every agent and rubric answer waits this long (a model's latency)
 
     def agent_requests(self) -> list[dict]:
         return [r for r in self.requests if "response_format" not in r["body"]]
@@ -28,6 +30,8 @@ class FakeChat(FakeJudge):
         return [r for r in self.requests if "response_format" in r["body"]]
 
     def answer(self, body: dict):
+        if self.delay_s:
+            time.sleep(self.delay_s)
         if "response_format" not in body:
             return self.agent_answer(body)
         schema = body["response_format"]["json_schema"]["schema"]

@@ -109,3 +109,50 @@ def test_yaml_shape_names_the_kind_and_min():
     ]:
         with pytest.raises(GateConfigInvalid, match=message):
             metric_clean(raw)
+
+
+@pytest.mark.django_db
+def test_a_gate_run_counts_the_labeled_decisions_of_the_golden_calls(world, lead):
+    from django.test import Client
+
+    from evals.models import Decision, DecisionKind
+    from tests.factories import logged_in
+
+    decision_kinds_import(text=KINDS_YAML)
+    kind = DecisionKind.objects.get(kind_id="turn-taking")
+    version = kind.versions.get()
+    # one take decision per golden call (turn 2, 800 ms after the user); the newer version's
+    # first call cut the candidate off, per the reviewers
+    for name, t in world.calls.items():
+        truth = W if name == "2026-11-28.1-0" else T
+        Decision.objects.create(
+            transcript=t,
+            kind=kind,
+            kind_version=version,
+            key="turn:2",
+            turn=2,
+            choice=T,
+            gap_ms=800,
+            source="derived",
+            truth=truth,
+        )
+    c = logged_in(Client(), lead)
+    r = c.post(
+        "/gates/release/metrics/add/",
+        {"kind": "decision_accuracy", "measure": "turn-taking", "limit": "0.9"},
+    )
+    assert r.status_code == 302
+    metric = world.gate.metrics.get(kind="decision_accuracy")
+    assert (metric.measure, metric.threshold) == ("turn-taking", 0.9)
+    page = c.get("/gates/release/").content.decode()
+    assert "decision accuracy: turn-taking" in page and "Min for decision accuracy" in page
+
+    old = world.run("2026-11-21.1")
+    new = world.run("2026-11-28.1", "2026-11-21.1")
+    result = {m["kind"]: m for m in new.results["metrics"]}["decision_accuracy"]
+    assert {m["kind"]: m for m in old.results["metrics"]}["decision_accuracy"]["passed"]
+    n = len([x for x in world.calls if x.startswith("2026-11-28.1")])
+    assert result["value"] == pytest.approx((n - 1) / n) and result["baseline"] == 1.0
+    assert not result["passed"] and new.status == "fail"
+    assert result["evidence"][0]["call"] == "2026-11-28.1-0"
+    assert result["evidence"][0]["turn"] == 2

@@ -11,7 +11,7 @@ import pytest
 from celery.contrib.testing.worker import start_worker
 from celery.signals import task_postrun
 from django.core.management import call_command
-from django.db import connection, connections
+from django.db import OperationalError, connection, connections
 
 from console.celery import app
 from evals.models import JudgeRun, JudgeRunItem, Verdict
@@ -87,11 +87,18 @@ def redis_worker(settings):
 
 def _wait_for(run_id: int, limit_s: float = 60) -> JudgeRun:
     deadline = time.monotonic() + limit_s
+    run = None
     while time.monotonic() < deadline:
-        run = JudgeRun.objects.get(pk=run_id)
-        if run.finished_at is not None:
+        try:
+            run = JudgeRun.objects.get(pk=run_id)
+        except OperationalError:
+            # SQLite's shared-cache test database answers "table is locked" to a read that lands
+            # while the worker thread writes (no busy timeout there): look again.
+            run = None
+        if run is not None and run.finished_at is not None:
             return run
-        time.sleep(0.1)
+        time.sleep(0.25)
+    run = JudgeRun.objects.get(pk=run_id)
     raise AssertionError(
         f"judge run {run_id} did not finish within {limit_s} s: {run.tasks_done}/{run.tasks_total}"
     )

@@ -154,6 +154,7 @@ def test_accuracy_page_api_and_command_agree(client, lead, calls):
     html = page.content.decode()
     assert page.status_code == 200 and 'data-testid="gap-histogram"' in html
     assert "chose “take the turn” where reviewers say “wait” (1)" in html
+    assert 'href="/calls/c-2/#turn-1">c-2 turn 1</a>' in html  # where the agent chose wrong
     api = token_client(lead).get("/api/v1/decision-accuracy/?kind=turn-taking").json()
     by_version = {r["agent_version"]: r for r in api}
     v2 = by_version["v2"]

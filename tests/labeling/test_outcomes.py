@@ -193,7 +193,7 @@ def test_figures_per_version_and_week_are_weighted(rated):
 
 def test_predictors_compare_fired_with_not_fired(rated):
     q = OutcomeQuestion.objects.get()
-    rows = {p["check"]: p for p in outcome_predictors(call_outcomes(question=q))}
+    rows = {p["check"]: p for p in outcome_predictors(question=q)}
     one_q = rows["asking.one-question"]
     assert one_q["source"] == "LLM judge"
     assert one_q["fired"]["calls"] == 2 and one_q["not_fired"]["calls"] == 4
@@ -221,7 +221,7 @@ def test_a_rule_that_does_not_move_the_outcome_is_worth_a_look(reviewer):
         outcome_rate(reviewer=reviewer, transcript=call, rating=rating)
         calls.append(call)
     q = OutcomeQuestion.objects.get()
-    (row,) = outcome_predictors(call_outcomes(question=q))
+    (row,) = outcome_predictors(question=q)
     assert row["enough_calls"] and row["difference"] == 0 and row["worth_a_look"]
 
 
@@ -322,3 +322,18 @@ def test_the_dashboard_shows_a_lead_the_outcome_trend(client, lead, reviewer, ra
     assert html.count("<circle") == 3  # v1 in two weeks, v2 in one
     logged_in(client, reviewer)
     assert 'data-testid="outcome-trend"' not in client.get(reverse("dashboard")).content.decode()
+
+
+def test_the_conversation_score_is_a_predictor_too(rated):
+    from evals.models import ConversationScore
+
+    judge = JudgeFactory(name="gpt-4o/conversation-v1")
+    for ext, score in (("bad-1", 3), ("bad-2", 4), ("good-1", 9), ("good-2", 8)):
+        ConversationScore.objects.create(transcript=rated[ext], judge=judge, score=score)
+    ConversationScore.objects.create(transcript=rated["mid"], judge=judge, error="timeout")
+    q = OutcomeQuestion.objects.get()
+    rows = {p["check"]: p for p in outcome_predictors(question=q)}
+    row = rows["gpt-4o/conversation-v1 score ≤ 5"]
+    assert row["source"] == "conversation judge"
+    assert row["fired"]["calls"] == 2 and row["not_fired"]["calls"] == 2  # the errored one: out
+    assert row["difference"] < 0

@@ -22,7 +22,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
-from django.db.models import Avg, Count, Q
+from django.db.models import Avg, Count, Q, Sum
 from django.utils import timezone
 
 from core.errors import DomainError
@@ -491,11 +491,12 @@ def _counters_update(run: EvalRun) -> None:
         passed=Count("pk", filter=Q(outcome=EvalRunRow.Outcome.SCORED, passed=True)),
         errored=Count("pk", filter=Q(outcome=EvalRunRow.Outcome.ERROR)),
         mean=Avg("score", filter=Q(outcome=EvalRunRow.Outcome.SCORED)),
+        tokens_in=Sum("tokens_in"),
+        tokens_out=Sum("tokens_out"),
+        cost=Sum("cost"),
     )
-    sums = run.rows.values_list("tokens_in", "tokens_out", "cost")
-    tokens_in = sum(r[0] for r in sums)
-    tokens_out = sum(r[1] for r in sums)
-    cost = sum((r[2] for r in sums), Decimal(0))
+    tokens_in, tokens_out = agg["tokens_in"] or 0, agg["tokens_out"] or 0
+    cost = agg["cost"] or Decimal(0)
     scored = agg["scored"]
     EvalRun.objects.filter(pk=run.pk).update(
         rows_done=agg["done"],

@@ -19,12 +19,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
+
 from evals.models import Decision, DecisionKind, DecisionKindVersion
 
-from .common import Errors, Invalid, chunked
+from .common import Errors, Invalid, chunked, copy_rows
 
 DECISION_FIELDS = ("kind", "turn", "at_ms", "choice", "confidence", "gap_ms")
 MAX_DECISIONS = 5000
+DECISION_COLUMNS = (
+    "transcript_id",
+    "kind_id",
+    "kind_version_id",
+    "key",
+    "turn",
+    "at_ms",
+    "choice",
+    "confidence",
+    "gap_ms",
+    "source",
+    "truth",
+    "created_at",
+)
 
 
 @dataclass(frozen=True)
@@ -187,6 +203,7 @@ def decisions_write(
         ):
             existing[(d.transcript_id, d.kind_id, d.key)] = d
     new, stale = [], []
+    now = timezone.now()
     for where, pk, ds in todo:
         for i, d in enumerate(ds):
             old = existing.get((pk, d["kind"].kind_id, d["key"]))
@@ -211,21 +228,23 @@ def decisions_write(
                 counts["decisions"] += 1
             touched.add(pk)
             new.append(
-                Decision(
-                    transcript_id=pk,
-                    kind_id=d["kind"].kind_id,
-                    kind_version_id=d["kind"].version_id,
-                    key=d["key"],
-                    turn=d["turn"],
-                    at_ms=d["at_ms"],
-                    choice=d["choice"],
-                    confidence=d["confidence"],
-                    gap_ms=d["gap_ms"],
-                    source=d["source"],
+                (
+                    pk,
+                    d["kind"].kind_id,
+                    d["kind"].version_id,
+                    d["key"],
+                    d["turn"],
+                    d["at_ms"],
+                    d["choice"],
+                    d["confidence"],
+                    d["gap_ms"],
+                    d["source"],
+                    "",
+                    now,
                 )
             )
     errors.check()
     for chunk in chunked(stale):
         Decision.objects.filter(pk__in=chunk).delete()
-    Decision.objects.bulk_create(new, batch_size=2000)
+    copy_rows(Decision, DECISION_COLUMNS, new, total=len(new))
     return counts, touched

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 
 from console.demo_axes import demo_axes_load
+from console.demo_classifiers import demo_classifiers_load
 from console.demo_conversation import demo_conversation_load
 from console.demo_decisions import (
     demo_decision_kinds_load,
@@ -116,6 +117,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("outcomes", demo_outcomes_load),
     DemoStep("trajectory axes", demo_axes_load),
     DemoStep("eval runs", demo_evalruns_load),
+    DemoStep("classifiers", demo_classifiers_load),
 ]
 
 

@@ -30,8 +30,14 @@ class RuleAdmin(admin.ModelAdmin):
     inlines = [RuleVersionInline]
 
 
+class VerdictCategoryInline(admin.StackedInline):
+    model = models.VerdictCategory
+    extra = 0
+
+
 @admin.register(models.Verdict)
 class VerdictAdmin(admin.ModelAdmin):
+    inlines = [VerdictCategoryInline]
     list_display = [
         "transcript",
         "rule_version",

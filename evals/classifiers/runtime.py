@@ -161,7 +161,7 @@ def clamp(value: Any) -> int | None:
 def log_verdict(verdict: ClassifierVerdict, ctx: Context) -> None:
     """Log the verdict as its metric line: ids, verdict, confidence, category; never text."""
     extra = {
-        "verdict": verdict.category or "none"
+        "verdict": (verdict.category or "none")
         if verdict.classifier == FRUSTRATION
         else verdict.flagged,
         "confidence": verdict.confidence,

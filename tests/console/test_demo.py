@@ -134,8 +134,11 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
         "boundaries.no-rubric-leak",
     ]
     assert Rule.objects.filter(group="signals", detector__isnull=False).count() >= 2
-    detectors = Rule.objects.filter(detector__isnull=False)
-    conduct = Verdict.objects.exclude(rule_version__rule__group="conversation")
+    # The runtime classifiers' rules check their own demo calls (tests/console: classifiers).
+    detectors = Rule.objects.filter(detector__isnull=False).exclude(group="classifiers")
+    conduct = Verdict.objects.filter(transcript__in=calls).exclude(
+        rule_version__rule__group="conversation"
+    )
     per_call = calls.annotate(
         n=Count("verdicts", filter=~Q(verdicts__rule_version__rule__group="conversation"))
     ).values_list("n", flat=True)
@@ -145,7 +148,9 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     assert conversation.count() == 2 * golden.count() == 2 * ConversationScore.objects.count()
     # Every (call, rule) pair exactly once; the detector
     # rules' verdicts come from their detector judges.
-    detector_verdicts = Verdict.objects.filter(rule_version__rule__detector__isnull=False)
+    detector_verdicts = Verdict.objects.filter(
+        rule_version__rule__detector__isnull=False, transcript__in=calls
+    ).exclude(rule_version__rule__group="classifiers")
     assert detector_verdicts.count() == calls.count() * detectors.count()
     assert set(detector_verdicts.values_list("judge__kind", flat=True)) == {Judge.Kind.DETECTOR}
     assert conduct.values("transcript", "rule_version").distinct().count() == calls.count() * (
@@ -153,7 +158,8 @@ def test_load_demo_loads_calls_rules_and_a_verdict_for_every_call_and_judged_rul
     )
     assert Verdict.objects.filter(flagged=True).count() > 50
     assert Verdict.objects.filter(flagged=False).count() > 1000
-    assert f"{calls.count()} calls" in output and f"{Verdict.objects.count()} verdicts" in output
+    assert f"{calls.count()} calls" in output
+    assert f"{Verdict.objects.filter(transcript__in=calls).count()} verdicts" in output
     for step in DEMO_STEPS[:3]:
         assert f"{step.name}: " in output
 
@@ -401,7 +407,10 @@ def test_past_week_is_reviewed_and_todays_sample_is_left_for_the_newcomer(truth)
         assert finished.count() == item.reviews_needed, item
         assert {timezone.localtime(a.finished_at).date() for a in finished} == {item.sample.day}
         assert all(a.claimed_at < a.finished_at for a in finished)
-    marks = Mark.objects.select_related(
+    # The phone-screen's marks (the classifiers' demo marks theirs outside the sample).
+    marks = Mark.objects.filter(
+        verdict__transcript__agent_version__agent__name="phone-screen"
+    ).select_related(
         "verdict__transcript", "verdict__rule_version__rule", "assignment__item__sample"
     )
     assert marks.count() > 1000
@@ -530,3 +539,23 @@ def test_demo_conversation_judge_scores_both_versions_and_the_newer_drifts(truth
     # the cited turn is where the agent turned coach
     assert "scored" in drift.transcript.turns.get(index=10).text
     assert drift.transcript.agent_version.agent.conversation_plan == PHASES
+
+
+@pytest.mark.django_db
+def test_demo_classifiers_have_verdicts_of_both_kinds_and_marks_for_a_pr_curve():
+    from labeling.selectors.classifier_thresholds import classifier_thresholds
+
+    output = load()
+    assert "classifiers: " in output
+    calls = Transcript.objects.filter(metadata__demo="classifiers")
+    assert calls.values("tenant").distinct().count() == 2
+    assert AgentVersion.objects.filter(agent__name="kettle-support").exclude(instructions="")
+    guard = Verdict.objects.filter(judge__name="classifier/injection/patterns-v1", flagged=True)
+    assert guard.filter(transcript__in=calls).count() >= 5
+    frustration = Verdict.objects.filter(rule_version__rule__rule_id="classifiers.ai-frustration")
+    targets = set(frustration.values_list("category__category", flat=True))
+    assert {"ai", "situation"} <= targets  # frustrated customers of both kinds
+    for rule_id in ("classifiers.injection", "classifiers.scope-drift"):
+        figures = classifier_thresholds(rule_id=rule_id)
+        assert figures["all"].marked >= 20 and len(figures["all"].curve) >= 3, rule_id
+        assert {g.key for g in figures["tenants"]} == {"kettle-uk", "kettle-us"}

@@ -69,7 +69,7 @@ def test_the_judge_runner_checks_stored_calls_with_the_classifiers(
         "target": "ai",
         "confidence": 91,
     }
-    run(transcript_ids=["call-1"], rule_ids=["classifiers.*", "signals.*"])
+    run(transcript_ids=["call-1"], rule_ids=["classifiers.*"])
     inj = verdict("classifiers.injection")
     assert (inj.flagged, inj.turns, inj.judge.name) == (
         True,
@@ -89,8 +89,8 @@ def test_the_judge_runner_checks_stored_calls_with_the_classifiers(
         [3],  # only the turn where a signal fired was asked
         "ai",
     )
-    assert verdict("signals.loop").turns == [3]
-    assert verdict("signals.sentiment-floor").flagged
+    assert verdict("classifiers.loop").turns == [3]
+    assert verdict("classifiers.sentiment-floor").flagged
     prompts = [r["body"]["messages"][1]["content"] for r in fake_judge.requests]
     assert sum("SCOPE" in p for p in prompts) == 3 and sum("LATEST" in p for p in prompts) == 1
 

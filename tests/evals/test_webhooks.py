@@ -269,6 +269,7 @@ def test_a_command_that_ends_at_once_still_sends_its_webhook(receiver, tmp_path)
 
 
 @pytest.mark.redis
+@pytest.mark.postgres  # a worker thread and the test share SQLite's table-locking test database
 @pytest.mark.usefixtures("redis_worker")
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_retries_after_a_500_with_its_backoff(receiver):

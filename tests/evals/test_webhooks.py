@@ -15,7 +15,6 @@ from evals.webhook_signing import (
     webhook_signature_valid,
 )
 from tests.evals.gating_helpers import wait_for_gate_run
-from tests.evals.test_judge_celery import redis_worker  # noqa: F401 (a fixture)
 from tests.evals.webhook_receiver import Receiver
 from tests.factories import token_client
 
@@ -266,26 +265,3 @@ def test_a_command_that_ends_at_once_still_sends_its_webhook(receiver, tmp_path)
     assert done.returncode == 0, done.stderr
     (post,) = receiver.requests  # sent before the process ended
     assert json.loads(post["body"])["data"] == {"rule": "asking.one-question"}
-
-
-@pytest.mark.redis
-@pytest.mark.postgres  # a worker thread and the test share SQLite's table-locking test database
-@pytest.mark.usefixtures("redis_worker")
-@pytest.mark.django_db(transaction=True)
-def test_a_real_worker_retries_after_a_500_with_its_backoff(receiver):
-    """With a broker the retry is Celery's own (self.retry with the backoff as countdown)."""
-    import threading
-
-    from tests.evals.test_judge_celery import TASK_THREADS
-
-    TASK_THREADS.clear()
-    receiver.statuses = [500]
-    hook = webhook_create(url=receiver.url, events=["gate_run.finished"])
-    (d,) = webhook_emit(event="gate_run.finished", payload={"gate_run": 9})
-    d = wait_for_delivery(d.pk)
-    assert d.status == "delivered" and [a["status"] for a in d.attempts] == [500, 200]
-    assert len(TASK_THREADS) == 2 and threading.get_ident() not in TASK_THREADS
-    for post in receiver.wait_for(2):
-        assert webhook_signature_valid(
-            secret=hook.secret, header=post["headers"]["Docket-Signature"], body=post["body"]
-        )

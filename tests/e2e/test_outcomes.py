@@ -113,7 +113,8 @@ def test_a_lead_reads_the_trend_and_files_a_row_on_a_bad_call_nothing_flagged(
     login(lead)
     expect(page.locator("[data-testid=outcome-trend] circle").first).to_be_attached()
     check_page(page)
-    go(page, "Outcomes")
+    go(page, "Layers")  # the layers' own pages hang off the Layers map
+    page.get_by_role("main").get_by_role("link", name="Outcomes and what predicts them").click()
     expect(page.get_by_role("heading", name="Outcomes", exact=True)).to_be_visible()
     bad = page.locator("[data-testid=bad-unflagged]")
     expect(bad).to_contain_text("bad-2")
@@ -134,6 +135,7 @@ def test_a_lead_reads_the_trend_and_files_a_row_on_a_bad_call_nothing_flagged(
     expect(page.get_by_text("Filed row 1", exact=True)).to_be_visible()
     row = db(lambda: IssueRow.objects.get())
     assert row.transcript.external_id == "bad-2" and row.reporter_id == lead.pk
-    go(page, "Outcomes")
+    go(page, "Layers")
+    page.get_by_role("main").get_by_role("link", name="Outcomes and what predicts them").click()
     expect(page.locator("[data-testid=bad-unflagged]")).to_contain_text("1 issue row")
     check_page(page)

@@ -14,7 +14,7 @@ PYTHON ?= $(shell for c in python3.13 python3.12 python3 \
 	$$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1 && { echo $$p; break; }; \
 	done)
 
-.PHONY: help install run worker lint test test-sqlite test-postgres test-e2e bench clean
+.PHONY: help install run worker lint browser test test-sqlite test-postgres test-e2e bench clean
 
 help:
 	@echo "make run      install, migrate, load the demo, create demo users, serve on 127.0.0.1:$(PORT)"
@@ -50,9 +50,14 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+# Chromium first: the browser tests need it, and nothing after this step may find it missing.
+browser: install
+	@echo "== a Chromium for the browser tests"
+	$(BIN)/python -m tests.e2e.browser
+
 # The suite on SQLite, then on PostgreSQL when DATABASE_URL (or TEST_DATABASE_URL) is set,
 # then the browser tests in Chromium.
-test: lint
+test: lint browser
 	@echo "== the suite on SQLite"
 	$(BIN)/python -m pytest -m "not e2e and not postgres" -q
 	@if [ -n "$(TEST_DATABASE_URL)" ]; then \
@@ -60,7 +65,6 @@ test: lint
 		DATABASE_URL=$(TEST_DATABASE_URL) $(BIN)/python -m pytest -m "not e2e" -q; \
 	else echo "== PostgreSQL pass left out: set TEST_DATABASE_URL=postgres://... to run it"; fi
 	@echo "== the browser tests in Chromium"
-	$(BIN)/python -m tests.e2e.browser
 	$(BIN)/python -m pytest -m e2e -q
 
 bench: install

@@ -68,17 +68,38 @@ def test_make_test_falls_back_to_playwrights_chromium_without_apt(tmp_path):
     assert "-m playwright install chromium" in done.stdout
 
 
-def test_the_browser_tests_find_the_installed_chromium():
-    from tests.e2e.browser import chromium_path
+def test_the_browser_tests_use_the_chromium_on_path(tmp_path, monkeypatch):
+    from tests.e2e.browser import chromium_path, install_plan
 
-    path = chromium_path()
-    assert path and os.access(path, os.X_OK)
+    fake = tmp_path / "bin" / "chromium"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    assert chromium_path() == str(fake)
+    assert install_plan() == (f"Chromium: using {fake}", [])
 
 
-def test_makefile_runs_the_chromium_step_before_the_browser_tests():
+def test_a_machine_without_chromium_gets_an_install_plan(tmp_path, monkeypatch):
+    from tests.e2e.browser import PLAYWRIGHT, chromium_path, install_plan
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "browsers"))
+    assert chromium_path() is None
+    message, commands = install_plan()
+    assert message.startswith("Chromium: not found")
+    assert commands == PLAYWRIGHT  # no apt-get on this PATH
+
+
+def test_makefile_gets_chromium_before_any_test_runs():
     makefile = (ROOT / "Makefile").read_text()
-    step = makefile.index("-m tests.e2e.browser")
-    assert step < makefile.index("-m pytest -m e2e")
+    recipe = makefile[makefile.index("\ntest:") + 1 :]
+    recipe = recipe[: recipe.index("\n\n")]
+    prerequisites = recipe.splitlines()[0].split(":")[1].split()
+    assert prerequisites == ["lint", "browser"]
+    browser = makefile[makefile.index("\nbrowser:") + 1 :]
+    assert "-m tests.e2e.browser" in browser[: browser.index("\n\n")]
+    assert "-m tests.e2e.browser" not in recipe  # run once, by the prerequisite
 
 
 def _production_env(tmp_path: Path, **extra: str) -> dict:

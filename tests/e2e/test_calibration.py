@@ -11,8 +11,6 @@ from tests.labeling.known_calibration import build_known_set, make_marked
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCREENS = "/tmp/h5"
-
 
 @pytest.fixture
 def calibrated(reviewer):
@@ -31,21 +29,21 @@ def calibrated(reviewer):
 
 
 def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(
-    login, lead, calibrated, live_server
+    login, lead, calibrated, live_server, tmp_path
 ):
     page = login(lead)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Calibration").click()
     expect(page.get_by_role("heading", name="Calibration")).to_be_visible()
     weak_row = page.locator("tr", has_text="asking.no-hints")
     expect(weak_row).to_contain_text("needs 150 more marks")
-    page.screenshot(path=f"{SCREENS}-calibration.png", full_page=True)
+    page.screenshot(path=tmp_path / "calibration.png", full_page=True)
 
     page.get_by_role("link", name="asking.one-question v2").click()
     expect(page.get_by_test_id("eligibility")).to_have_text("Eligible for the gate.")
     expect(page.get_by_test_id("cell-tp")).to_have_text("90")
     expect(page.get_by_test_id("cell-fp")).to_have_text("5")
     page.get_by_label("Why promote").fill("240 marks; precision and recall clear the floors")
-    page.screenshot(path=f"{SCREENS}-detail.png", full_page=True)
+    page.screenshot(path=tmp_path / "detail.png", full_page=True)
     page.get_by_role("button", name="Promote into the gate").click()
     expect(
         page.get_by_text("asking.one-question v2 promoted into the gate, replacing v1.")
@@ -61,7 +59,7 @@ def test_lead_promotes_an_eligible_version_and_sees_it_in_the_audit_log(
     expect(row).to_contain_text("lena")
     expect(row).to_contain_text("240 marks; precision and recall clear the floors")
     expect(row).to_contain_text("240 marked · P 0.95 [0.88, 0.98] · R 0.90 [0.83, 0.94]")
-    page.screenshot(path=f"{SCREENS}-decisions.png", full_page=True)
+    page.screenshot(path=tmp_path / "decisions.png", full_page=True)
 
     calibrated["old"].refresh_from_db()
     assert calibrated["old"].status == "retired"
@@ -110,7 +108,7 @@ def test_lead_filters_the_table_in_place(login, lead, live_server):
     assert "boundaries.no-rubric-leak" in text and "asking.one-question" not in text
 
 
-def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
+def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server, tmp_path):
     known = build_known_set(lead=lead)
     page = login(lead)
     page.goto(f"{live_server.url}/calibration/disagreements/?ties=1")
@@ -122,7 +120,7 @@ def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
     )
     row_id = tie.get_attribute("id")
     tie.get_by_placeholder("why (optional)").fill("heard a clarifier")
-    page.screenshot(path=f"{SCREENS}-disagreements.png", full_page=True)
+    page.screenshot(path=tmp_path / "disagreements.png", full_page=True)
     tie.get_by_role("button", name="Judge right").click()
     # htmx swaps the row in place: the tie is now settled, the page did not reload.
     row = page.locator(f"#{row_id}")
@@ -134,8 +132,8 @@ def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server):
     )
     expect(page.get_by_test_id("cell-waiting")).to_have_text("0")
     expect(page.locator("svg.trend-chart circle.s-precision")).to_have_count(3)
-    page.screenshot(path=f"{SCREENS}-trend.png", full_page=True)
+    page.screenshot(path=tmp_path / "trend.png", full_page=True)
     page.get_by_test_id("cell-fp").click()
     expect(page.get_by_test_id("verdict")).to_have_count(4)
     expect(page.get_by_text("clarifier, not a second question").first).to_be_visible()
-    page.screenshot(path=f"{SCREENS}-cell.png", full_page=True)
+    page.screenshot(path=tmp_path / "cell.png", full_page=True)

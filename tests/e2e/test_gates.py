@@ -9,7 +9,7 @@ from tests.evals.gating_helpers import World
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def test_failed_metric_links_to_the_call_and_turn(login, lead, live_server):
+def test_failed_metric_links_to_the_call_and_turn(login, lead, live_server, tmp_path):
     world = World()
     world.run("2026-11-21.1")
     world.flag("2026-11-28.1-2", world.leak, turn=2)
@@ -23,7 +23,7 @@ def test_failed_metric_links_to_the_call_and_turn(login, lead, live_server):
     page.get_by_role("link", name=f"#{run.pk}").click()
     expect(page.get_by_test_id("run-status")).to_have_text("fail")
     assert_no_serious_axe(page)
-    page.screenshot(path="/tmp/h7-e2e-run.png", full_page=True)
+    page.screenshot(path=tmp_path / "e2e-run.png", full_page=True)
 
     page.get_by_role("link", name="safety ceiling: every safety rule").click()
     failed = page.locator("#metric-1")
@@ -31,7 +31,7 @@ def test_failed_metric_links_to_the_call_and_turn(login, lead, live_server):
     failed.get_by_role("link", name="turn 2").click()
     page.wait_for_url(f"{live_server.url}/calls/2026-11-28.1-2/?turn=2#turn-2")
     expect(page.locator("#turn-2")).to_be_visible()
-    page.screenshot(path="/tmp/h7-e2e-call.png")
+    page.screenshot(path=tmp_path / "e2e-call.png")
 
 
 def test_lead_changes_a_threshold_in_place(login, lead, live_server):

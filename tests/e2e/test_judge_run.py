@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_run_judge_button_then_the_page_polls_until_done(
-    login, engineer, live_server, fake_judge, rules
+    login, engineer, live_server, fake_judge, rules, tmp_path
 ):
     make_call("call-1")
     fake_judge.flag = {"asking.one-question": [2]}
@@ -27,14 +27,14 @@ def test_run_judge_button_then_the_page_polls_until_done(
     progress = page.locator("#run-progress")
     expect(progress).to_have_attribute("hx-trigger", "every 1s")
     expect(page.locator("#run-status")).to_have_text("running")
-    page.screenshot(path="/tmp/h3-e2e-running.png", full_page=True)
+    page.screenshot(path=tmp_path / "e2e-running.png", full_page=True)
 
     fake_judge.gate.set()
     expect(page.locator("#run-status")).to_have_text("done", timeout=30_000)
     expect(page.locator("#run-summary")).to_contain_text("2 verdicts written: 2 flagged, 0 errored")
     expect(progress).not_to_have_attribute("hx-trigger", "every 1s")
     expect(page.get_by_text("No errors.")).to_be_visible()
-    page.screenshot(path="/tmp/h3-e2e-done.png", full_page=True)
+    page.screenshot(path=tmp_path / "e2e-done.png", full_page=True)
     run = JudgeRun.objects.get()
     assert run.status == JudgeRun.Status.DONE and run.calls_made == 1 and run.started_by == "marco"
     assert Verdict.objects.filter(judge_run=run, flagged=True).count() == 2

@@ -21,8 +21,6 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCREENS = "/tmp/h4-review"
-
 
 @pytest.fixture
 def audio_base(tmp_path):
@@ -138,7 +136,7 @@ def mark_of(reviewer, verdict):
     return None if m is None else ("right" if m.correct else "wrong")
 
 
-def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, calls, page):
+def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, calls, page, tmp_path):
     a, _b, v = calls
     csp_errors = []
     page.on(
@@ -157,7 +155,7 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
     expect(page.get_by_role("heading", name="call-a")).to_be_visible()
     expect(page.get_by_text("0 of 4 verdicts marked")).to_be_visible()
     expect(page.locator("#finish")).to_be_disabled()
-    page.screenshot(path=f"{SCREENS}-1-open.png", full_page=True)
+    page.screenshot(path=tmp_path / "1-open.png", full_page=True)
 
     # Play: clicking a turn seeks there and plays; the spoken turn is highlighted; speeds work.
     page.locator("#turn-3 .text").click()
@@ -252,7 +250,7 @@ def test_a_reviewer_works_through_a_whole_call(login, reviewer, live_server, cal
         True,
         reviewer,
     )
-    page.screenshot(path=f"{SCREENS}-2-marked.png", full_page=False)
+    page.screenshot(path=tmp_path / "2-marked.png", full_page=False)
 
     # Mark the last verdict with the keyboard, then finish with n: the next call opens.
     page.locator(f"#verdict-{last_id}").focus()

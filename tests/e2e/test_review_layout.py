@@ -18,7 +18,6 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-SCREENS = "/tmp/h9-review-layout"
 TURNS = 60
 CITED = (3, 21, 48)  # turns the flagged verdicts cite
 WHOLE_CALL = 24
@@ -73,7 +72,7 @@ def current_id(page):
 
 
 def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
-    login, reviewer, live_server, long_call, page
+    login, reviewer, live_server, long_call, page, tmp_path
 ):
     csp_errors = []
     page.on(
@@ -85,7 +84,7 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
     page.goto(f"{live_server.url}/review/")
     page.get_by_role("button", name="Start reviewing").click()
     page.wait_for_url(f"{live_server.url}/review/calls/call-long/")
-    page.screenshot(path=f"{SCREENS}-1400.png")
+    page.screenshot(path=tmp_path / "1400.png")
 
     # Side by side at load: the transcript left of the whole-call list, no overlap, both inside the
     # viewport, and the first turn and the first whole-call verdict both readable without scrolling.
@@ -134,7 +133,7 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
     expect(last.locator(".mark-state")).to_have_text("Saved")
     expect(last).to_be_in_viewport()
     expect(last).to_have_class(CURRENT)  # still the current one after the swap: the ring stays
-    page.screenshot(path=f"{SCREENS}-1400-marked.png")
+    page.screenshot(path=tmp_path / "1400-marked.png")
 
     # k back into the transcript brings the last cited turn into view again.
     for _ in range(WHOLE_CALL):
@@ -146,7 +145,9 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
     assert not csp_errors, csp_errors
 
 
-def test_a_narrow_screen_falls_back_to_one_column(login, reviewer, live_server, long_call, page):
+def test_a_narrow_screen_falls_back_to_one_column(
+    login, reviewer, live_server, long_call, page, tmp_path
+):
     page.set_viewport_size({"width": 760, "height": 900})
     login(reviewer)
     page.goto(f"{live_server.url}/review/")
@@ -169,7 +170,7 @@ def test_a_narrow_screen_falls_back_to_one_column(login, reviewer, live_server, 
         and abs(verdicts["width"] - transcript["width"]) < 2
     )
     assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
-    page.screenshot(path=f"{SCREENS}-760.png")
+    page.screenshot(path=tmp_path / "760.png")
     # The first verdict to mark is in view on opening; j brings the next one into view, by
     # scrolling the page.
     expect(page.locator("[data-verdict].is-current")).to_be_in_viewport()

@@ -25,20 +25,13 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
 }
 
 
-def roles_sync(*, apps=None) -> None:
+def roles_sync() -> None:
     """Create the role groups and grant each exactly its permissions (idempotent)."""
-    from django.apps import apps as global_apps
+    from django.apps import apps
     from django.contrib.auth.management import create_permissions
+    from django.contrib.auth.models import Group, Permission
 
-    apps = apps or global_apps
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    config = apps.get_app_config("core")
-    # Historical app configs have no models module; create_permissions only checks it is set.
-    had_module = getattr(config, "models_module", None)
-    config.models_module = had_module or True
-    create_permissions(config, apps=apps, verbosity=0)
-    config.models_module = had_module
+    create_permissions(apps.get_app_config("core"), verbosity=0)
     for role, codenames in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=role)
         perms = Permission.objects.filter(content_type__app_label="core", codename__in=codenames)

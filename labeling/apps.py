@@ -3,15 +3,17 @@ from django.db.models.signals import post_migrate
 
 
 def _tally_triggers(sender, using, **kwargs):
-    """After every migrate, put the verdict tally's triggers
-    back (SQLite drops them when it rebuilds a table)."""
+    """After every migrate, put the verdict tally's triggers back (SQLite drops them when it
+    rebuilds a table), and count the marks of a database whose marks came before the tally."""
     from django.db import connections
 
-    from labeling.services.tally import tally_triggers_install
+    from labeling.services.tally import tally_triggers_install, verdict_tally_rebuild_if_empty
 
     connection = connections[using]
-    if connection.vendor in ("postgresql", "sqlite"):
-        tally_triggers_install(connection=connection)
+    if connection.vendor in ("postgresql", "sqlite") and tally_triggers_install(
+        connection=connection
+    ):
+        verdict_tally_rebuild_if_empty(connection=connection)
 
 
 class LabelingConfig(AppConfig):

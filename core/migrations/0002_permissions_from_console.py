@@ -3,7 +3,8 @@
 A database made before the move holds them under the content type console.access, granted to the
 role groups (and perhaps to users directly). Each one is moved to core.access as it is, so its
 groups and users keep it; where core already holds the same codename, the grants are carried over
-and the old row is dropped. Then the role groups are set to exactly their permissions.
+and the old row is dropped. The role groups get exactly their permissions after every migrate
+(core.apps), from the roles of the code that runs then.
 """
 
 from django.db import migrations
@@ -31,10 +32,7 @@ def _move(apps, *, source: str, target: str) -> None:
 
 
 def forwards(apps, schema_editor):
-    from core.roles import roles_sync
-
     _move(apps, source="console", target="core")
-    roles_sync(apps=apps)
 
 
 def backwards(apps, schema_editor):

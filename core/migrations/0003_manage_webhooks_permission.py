@@ -1,12 +1,9 @@
-"""The manage_webhooks permission (leads): register webhook URLs and read their deliveries."""
+"""The manage_webhooks permission (leads): register webhook URLs and read their deliveries.
+
+The lead role is granted it after the migrate that made it (core.apps syncs the roles).
+"""
 
 from django.db import migrations
-
-
-def grant(apps, schema_editor):
-    from core.roles import roles_sync
-
-    roles_sync(apps=apps)
 
 
 class Migration(migrations.Migration):
@@ -34,5 +31,4 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunPython(grant, migrations.RunPython.noop),
     ]

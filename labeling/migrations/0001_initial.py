@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("evals", "0001_initial"),
+        ("evals", "0001_squashed"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

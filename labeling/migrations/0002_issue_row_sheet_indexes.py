@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evals", "0001_initial"),
+        ("evals", "0001_squashed"),
         ("labeling", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

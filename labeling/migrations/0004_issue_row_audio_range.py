@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evals", "0006_verdict_judge_run_partial_index"),
+        ("evals", "0001_squashed"),
         ("labeling", "0003_verdict_tally"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evals", "0010_decision_points"),
+        ("evals", "0001_squashed"),
         ("labeling", "0004_issue_row_audio_range"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

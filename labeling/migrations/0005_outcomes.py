@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("evals", "0009_judge_run_circuit_breaker"),
+        ("evals", "0001_squashed"),
         ("labeling", "0004_issue_row_audio_range"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

@@ -282,6 +282,20 @@ def verdict_tally_rebuild(*, connection=None) -> int:
     return n
 
 
+def verdict_tally_rebuild_if_empty(*, connection=None) -> int | None:
+    """Rebuild the tally when it holds no row while marks exist (marks made before the tally
+    table); return the rebuilt count, or None when nothing was needed."""
+    connection = connection or default_connection
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {TALLY})")
+        if cursor.fetchone()[0]:
+            return None
+        cursor.execute("SELECT EXISTS (SELECT 1 FROM labeling_mark)")
+        if not cursor.fetchone()[0]:
+            return None
+    return verdict_tally_rebuild(connection=connection)
+
+
 def verdict_tally_differences(*, connection=None) -> int:
     """Return how many verdicts' tally rows differ from
     a fresh recount (0 when the tally is right)."""

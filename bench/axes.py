@@ -1,9 +1,9 @@
 """Scoring the 200 tau-bench airline trajectories on the axes: how long a report takes.
 
 Imports ../shared/datasets/tau-bench-airline/gpt-4o-airline.json into a throwaway SQLite database,
-then times, five times each: the pure scoring alone (evals.axes over trajectories already read),
-reading and scoring (axes_rows), and a whole stored report (axes_report_create: read, score,
-compare, store), and prints the stored report's size.
+then times, five times each: the pure scoring alone (evals.trajectories.axes over trajectories
+already read), reading and scoring (axes_rows), and a whole stored report (axes_report_create:
+read, score, compare, store), and prints the stored report's size.
 
     .venv/bin/python bench/axes.py
 """
@@ -36,9 +36,9 @@ def child() -> None:
     django_setup(migrate=True)
     from django.core.management import call_command
 
-    from evals import axes
-    from evals.models import AxesReport
-    from evals.services.axes import (
+    from evals.trajectories import axes
+    from evals.trajectories.models import AxesReport
+    from evals.trajectories.services.reports import (
         agent_version_transcripts,
         axes_agent_version,
         axes_report_create,

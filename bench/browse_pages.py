@@ -8,7 +8,7 @@ rules and verdicts with COPY, then requests each page through Django's test clie
 of each. Options: BENCH_CALLS (default 100000), BENCH_RULES (default 25), BENCH_TURNS (turns per
 call, default 10), BENCH_KEEP=1 to keep the database afterwards, BENCH_REUSE=1 to time a database
 kept by an earlier run without loading it again. Heavy figures are cached while the data holds
-(evals.selectors.browse.figures_cached): each page is timed cold (cache cleared) and warm.
+(evals.judging.selectors.browse.figures_cached): each page is timed cold (cache cleared) and warm.
 """
 
 import os
@@ -31,7 +31,9 @@ from support import (
 def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
     from django.db import connection
 
-    from evals.models import Agent, AgentVersion, Judge, Rule, RuleVersion
+    from evals.catalog.models import Agent, AgentVersion
+    from evals.judging.models import Judge
+    from evals.rules.models import Rule, RuleVersion
 
     rng = random.Random(20261130)
     agent = Agent.objects.create(name="phone-screen")
@@ -211,7 +213,8 @@ def main() -> None:
         from django.db import connection
 
         if reuse:
-            from evals.models import Rule, Transcript
+            from evals.catalog.models import Transcript
+            from evals.rules.models import Rule
 
             n_calls = Transcript.objects.count() - 1
             counts = {

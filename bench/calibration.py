@@ -74,7 +74,9 @@ def load(n_transcripts: int, n_rules: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
-    from evals.models import Agent, AgentVersion, Judge, Rule, RuleVersion
+    from evals.catalog.models import Agent, AgentVersion
+    from evals.judging.models import Judge
+    from evals.rules.models import Rule, RuleVersion
 
     rng = random.Random(20261130)
     User = get_user_model()
@@ -349,7 +351,7 @@ def main() -> None:
                 cur.execute(HAND_SQL)
                 return cur.fetchall()
 
-        from evals.models import RuleVersion
+        from evals.rules.models import RuleVersion
         from labeling.selectors.calibration import calibration_row
 
         sel_min, sel_med, rows, sel_cpu = timed(calibration_rows)
@@ -417,7 +419,7 @@ def main() -> None:
         # trigger's recount) on verdicts already marked.
         from django.contrib.auth import get_user_model
 
-        from evals.models import Verdict
+        from evals.judging.models import Verdict
         from labeling.services.marks import mark_set
 
         reviewer = get_user_model().objects.get(username="bench-rev0")

@@ -32,7 +32,7 @@ def endpoint() -> None:
     from django.test import Client
     from rest_framework.authtoken.models import Token
 
-    from evals.models import Agent, AgentVersion
+    from evals.catalog.models import Agent, AgentVersion
     from tests.evals.classifier_helpers import answer_classifiers
     from tests.evals.judge_server import FakeJudge
     from tests.factories import UserFactory

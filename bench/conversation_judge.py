@@ -28,7 +28,7 @@ PHASES = (
 
 
 def bench_gate_decision() -> None:
-    from evals import gates as g
+    from evals.gating import decision as g
 
     rng = random.Random(13)
     names = [f"golden/s-{i:05d}" for i in range(SCENARIOS)]
@@ -87,8 +87,10 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from evals.models import Agent, AgentVersion, ConversationScore, Transcript, Turn, Verdict
-    from evals.services.conversation import agent_plan_set, conversation_judge_create
+    from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
+    from evals.conversation.models import ConversationScore
+    from evals.conversation.services import agent_plan_set, conversation_judge_create
+    from evals.judging.models import Verdict
 
     call_command("migrate", verbosity=0)
     av = AgentVersion.objects.create(agent=Agent.objects.create(name="bench"), version="v1")

@@ -69,10 +69,10 @@ def main() -> None:
         django_setup(migrate=True, DATABASE_URL=bench_url)
         from django.contrib.auth import get_user_model
 
-        from evals.models import Decision
-        from evals.selectors.decisions import decision_accuracy_table
-        from evals.services.importing import transcripts_import
-        from evals.services.importing.decision_kinds import decision_kinds_import
+        from evals.catalog.services.importing import transcripts_import
+        from evals.decisions.models import Decision
+        from evals.decisions.selectors import decision_accuracy_table
+        from evals.decisions.services.kinds import decision_kinds_import
         from labeling.services.decisions import decision_labels_bulk
 
         plain = lines("plain", n_calls, n_turns, decided=False)

@@ -39,12 +39,12 @@ def main() -> None:
     logging.disable(logging.INFO)
     from django.core.management import call_command
 
-    from evals.models import Agent, AgentVersion
-    from evals.services.evalruns import eval_run_create, eval_run_execute
+    from evals.catalog.models import Agent, AgentVersion
+    from evals.evalruns.services import eval_run_create, eval_run_execute
     from tests.evals.evalrun_helpers import TOOLS, jsonl
 
     call_command("migrate", verbosity=0)
-    from evals.services.evalruns import dataset_import
+    from evals.evalruns.services import dataset_import
 
     rows = [
         {
@@ -72,7 +72,7 @@ def main() -> None:
     for concurrency in (1, 5):
         fake.requests.clear()
         # The same attempts give the same judge prompts: clear the cache so both runs call.
-        from evals.models import JudgeCacheEntry
+        from evals.judging.models import JudgeCacheEntry
 
         JudgeCacheEntry.objects.all().delete()
         start = time.perf_counter()

@@ -30,7 +30,9 @@ from support import (
 def load(n_scenarios: int, n_rules: int, n_turns: int, n_background: int) -> dict:
     from django.db import connection
 
-    from evals.models import Agent, AgentVersion, Judge, Rule, RuleVersion
+    from evals.catalog.models import Agent, AgentVersion
+    from evals.judging.models import Judge
+    from evals.rules.models import Rule, RuleVersion
 
     rng = random.Random(20261130)
     agent = Agent.objects.create(name="phone-screen")
@@ -190,8 +192,9 @@ def main() -> None:
         from django.db import connection
         from django.test.utils import setup_test_environment
 
-        from evals.models import Gate
-        from evals.services import gating
+        from evals.catalog.selectors import agent_version_resolve
+        from evals.gating import services as gating
+        from evals.gating.models import Gate
 
         setup_test_environment()
         call_command("migrate", verbosity=0)
@@ -223,8 +226,8 @@ def main() -> None:
             ],
         )
         gate = Gate.objects.select_related("golden_set", "judge").get(pk=gate.pk)
-        cand = gating.agent_version_resolve("2026-11-28.1")
-        base = gating.agent_version_resolve("2026-11-21.1")
+        cand = agent_version_resolve("2026-11-28.1")
+        base = agent_version_resolve("2026-11-21.1")
 
         timing = timed(
             lambda i: gating.gate_run_evaluate(

@@ -50,7 +50,8 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from evals.models import Agent, AgentVersion, Rule, RuleVersion
+    from evals.catalog.models import Agent, AgentVersion
+    from evals.rules.models import Rule, RuleVersion
 
     n_transcripts = -(-n_verdicts // n_rules)
     with transaction.atomic():
@@ -146,7 +147,7 @@ def cpu_since(start: tuple[float, float]) -> str:
 
 def import_file(path: Path):
     """Run verdicts_import on the file; return its result, the wall seconds and the CPU line."""
-    from evals.services.importing import verdicts_import
+    from evals.judging.services.importing import verdicts_import
 
     cpu = cpu_seconds()
     start = time.perf_counter()
@@ -159,7 +160,7 @@ def stored_rows() -> list[tuple]:
     """Return the stored verdicts' values as COPY writes them (ids resolved), in import order."""
     from django.db import connection
 
-    from evals.services.importing.verdicts import VERDICT_COLUMNS
+    from evals.judging.services.importing import VERDICT_COLUMNS
 
     with connection.cursor() as cur:
         cur.execute(f"SELECT {', '.join(VERDICT_COLUMNS)} FROM evals_verdict ORDER BY id")
@@ -170,7 +171,7 @@ def timed_copy(rows: list[tuple], table: str) -> tuple[float, str]:
     """COPY the rows into `table` in one transaction (commit included); return seconds and CPU."""
     from django.db import connection, transaction
 
-    from evals.services.importing.verdicts import VERDICT_COLUMNS
+    from evals.judging.services.importing import VERDICT_COLUMNS
 
     cpu = cpu_seconds()
     start = time.perf_counter()
@@ -220,7 +221,7 @@ def main() -> None:
         django_setup(migrate=True, DATABASE_URL=bench_url)
         from django.db import connection
 
-        from evals.models import Verdict
+        from evals.judging.models import Verdict
 
         print(
             f"building {-(-n_verdicts // n_rules):,} calls x "

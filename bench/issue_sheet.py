@@ -28,7 +28,8 @@ def load(n_rows: int) -> dict:
     from django.db import connection
     from django.utils import timezone
 
-    from evals.models import Agent, AgentVersion, Rule, RuleVersion, Transcript
+    from evals.catalog.models import Agent, AgentVersion, Transcript
+    from evals.rules.models import Rule, RuleVersion
     from labeling.models import IssueRow
     from tests.factories import UserFactory
 

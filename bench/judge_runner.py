@@ -25,7 +25,7 @@ TURNS = 24
 
 
 def bench_detectors() -> None:
-    from evals.detectors import DETECTORS, TurnView, detector_run
+    from evals.rules.detectors import DETECTORS, TurnView, detector_run
 
     if not TAU.exists():
         print(f"detectors: skipped, no tau-bench file at {TAU}")
@@ -80,8 +80,10 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from evals.models import Agent, AgentVersion, Rule, RuleVersion, Transcript, Turn, Verdict
-    from evals.services.judging import judge_run_create
+    from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
+    from evals.judging.models import Verdict
+    from evals.judging.services.runs import judge_run_create
+    from evals.rules.models import Rule, RuleVersion
 
     call_command("migrate", verbosity=0)
     av = AgentVersion.objects.create(agent=Agent.objects.create(name="bench"), version="v1")
@@ -175,8 +177,8 @@ def bench_hanging_judge(fake, transcripts) -> None:
     """A judge that never answers: the run's time without the circuit breaker and with it."""
     from django.conf import settings
 
-    from evals.models import JudgeCacheEntry, Verdict
-    from evals.services.judging import judge_run_create
+    from evals.judging.models import JudgeCacheEntry, Verdict
+    from evals.judging.services.runs import judge_run_create
 
     settings.JUDGE_TIMEOUT_S, settings.JUDGE_MAX_RETRIES = 0.3, 1
     fake.mode, fake.hang_s = "hang", 5.0

@@ -26,16 +26,10 @@ def fill(calls: int, rules: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from evals.models import (
-        Agent,
-        AgentVersion,
-        ConversationScore,
-        Judge,
-        Rule,
-        RuleVersion,
-        Transcript,
-        Verdict,
-    )
+    from evals.catalog.models import Agent, AgentVersion, Transcript
+    from evals.conversation.models import ConversationScore
+    from evals.judging.models import Judge, Verdict
+    from evals.rules.models import Rule, RuleVersion
     from labeling.models import Assignment, DailySample, OutcomeQuestion, OutcomeRating, SampleItem
 
     rng = random.Random("bench-outcomes")

@@ -33,7 +33,7 @@ def child() -> None:
     from django.test import Client
     from django.urls import reverse
 
-    from evals.models import Transcript
+    from evals.catalog.models import Transcript
     from labeling.models import Assignment
     from labeling.selectors.queue import assignment_for_review, review_page_data
 

@@ -123,16 +123,9 @@ def _fixture():
     from django.utils import timezone
 
     from core.roles import roles_sync
-    from evals.models import (
-        Agent,
-        AgentVersion,
-        Judge,
-        Rule,
-        RuleVersion,
-        Transcript,
-        Turn,
-        Verdict,
-    )
+    from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
+    from evals.judging.models import Judge, Verdict
+    from evals.rules.models import Rule, RuleVersion
     from labeling.models import DailySample, SampleItem
     from labeling.services.queue import sample_claim_next
 

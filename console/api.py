@@ -6,12 +6,27 @@ The schema and the docs need a login unless DOCKET_API_DOCS_PUBLIC is set.
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.urls import include, path
+from django.utils.module_loading import import_string
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 
+# The apps with API routes, lowest first: `rules/import/` (rules) is tried before `rules/<id>/`
+# (judging), `transcripts/import/` (catalog) before `transcripts/<id>/`.
+API_APPS = [
+    "evals.webhooks",
+    "evals.catalog",
+    "evals.rules",
+    "evals.judging",
+    "evals.gating",
+    "evals.conversation",
+    "evals.classifiers",
+    "evals.decisions",
+    "evals.evalruns",
+    "evals.trajectories",
+]
 router_urls = [
-    path("", include("evals.api.urls")),
+    *[path("", include(import_string(f"{app}.urls.api_urlpatterns"))) for app in API_APPS],
     path("", include("labeling.api.urls")),
 ]
 

@@ -6,19 +6,18 @@ demo marks...), write a function `(demo_dir: Path) -> str` that returns one line
 and append a DemoStep to DEMO_STEPS here.
 """
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
-from django.conf import settings
 from django.db import transaction
 
 from console.demo_axes import demo_axes_load
 from console.demo_classifiers import demo_classifiers_load
 from console.demo_conversation import demo_conversation_load
+from console.demo_data import DEMO_AGENT, DEMO_DIR
 from console.demo_decisions import (
     demo_decision_kinds_load,
     demo_decisions_load,
@@ -34,14 +33,15 @@ from console.demo_history import (
 )
 from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
-from evals.models import Rule, RuleVersion, Transcript, Verdict
-from evals.services.agents import agent_scope_clean, agent_version_scope_set
-from evals.services.importing import rules_import, transcripts_import, verdicts_import
+from evals.catalog.models import Transcript
+from evals.catalog.services.agents import agent_scope_clean, agent_version_scope_set
+from evals.catalog.services.importing import transcripts_import
+from evals.judging.models import Verdict
+from evals.judging.services.importing import verdicts_import
+from evals.rules.importing import rules_import
+from evals.rules.models import Rule, RuleVersion
 
 logger = logging.getLogger(__name__)
-
-DEMO_DIR = Path(settings.BASE_DIR) / "demo"
-DEMO_AGENT = "phone-screen"
 
 
 @dataclass(frozen=True)
@@ -119,19 +119,6 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("eval runs", demo_evalruns_load),
     DemoStep("classifiers", demo_classifiers_load),
 ]
-
-
-def demo_truth(demo_dir: Path = DEMO_DIR) -> dict:
-    """Return demo/truth.json: what really happened in
-    the demo calls, for steps that make marks or rows.
-
-    `verdicts` maps "<call id>|<rule id>|<version>" to whether the judge's verdict is right,
-    `errors` says why the wrong ones are wrong, `faults` lists each call's real violations (rule,
-    turns), `signals` the timing and transcription events, `audio_only` problems heard only in a
-    recording, `golden` maps scenario -> version -> call id, and `gate` names the version that
-    passes and the one that fails (with the call and turn of the rubric leak).
-    """
-    return json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
 
 
 def demo_counts() -> dict[str, int]:

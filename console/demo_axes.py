@@ -2,7 +2,8 @@
 
 A small booking agent ("booking-desk") ran four tasks three times on each of two versions. Each
 trajectory reports its final state and carries its expectations in metadata (expected calls, a
-prohibited tool, an outcome checklist), the generic shape the axes read (evals.services.axes).
+prohibited tool, an outcome checklist), the generic shape the axes read
+(evals.trajectories.services.reports).
 The newer version books the wrong fare class on one task and cancels without being asked on
 another, so its report is flagged against the older, green one. Faithfulness is scored from
 claims put in the judge's cache (as a judge would have answered: every sentence of the agent's
@@ -15,14 +16,19 @@ from pathlib import Path
 
 from django.conf import settings
 
-from evals.models import AxesReport, JudgeCacheEntry
-from evals.services.axes import agent_version_transcripts, axes_agent_version, axes_report_create
-from evals.services.axes_faithfulness import (
+from evals.catalog.services.importing import transcripts_import
+from evals.judging.models import JudgeCacheEntry
+from evals.trajectories.models import AxesReport
+from evals.trajectories.services.faithfulness import (
     PROMPT_VERSION,
     claims_cache_key,
     output_and_evidence,
 )
-from evals.services.importing import transcripts_import
+from evals.trajectories.services.reports import (
+    agent_version_transcripts,
+    axes_agent_version,
+    axes_report_create,
+)
 
 AGENT = "booking-desk"
 VERSIONS = (

@@ -21,11 +21,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from console.demo_history import _quiet
+from evals.catalog.services.importing import transcripts_import
 from evals.classifiers.runtime import METRICS
 from evals.classifiers.services import RULE_OF, classifier_logs_import, classifier_rules_ensure
-from evals.models import Verdict
-from evals.services.importing import transcripts_import
-from evals.services.judging import judge_run_create, judge_run_item_execute
+from evals.judging.models import Verdict
+from evals.judging.services.runs import judge_run_create, judge_run_item_execute
 from labeling.models import Mark
 
 SEED = "docket-demo-classifiers"

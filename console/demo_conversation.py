@@ -10,8 +10,8 @@ turn 10), so its mean score drops and the release gate's conversation score fail
 import json
 from pathlib import Path
 
-from evals.models import Agent, Transcript
-from evals.services.conversation import agent_plan_set, conversation_result_record
+from evals.catalog.models import Agent, Transcript
+from evals.conversation.services import agent_plan_set, conversation_result_record
 
 DEMO_AGENT = "phone-screen"
 DEMO_PLAN = ["opening", "background", "project", "candidate-questions", "closing"]

@@ -17,9 +17,10 @@ from pathlib import Path
 from django.utils import timezone
 
 from console.demo_history import _quiet, _user, demo_users_ensure
-from evals.models import Decision, Transcript
-from evals.services.importing import transcripts_import
-from evals.services.importing.decision_kinds import decision_kinds_import
+from evals.catalog.models import Transcript
+from evals.catalog.services.importing import transcripts_import
+from evals.decisions.models import Decision
+from evals.decisions.services.kinds import decision_kinds_import
 from labeling.models import HardMoment, SampleItem
 from labeling.services.decisions import decision_labels_bulk, hard_moments_queue
 

@@ -9,17 +9,14 @@ the cache, through the same code as a run against a real judge.
 import json
 from pathlib import Path
 
-from evals.judge.client import judge_settings
-from evals.models import EvalRun, JudgeCacheEntry
-from evals.services.evalruns import (
-    dataset_import,
-    eval_run_create,
-    eval_run_execute,
-)
-from evals.services.evalruns import rubrics as rb
-from evals.services.evalruns.runs import recorded_judge_requests
-from evals.services.gating import agent_version_resolve
-from evals.services.importing import transcripts_import
+from evals.catalog.selectors import agent_version_resolve
+from evals.catalog.services.importing import transcripts_import
+from evals.evalruns.models import EvalRun
+from evals.evalruns.services import dataset_import, eval_run_create, eval_run_execute
+from evals.evalruns.services import rubrics as rb
+from evals.evalruns.services.runs import recorded_judge_requests
+from evals.judging.client import judge_settings
+from evals.judging.models import JudgeCacheEntry
 
 
 def demo_evalruns_load(demo_dir: Path) -> str:

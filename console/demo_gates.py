@@ -13,8 +13,10 @@ from pathlib import Path
 
 import yaml
 
-from evals.models import Gate, Rule, RuleVersion
-from evals.services.gating import agent_version_resolve, gate_run_evaluate, gates_import
+from evals.catalog.selectors import agent_version_resolve
+from evals.gating.models import Gate
+from evals.gating.services import gate_run_evaluate, gates_import
+from evals.rules.models import Rule, RuleVersion
 
 PROMOTE_MIN_ACCURACY = 0.95
 
@@ -54,7 +56,7 @@ def demo_gates_load(demo_dir: Path) -> str:
         for version in truth["versions"]:
             run = gate_run_evaluate(
                 gate=gate,
-                candidate=agent_version_resolve(version),
+                candidate=agent_version_resolve(version, what="candidate"),
                 by="demo",
                 judge_missing_verdicts=False,
             )

@@ -22,8 +22,10 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict
-from evals.services.judging import judge_run_create, judge_run_item_execute
+from evals.catalog.models import Transcript
+from evals.judging.models import Judge, Verdict
+from evals.judging.services.runs import judge_run_create, judge_run_item_execute
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import Assignment, DailySample, IssueRow, IssueRowEvent, Mark, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from labeling.services.marks import NOTE_MAX
@@ -57,7 +59,7 @@ HISTORY_SEED = "docket-demo-history"
 QUIET_LOGGERS = [
     "labeling.services.marks",
     "labeling.services.queue",
-    "evals.services.judging",
+    "evals.judging.services.runs",
     "labeling.services.issue_rows",
     "labeling.services.triage",
     "labeling.services.sampling",
@@ -121,7 +123,7 @@ def demo_users_load(demo_dir: Path) -> str:
 
 
 def _demo_calls():
-    from console.demo import DEMO_AGENT
+    from console.demo_data import DEMO_AGENT
 
     return Transcript.objects.filter(agent_version__agent__name=DEMO_AGENT)
 
@@ -229,7 +231,7 @@ def _review(
 
 def demo_reviews_load(demo_dir: Path) -> str:
     """Make and review the past days' samples (skips a day whose sample already has reviews)."""
-    from console.demo import demo_truth
+    from console.demo_data import demo_truth
 
     truth = demo_truth(demo_dir)
     reviewers = [_user(name) for name in MISS_JUDGE_ERROR]

@@ -15,7 +15,9 @@ from pathlib import Path
 from django.db.models import Exists, OuterRef
 
 from console.demo_history import _quiet, demo_past_days
-from evals.models import Agent, Rule, Verdict
+from evals.catalog.models import Agent
+from evals.judging.models import Verdict
+from evals.rules.models import Rule
 from labeling.models import Assignment, OutcomeRating
 from labeling.models_outcomes import BAD_AT_MOST, RATING_MAX, RATING_MIN
 from labeling.services.outcomes import outcome_question_default, outcome_rate
@@ -71,7 +73,7 @@ def _rating(truth: dict, external_id: str, severities: dict, rng: random.Random)
 
 def demo_outcomes_load(demo_dir: Path) -> str:
     """Rate the past days' reviewed calls (skipped when they already have ratings)."""
-    from console.demo import DEMO_AGENT, demo_truth
+    from console.demo_data import DEMO_AGENT, demo_truth
 
     days = demo_past_days()
     agent = Agent.objects.filter(name=DEMO_AGENT).first()

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.db.models import Max
 from django.utils import timezone
 
-from evals.models import Transcript
+from evals.catalog.models import Transcript
 from labeling.services.sampling import daily_sample_make, sample_item_queue_by_hand
 
 DEMO_SAMPLE_SIZE = 12

@@ -5,8 +5,11 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from core.permissions import user_can
-from evals.models import GateRun, Rule, RuleVersion, Transcript, Verdict
-from evals.selectors.browse import figures_cached
+from evals.catalog.models import Transcript
+from evals.gating.models import GateRun
+from evals.judging.models import Verdict
+from evals.judging.selectors.browse import figures_cached
+from evals.rules.models import Rule, RuleVersion
 from labeling.charts import outcome_chart
 from labeling.models import Assignment, DailySample, IssueRow, OutcomeQuestion, SampleItem
 from labeling.selectors.outcomes import call_outcomes, outcome_figures

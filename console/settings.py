@@ -65,10 +65,22 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our own static files (no CDN, CSP-friendly)
     "axes",  # login lockout after repeated failures (DOCKET_LOGIN_FAILURE_LIMIT)
-    "console",
-    "labeling",
-    "evals",
+    # Docket's apps, lowest first: each may import only the apps listed before it, and their
+    # ready() fill the registries of the lower ones in this order.
     "core",
+    "evals",  # the migration history of the tables the apps below took over
+    "evals.webhooks",
+    "evals.catalog",
+    "evals.rules",
+    "evals.judging",
+    "evals.gating",
+    "evals.conversation",
+    "evals.classifiers",
+    "evals.decisions",
+    "evals.evalruns",
+    "evals.trajectories",
+    "labeling",
+    "console",
 ]
 
 MIDDLEWARE = [
@@ -233,12 +245,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # Several models have a `status`; name each choice set after its model.
     "ENUM_NAME_OVERRIDES": {
-        "RuleStatusEnum": "evals.models.Rule.Status",
-        "RuleVersionStatusEnum": "evals.models.RuleVersion.Status",
+        "RuleStatusEnum": "evals.rules.models.Rule.Status",
+        "RuleVersionStatusEnum": "evals.rules.models.RuleVersion.Status",
         "IssueRowStatusEnum": "labeling.models.IssueRow.Status",
-        "JudgeRunStatusEnum": "evals.models.JudgeRun.Status",
-        "GateRunStatusEnum": "evals.models.GateRun.Status",
-        "EvalRunStatusEnum": "evals.models_evalruns.EvalRun.Status",
+        "JudgeRunStatusEnum": "evals.judging.models.JudgeRun.Status",
+        "GateRunStatusEnum": "evals.gating.models.GateRun.Status",
+        "EvalRunStatusEnum": "evals.evalruns.models.EvalRun.Status",
     },
 }
 

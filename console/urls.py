@@ -5,6 +5,18 @@ from django.urls import include, path
 from . import views
 from .api import SchemaView, api_docs, router_urls
 
+# The apps with pages, lowest first (a lower app's routes are tried first).
+PAGE_APPS = [
+    "evals.webhooks",
+    "evals.catalog",
+    "evals.judging",
+    "evals.gating",
+    "evals.conversation",
+    "evals.evalruns",
+    "evals.trajectories",
+    "labeling",
+]
+
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("layers/", views.layers, name="layers"),
@@ -21,6 +33,5 @@ urlpatterns = [
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file, so the docs page works under our CSP.
     path("api/docs/", api_docs, name="api-docs"),
-    path("", include("evals.urls")),
-    path("", include("labeling.urls")),
+    *[path("", include(f"{app}.urls")) for app in PAGE_APPS],
 ]

@@ -20,15 +20,25 @@ _finish_at_exit: set[threading.Thread] = set()
 _finish_lock = threading.Lock()
 
 
-def after_commit(task, *args, on_error=None, finish_at_exit: bool = False) -> None:
-    """Queue the Celery task `task(*args)` once the current transaction commits (at once outside
-    one). Without a broker it runs in a thread; `on_error()` is called if it raises there.
+def task_named(name: str):
+    """Return the Celery task registered under `name` (its app's tasks module, loaded by the app's
+    ready()). Services queue tasks by name, so a service never imports the tasks that call it."""
+    from celery import current_app
+
+    return current_app.tasks[name]
+
+
+def after_commit(task: str, *args, on_error=None, finish_at_exit: bool = False) -> None:
+    """Queue the Celery task named `task` with `args` once the current transaction commits (at
+    once outside one). Without a broker it runs in a thread; `on_error()` is called if it raises
+    there.
 
     `finish_at_exit`: without a broker, a process that ends (a management command) first waits
     up to EXIT_WAIT_S seconds for the thread, so work such as a webhook POST is not cut off.
     """
 
     def start():
+        task = task_named(name)
         if settings.CELERY_TASK_ALWAYS_EAGER:
             thread = in_thread(
                 lambda: task.apply(args=args).get(), name=task.name, on_error=on_error
@@ -42,6 +52,7 @@ def after_commit(task, *args, on_error=None, finish_at_exit: bool = False) -> No
         else:
             task.delay(*args)
 
+    name = task
     transaction.on_commit(start)
 
 

@@ -189,7 +189,7 @@ RULES = [
     ),
 ]
 
-# Detector rules (group "signals"): names and parameters as registered in evals/detectors.py.
+# Detector rules (group "signals"): names and parameters as registered in evals/rules/detectors.py.
 SIGNAL_RULES = [
     (
         "signals.no-long-silence",

@@ -21,4 +21,8 @@ class LabelingConfig(AppConfig):
     verbose_name = "Labeling"
 
     def ready(self):
+        from evals.webhooks.events import webhook_event_register
+
+        webhook_event_register("rule_version.promoted", "a lead promoted a rule version")
+        webhook_event_register("rule_version.demoted", "a lead demoted a rule version")
         post_migrate.connect(_tally_triggers, sender=self, dispatch_uid="labeling-tally-triggers")

@@ -4,7 +4,9 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from evals.models import Judge, Rule, RuleVersion, Severity, Transcript, Verdict
+from evals.catalog.models import Transcript
+from evals.judging.models import Judge, Verdict
+from evals.rules.models import Rule, RuleVersion, Severity
 
 
 class DailySample(models.Model):

@@ -6,7 +6,7 @@ Imported by labeling.models, so Django sees these as labeling models.
 from django.conf import settings
 from django.db import models
 
-from evals.models import Decision
+from evals.decisions.models import Decision
 
 
 class DecisionLabel(models.Model):

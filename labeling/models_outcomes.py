@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from evals.models import Agent, Transcript
+from evals.catalog.models import Agent, Transcript
 
 RATING_MIN, RATING_MAX = 1, 5
 # At or below this rating a reason is required, and the call counts as a bad outcome.

@@ -14,7 +14,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import DomainError
 from core.permissions import require
-from evals.models import Judge, RuleVersion, Verdict
+from evals.judging.models import Judge, Verdict
+from evals.rules.models import RuleVersion
 from labeling.charts import trend_chart
 from labeling.models import PromotionDecision
 from labeling.selectors import calibration as cal

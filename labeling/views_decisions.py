@@ -9,8 +9,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from core.permissions import require, user_can
-from evals.models import AgentVersion, Decision
-from evals.selectors.decisions import (
+from evals.catalog.models import AgentVersion
+from evals.decisions.models import Decision
+from evals.decisions.selectors import (
     decision_accuracy_table,
     decision_kinds_active,
     decisions_wrong,

@@ -11,8 +11,8 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from core.permissions import require
-from evals.detectors import DETECTORS
-from evals.models import Rule, Severity
+from evals.rules.detectors import DETECTORS
+from evals.rules.models import Rule, Severity
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
 from labeling.selectors.issue_row_call import issue_row_call

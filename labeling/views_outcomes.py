@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import require
-from evals.models import Agent, Severity, Transcript
+from evals.catalog.models import Agent, Transcript
+from evals.rules.models import Severity
 from labeling.charts import outcome_chart
 from labeling.models import OutcomeQuestion, OutcomeRating
 from labeling.selectors.outcomes import outcome_data, outcome_panel_data, outcome_question

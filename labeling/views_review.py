@@ -11,7 +11,9 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from core.permissions import require
-from evals.models import Severity, Transcript, Verdict
+from evals.catalog.models import Transcript
+from evals.judging.models import Verdict
+from evals.rules.models import Severity
 from labeling.models import Mark, SampleItem
 from labeling.selectors.queue import (
     ReviewQueue,

@@ -8,7 +8,9 @@ from django.contrib.auth.models import Group
 from django.test import RequestFactory
 
 from core.roles import roles_sync
-from evals import models as em
+from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
+from evals.judging.models import Judge, Verdict
+from evals.rules.models import Rule, RuleVersion
 from labeling import models as lm
 
 PASSWORD = "docket-test-pw"
@@ -33,7 +35,7 @@ class UserFactory(factory.django.DjangoModelFactory):
 
 class AgentFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.Agent
+        model = Agent
         django_get_or_create = ("name",)
 
     name = "phone-screen"
@@ -41,7 +43,7 @@ class AgentFactory(factory.django.DjangoModelFactory):
 
 class AgentVersionFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.AgentVersion
+        model = AgentVersion
         django_get_or_create = ("agent", "version")
 
     agent = factory.SubFactory(AgentFactory)
@@ -50,7 +52,7 @@ class AgentVersionFactory(factory.django.DjangoModelFactory):
 
 class TranscriptFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.Transcript
+        model = Transcript
 
     external_id = factory.Sequence(lambda n: f"call-{n:06d}")
     agent_version = factory.SubFactory(AgentVersionFactory)
@@ -60,7 +62,7 @@ class TranscriptFactory(factory.django.DjangoModelFactory):
 
 class TurnFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.Turn
+        model = Turn
 
     transcript = factory.SubFactory(TranscriptFactory)
     index = factory.Sequence(lambda n: n)
@@ -70,7 +72,7 @@ class TurnFactory(factory.django.DjangoModelFactory):
 
 class RuleFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.Rule
+        model = Rule
 
     rule_id = factory.Sequence(lambda n: f"asking.rule-{n}")
     group = "asking"
@@ -79,7 +81,7 @@ class RuleFactory(factory.django.DjangoModelFactory):
 
 class RuleVersionFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.RuleVersion
+        model = RuleVersion
 
     rule = factory.SubFactory(RuleFactory)
     number = 1
@@ -88,7 +90,7 @@ class RuleVersionFactory(factory.django.DjangoModelFactory):
 
 class JudgeFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.Judge
+        model = Judge
         django_get_or_create = ("name",)
 
     name = "gpt-4o-mini/conduct-v3"
@@ -97,7 +99,7 @@ class JudgeFactory(factory.django.DjangoModelFactory):
 
 class VerdictFactory(factory.django.DjangoModelFactory):
     class Meta:
-        model = em.Verdict
+        model = Verdict
 
     transcript = factory.SubFactory(TranscriptFactory)
     rule_version = factory.SubFactory(RuleVersionFactory)

@@ -3,32 +3,29 @@ turns, and the category each verdict carries (VerdictCategory)."""
 
 from collections.abc import Sequence
 
-# The module, not its names: evals.detectors imports the classifiers' detectors, which use this
-# module, while it loads.
-from evals import detectors
-
-from .runtime import FRUSTRATION, ClassifierVerdict
+from evals.classifiers.runtime import FRUSTRATION, ClassifierVerdict
+from evals.rules.detectors import DetectorResult
 
 
 def call_result(
     classifier: str, checked: Sequence[tuple[int, ClassifierVerdict]], *, nothing: str
-) -> detectors.DetectorResult:
+) -> DetectorResult:
     """Return one call's result from its turns' verdicts: flagged when any turn is, citing them,
     with the confidence and category of the surest flagged turn; an error when any turn's
     model pass failed (the call's verdict is then errored, not a degraded guess)."""
     failed = [(i, v) for i, v in checked if v.error]
     if failed:
         i, v = failed[0]
-        return detectors.DetectorResult(
+        return DetectorResult(
             False, error=f"{len(failed)} of {len(checked)} turns failed (turn {i}: {v.error})"
         )
     if not checked:
-        return detectors.DetectorResult(False, [], nothing)
+        return DetectorResult(False, [], nothing)
     flagged = [(i, v) for i, v in checked if v.flagged]
     if flagged:
         top_i, top = max(flagged, key=lambda iv: (iv[1].confidence or 0, -iv[0]))
         more = f" (and {len(flagged) - 1} more turns)" if len(flagged) > 1 else ""
-        return detectors.DetectorResult(
+        return DetectorResult(
             True,
             [i for i, _ in flagged],
             f"Turn {top_i}: {top.rationale}{more}",
@@ -40,7 +37,7 @@ def call_result(
     if classifier == FRUSTRATION:
         category = "situation" if any(v.category == "situation" for _, v in checked) else "none"
     asked = sum(1 for _, v in checked if not v.skipped)
-    return detectors.DetectorResult(
+    return DetectorResult(
         False,
         [],
         f"No turn flagged ({len(checked)} checked, {asked} by the model)."
@@ -55,7 +52,8 @@ def call_result(
 def verdict_categories_put(transcript_id: int, verdicts: dict, judges: dict) -> int:
     """Store the category of each verdict a check just wrote (fields with a "category");
     return how many."""
-    from evals.models import Verdict, VerdictCategory
+    from evals.classifiers.models import VerdictCategory
+    from evals.judging.models import Verdict
 
     wanted = {
         (rv_pk, judges[rv_pk].pk): fields["category"]

@@ -23,11 +23,10 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
-from evals.detectors import SPOKEN, USER, DetectorContext, DetectorResult, TurnView, register
-
-from . import checks
-from . import runtime as rt
-from .signals import loop_check, sentiment
+from evals.classifiers import checks
+from evals.classifiers import runtime as rt
+from evals.classifiers.signals import loop_check, sentiment
+from evals.rules.detectors import SPOKEN, USER, DetectorContext, DetectorResult, TurnView, register
 
 PATTERNS_JUDGE = "classifier/injection/patterns-v1"
 PARALLEL_TURNS = 4

@@ -31,12 +31,11 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from core import parsing
-from evals.judge.client import JudgeSettings, _client
-from evals.judge.prompt import schema_instructions
-
-from .patterns import CATEGORIES as INJECTION_CATEGORIES
-from .patterns import pattern_check
-from .signals import loop_check, sentiment
+from evals.classifiers.patterns import CATEGORIES as INJECTION_CATEGORIES
+from evals.classifiers.patterns import pattern_check
+from evals.classifiers.signals import loop_check, sentiment
+from evals.judging.client import JudgeSettings, _client
+from evals.judging.prompt import schema_instructions
 
 logger = logging.getLogger("docket.classifiers")
 

@@ -19,12 +19,14 @@ from dataclasses import dataclass
 import yaml
 from django.db import transaction
 
-from evals.models import Judge, Rule, RuleVersion, Transcript, Verdict, VerdictCategory
-from evals.services.importing import ImportResult, rules_import
-from evals.services.importing.common import Errors, Invalid, json_records
-
-from . import runtime as rt
-from .checks import call_result
+from core.importing import Errors, ImportResult, Invalid, json_records
+from evals.catalog.models import Transcript
+from evals.classifiers import runtime as rt
+from evals.classifiers.checks import call_result
+from evals.classifiers.models import VerdictCategory
+from evals.judging.models import Judge, Verdict
+from evals.rules.importing import rules_import
+from evals.rules.models import Rule, RuleVersion
 
 # The classifiers and their signals as rules (created when missing, then ordinary rules).
 CLASSIFIER_RULES = [

@@ -15,7 +15,7 @@ No Django: plain numbers in, plain numbers out.
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from evals.metrics import proportion, wilson_interval
+from core.stats import proportion, wilson_interval
 
 BINS = 10  # the confidence histograms' bins: 0-9, 10-19, ... 90-100
 

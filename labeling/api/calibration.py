@@ -10,7 +10,8 @@ from rest_framework.views import APIView
 
 from core.api.schema import error_response
 from core.permissions import api_permission
-from evals.models import Judge, RuleVersion
+from evals.judging.models import Judge
+from evals.rules.models import RuleVersion
 from labeling.selectors.calibration import calibration_data
 from labeling.services.promotion import rule_version_demote, rule_version_promote
 

@@ -8,8 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.permissions import api_permission
-from evals.models import Decision
-from evals.selectors.decisions import decision_accuracy_table
+from evals.decisions.models import Decision
+from evals.decisions.selectors import decision_accuracy_table
 from labeling.models import DecisionLabel
 from labeling.services.decisions import (
     HARD_BOUNDARY_MS,

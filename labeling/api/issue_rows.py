@@ -11,7 +11,8 @@ from rest_framework.settings import api_settings
 
 from core.api.pagination import limit_param
 from core.permissions import api_permission
-from evals.models import Rule, Severity, Transcript
+from evals.catalog.models import Transcript
+from evals.rules.models import Rule, Severity
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
 from labeling.services import triage

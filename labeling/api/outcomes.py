@@ -9,7 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.permissions import api_permission
-from evals.models import Transcript
+from evals.catalog.models import Transcript
 from labeling.api.calibration import _interval
 from labeling.models import OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import RATING_MAX, RATING_MIN

@@ -15,8 +15,9 @@ from rest_framework.views import APIView
 
 from core.api.schema import error_response
 from core.permissions import api_permission
-from evals.api.catalog import TurnSerializer
-from evals.models import Transcript, Verdict
+from evals.catalog.models import Transcript
+from evals.judging.api.browse import TurnSerializer
+from evals.judging.models import Verdict
 from labeling.models import Assignment, DailySample, Mark, SampleItem
 from labeling.selectors.queue import ReviewQueue, review_page_data
 from labeling.services.marks import mark_rest_right, mark_set

@@ -41,8 +41,9 @@ from django.db.models import (
     QuerySet,
 )
 
-from evals import metrics
-from evals.models import Judge, Rule, RuleVersion, Verdict
+from core import stats as metrics
+from evals.judging.models import Judge, Verdict
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import Mark, Settlement, VerdictTally
 from labeling.selectors.resolution import TABLES, resolved_verdicts_sql
 

@@ -7,7 +7,7 @@ from django.db.models import Count, Q
 
 from evals.classifiers.services import RULE_OF
 from evals.classifiers.thresholds import Item, histogram, pr_curve, threshold_choose
-from evals.models import Judge, Verdict
+from evals.judging.models import Judge, Verdict
 
 CLASSIFIER_RULES = tuple(RULE_OF.values())
 DEFAULT_TARGET = 0.9

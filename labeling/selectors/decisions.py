@@ -2,7 +2,8 @@
 
 import hashlib
 
-from evals.models import Decision, Transcript
+from evals.catalog.models import Transcript
+from evals.decisions.models import Decision
 from labeling.models import DecisionLabel
 
 MOMENTS_PER_CALL = 4  # decision points drawn from each sampled call, beside its hard moments

@@ -2,7 +2,9 @@
 
 from dataclasses import dataclass, field
 
-from evals.models import RuleVersion, Turn, Verdict
+from evals.catalog.models import Turn
+from evals.judging.models import Verdict
+from evals.rules.models import RuleVersion
 from labeling.models import IssueRow
 
 

@@ -36,8 +36,10 @@ from django.db.models import (
 )
 from django.utils import timezone
 
-from evals import metrics
-from evals.models import Agent, ConversationScore, Judge, Transcript, Verdict
+from core import stats as metrics
+from evals.catalog.models import Agent, Transcript
+from evals.conversation.models import ConversationScore
+from evals.judging.models import Judge, Verdict
 from labeling.models import IssueRow, OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import (
     BAD_AT_MOST,

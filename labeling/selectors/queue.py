@@ -19,7 +19,9 @@ from django.db.models import (
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from evals.models import Rule, Transcript, Turn, Verdict
+from evals.catalog.models import Transcript, Turn
+from evals.judging.models import Verdict
+from evals.rules.models import Rule
 from labeling.models import Assignment, Mark, SampleItem
 
 

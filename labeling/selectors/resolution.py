@@ -7,7 +7,9 @@ from the marks; the verdict tally's triggers (labeling/services/tally.py) store 
 Portable between PostgreSQL and SQLite.
 """
 
-from evals.models import Rule, RuleVersion, Transcript, Verdict
+from evals.catalog.models import Transcript
+from evals.judging.models import Verdict
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import Assignment, Mark, SampleItem, Settlement
 
 TABLES = {

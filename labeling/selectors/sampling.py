@@ -7,8 +7,9 @@ from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Coalesce
 
-from evals.models import RuleVersion, Transcript
-from evals.selectors.browse import day_start
+from evals.catalog.models import Transcript
+from evals.judging.selectors.browse import day_start
+from evals.rules.models import RuleVersion
 from labeling.models import DailySample
 
 

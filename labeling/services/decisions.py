@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from evals.models import Decision
+from evals.decisions.models import Decision
 from labeling.models import DecisionLabel, HardMoment
 from labeling.services.marks import _clean_note
 from labeling.services.sampling import sample_item_queue_by_hand

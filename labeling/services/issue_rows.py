@@ -6,7 +6,8 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
-from evals.models import Severity, Transcript, Turn
+from evals.catalog.models import Transcript, Turn
+from evals.rules.models import Severity
 from labeling.models import IssueRow, IssueRowEvent
 
 logger = logging.getLogger(__name__)

@@ -9,7 +9,8 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
-from evals.models import Transcript, Verdict
+from evals.catalog.models import Transcript
+from evals.judging.models import Verdict
 from labeling.models import Assignment, Mark
 
 logger = logging.getLogger(__name__)

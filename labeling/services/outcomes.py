@@ -5,7 +5,7 @@ import logging
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from evals.models import Agent, Transcript
+from evals.catalog.models import Agent, Transcript
 from labeling.models import OutcomeQuestion, OutcomeRating
 from labeling.models_outcomes import (
     BAD_AT_MOST,

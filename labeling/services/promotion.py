@@ -15,8 +15,9 @@ from django.urls import reverse
 
 from core.errors import Conflict, DomainError
 from core.permissions import user_can
-from evals.models import Judge, Rule, RuleVersion
-from evals.services.webhooks import webhook_emit, webhook_link
+from evals.judging.models import Judge
+from evals.rules.models import Rule, RuleVersion
+from evals.webhooks.services import webhook_emit, webhook_link
 from labeling.models import PromotionDecision
 from labeling.selectors.calibration import calibration_row, floors_from_settings
 

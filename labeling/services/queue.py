@@ -17,7 +17,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evals.models import Transcript
+from evals.catalog.models import Transcript
 from labeling.models import Assignment
 from labeling.selectors.queue import (
     ReviewQueue,

@@ -34,7 +34,8 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from evals.models import Transcript, Verdict
+from evals.catalog.models import Transcript
+from evals.judging.models import Verdict
 from labeling.models import DailySample, SampleItem
 from labeling.selectors.sampling import (
     flagged_untrusted_filter,

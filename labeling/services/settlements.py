@@ -6,7 +6,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
 from core.permissions import user_can
-from evals.models import Verdict
+from evals.judging.models import Verdict
 from labeling.models import Settlement
 
 logger = logging.getLogger(__name__)

@@ -11,9 +11,9 @@ from django.db import transaction
 
 from core.errors import DomainError
 from core.permissions import user_can
-from evals.detectors import DETECTORS, detector_validate
-from evals.models import Rule, RuleVersion, Severity
-from evals.services.rules import rule_create, rule_version_create
+from evals.rules.detectors import DETECTORS, detector_validate
+from evals.rules.models import Rule, RuleVersion, Severity
+from evals.rules.services import rule_create, rule_version_create
 from labeling.models import IssueRow, IssueRowEvent
 from labeling.selectors.issue_rows import issue_row_signal_prefill
 
@@ -111,7 +111,7 @@ def _rule_error(exc: Exception) -> TriageError:
     """Turn an error from the rule services into a TriageError naming the field."""
     if isinstance(exc, TriageError):
         return exc
-    if hasattr(exc, "field") and hasattr(exc, "reason"):  # evals.services.rules.RuleInvalid
+    if hasattr(exc, "field") and hasattr(exc, "reason"):  # evals.rules.services.RuleInvalid
         return TriageError({"id": "rule_id"}.get(exc.field, exc.field), exc.reason)
     message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
     field, sep, rest = message.partition(":")

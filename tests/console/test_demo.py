@@ -14,21 +14,15 @@ from django.core.management import call_command
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from console.demo import DEMO_DIR, DEMO_STEPS, DemoStep, demo_load
+from console.demo import DEMO_STEPS, DemoStep, demo_load
+from console.demo_data import DEMO_DIR
 from console.demo_history import DEMO_USERS, demo_past_days
-from evals.detectors import detector_run, turn_views
-from evals.models import (
-    AgentVersion,
-    ConversationScore,
-    EvalRun,
-    Judge,
-    JudgeRun,
-    Rule,
-    RuleVersion,
-    Transcript,
-    Turn,
-    Verdict,
-)
+from evals.catalog.models import AgentVersion, Transcript, Turn
+from evals.conversation.models import ConversationScore
+from evals.evalruns.models import EvalRun
+from evals.judging.models import Judge, JudgeRun, Verdict
+from evals.rules.detectors import detector_run, turn_views
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import (
     Assignment,
     DailySample,

@@ -2,9 +2,11 @@
 
 import pytest
 
-from console.demo import DEMO_DIR, DEMO_STEPS
+from console.demo import DEMO_STEPS
 from console.demo_axes import demo_axes_load
-from evals.models import AxesReport, Transcript
+from console.demo_data import DEMO_DIR
+from evals.catalog.models import Transcript
+from evals.trajectories.models import AxesReport
 
 pytestmark = pytest.mark.django_db
 

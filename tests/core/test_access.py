@@ -14,7 +14,11 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
-from evals.models import AxesReport, Dataset, EvalRun, GateMetric, JudgeRun, Webhook
+from evals.evalruns.models import Dataset, EvalRun
+from evals.gating.models import GateMetric
+from evals.judging.models import JudgeRun
+from evals.trajectories.models import AxesReport
+from evals.webhooks.models import Webhook
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World

@@ -4,7 +4,7 @@ the schema and its docs behind a login."""
 import pytest
 from rest_framework.test import APIClient
 
-from evals.models import Transcript
+from evals.catalog.models import Transcript
 from tests.evals.gating_helpers import World
 from tests.factories import TranscriptFactory, token_client
 

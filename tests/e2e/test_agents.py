@@ -6,7 +6,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from evals.services.importing import transcripts_import
+from evals.catalog.services.importing import transcripts_import
 from tests.e2e.axe import assert_no_serious_axe
 from tests.e2e.test_axes import DESK, PHONE, no_sideways_scroll
 from tests.evals.import_helpers import call

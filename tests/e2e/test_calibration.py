@@ -4,7 +4,7 @@ reviewers and engineers are refused by the server."""
 import pytest
 from playwright.sync_api import expect
 
-from evals.models import RuleVersion
+from evals.rules.models import RuleVersion
 from labeling.models import PromotionDecision
 from tests import factories as f
 from tests.labeling.known_calibration import build_known_set, make_marked

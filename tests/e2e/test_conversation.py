@@ -4,8 +4,8 @@ the call page's panel, at desk and phone sizes; and the gate run page shows the 
 import pytest
 from playwright.sync_api import expect
 
-from evals.models import GateMetric
-from evals.services.conversation import conversation_result_record
+from evals.conversation.services import conversation_result_record
+from evals.gating.models import GateMetric
 from tests.e2e.axe import assert_no_serious_axe
 from tests.evals.conversation_helpers import scored_calls
 from tests.evals.gating_helpers import World

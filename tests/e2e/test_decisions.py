@@ -8,9 +8,10 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from evals.models import Decision, Transcript
-from evals.services.importing import transcripts_import
-from evals.services.importing.decision_kinds import decision_kinds_import
+from evals.catalog.models import Transcript
+from evals.catalog.services.importing import transcripts_import
+from evals.decisions.models import Decision
+from evals.decisions.services.kinds import decision_kinds_import
 from labeling.models import DecisionLabel
 from labeling.services.decisions import decision_label_set
 from labeling.services.sampling import sample_item_queue_by_hand

@@ -4,7 +4,7 @@ phone; the agent and the judge are the local fake chat server."""
 import pytest
 from playwright.sync_api import expect
 
-from evals.services.evalruns import eval_run_create, eval_run_execute
+from evals.evalruns.services import eval_run_create, eval_run_execute
 from tests.e2e.axe import assert_no_serious_axe
 from tests.evals.evalrun_helpers import AGENT_REPLIES, SCORES, make_dataset, make_version
 from tests.evals.evalrun_server import FakeChat

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from evals.models import JudgeRun, Verdict
+from evals.judging.models import JudgeRun, Verdict
 from tests.evals.judge_helpers import make_call
 
 pytestmark = pytest.mark.django_db(transaction=True)

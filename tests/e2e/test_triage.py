@@ -6,7 +6,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from evals.models import Rule, RuleVersion
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import IssueRow
 from tests.factories import JudgeFactory, TranscriptFactory, TurnFactory, VerdictFactory
 from tests.labeling.issue_helpers import file_row, gated_rule

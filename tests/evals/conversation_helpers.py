@@ -1,6 +1,6 @@
 """Stored conversation judge results for the page, API and browser tests (no LLM)."""
 
-from evals.services.conversation import conversation_result_record
+from evals.conversation.services import conversation_result_record
 from tests.evals.judge_helpers import make_call
 from tests.factories import AgentVersionFactory
 

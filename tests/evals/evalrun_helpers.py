@@ -2,7 +2,7 @@
 
 import json
 
-from evals.services.evalruns import dataset_import
+from evals.evalruns.services import dataset_import
 from tests.factories import AgentFactory, AgentVersionFactory
 
 TOOLS = [

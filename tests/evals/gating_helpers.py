@@ -1,7 +1,8 @@
 """The gating tests' world: two agent versions over a golden set, three gated rules, a gate."""
 
-from evals.models import RuleVersion
-from evals.services import gating
+from evals.catalog.selectors import agent_version_resolve
+from evals.gating import services as gating
+from evals.rules.models import RuleVersion
 from tests.factories import (
     AgentVersionFactory,
     JudgeFactory,
@@ -91,8 +92,8 @@ class World:
         return v
 
     def run(self, candidate, baseline=None):
-        cand = gating.agent_version_resolve(candidate)
-        base = gating.agent_version_resolve(baseline) if baseline else None
+        cand = agent_version_resolve(candidate)
+        base = agent_version_resolve(baseline) if baseline else None
         return gating.gate_run_evaluate(gate=self.gate, candidate=cand, baseline=base, by="test")
 
 
@@ -102,7 +103,7 @@ def wait_for_gate_run(pk: int, limit_s: float = 60):
 
     from django.db import OperationalError
 
-    from evals.models import GateRun
+    from evals.gating.models import GateRun
 
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:

@@ -2,15 +2,12 @@
 file's place, a rules file, a native call line."""
 
 import json
+import os
 from pathlib import Path
 
-TAU_BENCH = (
-    Path(__file__).resolve().parents[3]
-    / "shared"
-    / "datasets"
-    / "tau-bench-airline"
-    / "gpt-4o-airline.json"
-)
+# The shared data beside the repository (../shared), or where DOCKET_SHARED_DIR says (a worktree).
+SHARED = Path(os.environ.get("DOCKET_SHARED_DIR") or Path(__file__).resolve().parents[3] / "shared")
+TAU_BENCH = SHARED / "datasets" / "tau-bench-airline" / "gpt-4o-airline.json"
 
 RULES_YAML = """\
 rules:

@@ -1,8 +1,8 @@
 """Builders shared by the issue sheet tests: calls with
 turns, and rows filed through issue_row_create."""
 
-from evals.models import Rule
-from evals.services.rules import rule_create
+from evals.rules.models import Rule
+from evals.rules.services import rule_create
 from labeling.services.issue_rows import issue_row_create
 from tests.factories import TranscriptFactory, TurnFactory
 

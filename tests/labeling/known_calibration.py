@@ -199,16 +199,17 @@ def build_known_set(lead=None):
 def make_marked(rule_version, judge, reviewer, *, tp=0, fp=0, fn=0, tn=0):
     """Bulk-create marked verdicts (one mark each,
     outside the sample) with these confusion counts."""
-    from evals import models as em
+    from evals.catalog.models import Transcript
+    from evals.judging.models import Verdict
 
     av = f.AgentVersionFactory()
-    start = em.Transcript.objects.count()
+    start = Transcript.objects.count()
     specs = (
         [(True, True)] * tp + [(True, False)] * fp + [(False, False)] * fn + [(False, True)] * tn
     )
-    transcripts = em.Transcript.objects.bulk_create(
+    transcripts = Transcript.objects.bulk_create(
         [
-            em.Transcript(
+            Transcript(
                 external_id=f"bulk-{rule_version.pk}-{judge.pk}-{start + i}",
                 agent_version=av,
                 checksum=f"{i:064x}",
@@ -216,9 +217,9 @@ def make_marked(rule_version, judge, reviewer, *, tp=0, fp=0, fn=0, tn=0):
             for i in range(len(specs))
         ]
     )
-    verdicts = em.Verdict.objects.bulk_create(
+    verdicts = Verdict.objects.bulk_create(
         [
-            em.Verdict(
+            Verdict(
                 transcript=t,
                 rule_version=rule_version,
                 judge=judge,

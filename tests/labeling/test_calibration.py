@@ -6,7 +6,7 @@ import re
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from evals import metrics
+from core import stats as metrics
 from labeling.models import VerdictTally
 from labeling.selectors import calibration as cal
 from tests.labeling.known_calibration import build_known_set

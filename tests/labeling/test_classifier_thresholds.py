@@ -6,8 +6,11 @@ import io
 import pytest
 from rest_framework.authtoken.models import Token
 
+from evals.catalog.models import Transcript
+from evals.classifiers.models import VerdictCategory
 from evals.classifiers.services import classifier_rules_ensure
-from evals.models import Judge, RuleVersion, Transcript, Verdict, VerdictCategory
+from evals.judging.models import Judge, Verdict
+from evals.rules.models import RuleVersion
 from labeling.models import Mark
 from labeling.selectors.classifier_thresholds import classifier_thresholds
 from tests import factories as f

@@ -10,9 +10,9 @@ from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from evals.models import Decision
-from evals.services.importing import transcripts_import
-from evals.services.importing.decision_kinds import decision_kinds_import
+from evals.catalog.services.importing import transcripts_import
+from evals.decisions.models import Decision
+from evals.decisions.services.kinds import decision_kinds_import
 from labeling.models import DecisionLabel, HardMoment, SampleItem
 from labeling.services.decisions import (
     decision_label_set,
@@ -105,7 +105,7 @@ def test_hard_moments_are_unsure_or_near_the_boundary_and_queue_their_calls(call
 
 def hold(client, reviewer, external_id):
     """Queue the call and let the reviewer claim it."""
-    from evals.models import Transcript
+    from evals.catalog.models import Transcript
     from labeling.services.sampling import sample_item_queue_by_hand
 
     sample_item_queue_by_hand(

@@ -10,7 +10,7 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils import timezone
 
-from evals.models import AgentVersion
+from evals.catalog.models import AgentVersion
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
 from labeling.services import triage

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from evals import metrics
+from core import stats as metrics
 from labeling.models import Assignment, OutcomeQuestion, OutcomeRating
 from labeling.selectors.outcomes import (
     call_outcomes,
@@ -325,7 +325,7 @@ def test_the_dashboard_shows_a_lead_the_outcome_trend(client, lead, reviewer, ra
 
 
 def test_the_conversation_score_is_a_predictor_too(rated):
-    from evals.models import ConversationScore
+    from evals.conversation.models import ConversationScore
 
     judge = JudgeFactory(name="gpt-4o/conversation-v1")
     for ext, score in (("bad-1", 3), ("bad-2", 4), ("good-1", 9), ("good-2", 8)):

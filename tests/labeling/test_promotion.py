@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 
 from core.errors import DomainError
-from evals.models import RuleVersion
+from evals.rules.models import RuleVersion
 from labeling.models import PromotionDecision
 from labeling.services.promotion import PromotionRefused, rule_version_demote, rule_version_promote
 from labeling.services.settlements import verdict_settle

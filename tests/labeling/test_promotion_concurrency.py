@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 
 from core.errors import DomainError
-from evals.models import RuleVersion
+from evals.rules.models import RuleVersion
 from labeling.models import PromotionDecision
 from labeling.services.promotion import rule_version_promote
 from tests import factories as f

@@ -4,7 +4,7 @@ duplicates, comments, history and permissions."""
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from evals.models import Rule, RuleVersion
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import IssueRow, IssueRowEvent
 from labeling.selectors.issue_rows import issue_row_next_steps, issue_row_rule_prefill
 from labeling.services import triage

@@ -1,7 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from console.demo import DEMO_DIR, demo_load
-from evals.services.importing import ImportFailed
+from console.demo import demo_load
+from console.demo_data import DEMO_DIR
+from core.importing import ImportFailed
 
 
 class Command(BaseCommand):

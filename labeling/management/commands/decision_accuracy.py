@@ -5,7 +5,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from evals.selectors.decisions import decision_accuracy_table
+from evals.decisions.selectors import decision_accuracy_table
 from labeling.management.commands.calibration import _fig
 
 

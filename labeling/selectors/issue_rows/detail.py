@@ -3,7 +3,8 @@
 from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
-from evals.models import RuleVersion, Verdict
+from evals.judging.models import Verdict
+from evals.rules.models import RuleVersion
 from labeling.models import IssueRow, Mark
 
 Status = IssueRow.Status

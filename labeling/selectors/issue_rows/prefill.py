@@ -5,7 +5,8 @@ from collections import Counter, defaultdict
 
 from django.utils.text import slugify
 
-from evals.models import Rule, RuleVersion, Verdict
+from evals.judging.models import Verdict
+from evals.rules.models import Rule, RuleVersion
 from labeling.models import IssueRow
 
 Status = IssueRow.Status

@@ -10,8 +10,9 @@ from django.db.models import Q, QuerySet
 from core import parsing
 from core.errors import DomainError
 from core.permissions import users_with_permission
-from evals.models import AgentVersion, Rule, Severity
-from evals.selectors.browse import day_start
+from evals.catalog.models import AgentVersion
+from evals.judging.selectors.browse import day_start
+from evals.rules.models import Rule, Severity
 from labeling.models import IssueRow
 
 Status = IssueRow.Status

@@ -8,7 +8,7 @@ from django.db.models import Count
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from evals.selectors.browse import day_start
+from evals.judging.selectors.browse import day_start
 from labeling.models import IssueRow, Mark, SampleItem
 
 Status = IssueRow.Status

@@ -1,0 +1,34 @@
+from django.core.management.base import BaseCommand
+
+from core.management.importing import import_file
+from evals.catalog.services.importing import transcripts_import
+
+
+class Command(BaseCommand):
+    help = (
+        "Import transcripts: JSON Lines in the native, OpenAI chat or "
+        "trajectory shape, or one JSON array of them (a tau-bench results "
+        "file imports as it is, each item's `traj` being its messages)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help="JSONL or JSON array file, or - for stdin")
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help="overwrite transcripts whose turns changed (deletes their verdicts and marks)",
+        )
+        parser.add_argument("--agent", help="agent name for lines that do not give one")
+        parser.add_argument("--agent-version", help="agent version for lines that do not give one")
+
+    def handle(self, *args, file, replace, agent, agent_version, **options):
+        with import_file(file) as (lines, progress):
+            result = transcripts_import(
+                lines=lines,
+                source=file,
+                replace=replace,
+                agent=agent,
+                agent_version=agent_version,
+                progress=progress,
+            )
+        self.stdout.write(result.summary)

@@ -1,0 +1,635 @@
+"""Transcripts: the native JSONL shape, the OpenAI chat shape and the trajectory shape."""
+
+import hashlib
+import json
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+from django.conf import settings
+from django.db import transaction
+from django.utils.dateparse import parse_datetime
+
+from core.importing import (
+    Errors,
+    ImportResult,
+    Invalid,
+    Progress,
+    copy_rows,
+    json_records,
+    json_text,
+)
+from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
+from evals.catalog.registry import CALL_PARTS
+from evals.catalog.services.agents import (
+    AgentScope,
+    ScopeInvalid,
+    agent_scope_clean,
+    agent_scope_differs,
+)
+
+logger = logging.getLogger(__name__)
+
+SPEAKERS = tuple(Turn.Speaker.values)
+CHAT_ROLES = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "agent",
+    "tool": "tool",
+    "function": "tool",
+}
+AGENT_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
+TURN_COLUMNS = (
+    "transcript_id",
+    "index",
+    "speaker",
+    "text",
+    "start_ms",
+    "end_ms",
+    "asr_confidence",
+    "phase",
+    "tool_calls",
+    "tool_call_id",
+)
+
+
+def turn_canonical(turn: Any) -> dict:
+    """Return the fields of a turn (a dict or a Turn) that its transcript's checksum covers."""
+    get = (
+        turn.get
+        if isinstance(turn, dict)
+        else lambda name, default=None: getattr(turn, name, default)
+    )
+    return {
+        "speaker": get("speaker"),
+        "text": get("text") or "",
+        "start_ms": get("start_ms"),
+        "end_ms": get("end_ms"),
+        "asr_confidence": get("asr_confidence"),
+        "phase": get("phase") or "",
+        "tool_calls": get("tool_calls") or [],
+        "tool_call_id": get("tool_call_id") or "",
+    }
+
+
+def transcript_checksum(turns: Iterable[Any]) -> str:
+    """Return the sha256 (hex) of a transcript's canonical turns, in order."""
+    canonical = [turn_canonical(t) for t in turns]
+    data = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def audio_url_clean(value: Any, field: str = "audio_url") -> str:
+    """Return the link if it is http(s) or one of the
+    console's own absolute paths, else raise Invalid."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        raise Invalid(field, f"must be a string, not {type(value).__name__}")
+    if len(value) > 2000:
+        raise Invalid(field, "longer than 2000 characters")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in value) or "\\" in value:
+        raise Invalid(field, "must not contain spaces, control characters or backslashes")
+    if value.startswith("/"):
+        if value.startswith("//"):
+            raise Invalid(field, "a path must start with a single '/' (no '//host' links)")
+        return value
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        scheme = (parts.scheme or value.split(":", 1)[0]) + ":" if ":" in value else "no scheme"
+        raise Invalid(
+            field, f"only http(s) links or paths starting with '/' are accepted, not {scheme}"
+        )
+    return value
+
+
+@dataclass
+class ParsedTranscript:
+    where: str
+    external_id: str
+    agent: str
+    agent_version: str
+    started_at: Any
+    audio_url: str
+    language: str
+    scenario: str
+    metadata: dict
+    turns: list[dict]
+    checksum: str = ""
+    tenant: str = ""
+    scope: AgentScope | None = None  # the agent version's instructions and tools, when given
+    parts: dict[str, Any] = field(default_factory=dict)  # registered call parts' values
+
+
+def _str(
+    obj: dict, name: str, *, max_length: int, required: bool = False, field: str | None = None
+) -> str:
+    value = obj.get(name)
+    field = field or name
+    if value is None or value == "":
+        if required:
+            raise Invalid(field, "missing")
+        return ""
+    if not isinstance(value, str):
+        raise Invalid(field, f"must be a string, not {type(value).__name__}")
+    if len(value) > max_length:
+        raise Invalid(field, f"longer than {max_length} characters")
+    return value
+
+
+def _ms(value: Any, field: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise Invalid(field, f"must be a whole number of milliseconds, not {value!r}")
+    if value < 0 or value > 2**31 - 1:
+        raise Invalid(field, f"out of range: {value!r}")
+    return int(value)
+
+
+def _tool_call(call: Any, field: str) -> dict:
+    """Return a tool call as {"id", "name", "arguments"}; OpenAI's function wrapper is unwrapped."""
+    if not isinstance(call, dict):
+        raise Invalid(field, "must be an object with a name")
+    function = call.get("function")
+    if isinstance(function, dict):
+        name, arguments = function.get("name"), function.get("arguments")
+    else:
+        name, arguments = call.get("name"), call.get("arguments", call.get("args"))
+    if not isinstance(name, str) or not name:
+        raise Invalid(f"{field}.name", "missing")
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            pass  # keep the text: some models emit arguments that are not JSON
+    call_id = call.get("id") or ""
+    if not isinstance(call_id, str):
+        raise Invalid(f"{field}.id", "must be a string")
+    return {"id": call_id, "name": name, "arguments": arguments if arguments is not None else {}}
+
+
+def _turn(raw: Any, i: int) -> dict:
+    f = f"turns[{i}]"
+    if not isinstance(raw, dict):
+        raise Invalid(f, "must be an object with speaker and text")
+    speaker = raw.get("speaker")
+    if speaker is None:
+        raise Invalid(f"{f}.speaker", f"missing (one of {', '.join(SPEAKERS)})")
+    if speaker not in SPEAKERS:
+        raise Invalid(f"{f}.speaker", f"{speaker!r} is not one of {', '.join(SPEAKERS)}")
+    text = raw.get("text")
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise Invalid(f"{f}.text", f"must be a string, not {type(text).__name__}")
+    start, end = _ms(raw.get("start_ms"), f"{f}.start_ms"), _ms(raw.get("end_ms"), f"{f}.end_ms")
+    if start is not None and end is not None and end < start:
+        raise Invalid(f"{f}.end_ms", f"{end} is before start_ms {start}")
+    conf = raw.get("asr_confidence")
+    if conf is not None:
+        if isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 <= conf <= 1:
+            raise Invalid(f"{f}.asr_confidence", f"must be a number from 0 to 1, not {conf!r}")
+        conf = float(conf)
+    tool_calls = raw.get("tool_calls") or []
+    if not isinstance(tool_calls, list):
+        raise Invalid(f"{f}.tool_calls", "must be a list")
+    return {
+        "speaker": speaker,
+        "text": text,
+        "start_ms": start,
+        "end_ms": end,
+        "asr_confidence": conf,
+        "phase": _str(raw, "phase", max_length=50, field=f"{f}.phase"),
+        "tool_calls": [_tool_call(c, f"{f}.tool_calls[{j}]") for j, c in enumerate(tool_calls)],
+        "tool_call_id": _str(raw, "tool_call_id", max_length=200, field=f"{f}.tool_call_id"),
+    }
+
+
+def _content_text(content: Any, field: str) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: keep the text ones
+        return "\n".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        )
+    raise Invalid(
+        field, f"must be a string or a list of content parts, not {type(content).__name__}"
+    )
+
+
+def chat_turns(messages: Any, field: str = "messages") -> list[dict]:
+    """Return native turns from OpenAI chat messages (assistant -> agent, tool results -> tool)."""
+    if not isinstance(messages, list):
+        raise Invalid(field, "must be a list of messages")
+    turns = []
+    for i, m in enumerate(messages):
+        f = f"{field}[{i}]"
+        if not isinstance(m, dict):
+            raise Invalid(f, "must be an object with a role")
+        role = m.get("role")
+        if role not in CHAT_ROLES:
+            raise Invalid(f"{f}.role", f"{role!r} is not one of {', '.join(CHAT_ROLES)}")
+        turn = {
+            "speaker": CHAT_ROLES[role],
+            "text": _content_text(m.get("content"), f"{f}.content"),
+        }
+        if m.get("tool_calls"):
+            turn["tool_calls"] = m["tool_calls"]
+        elif isinstance(m.get("function_call"), dict):
+            turn["tool_calls"] = [{"function": m["function_call"]}]
+        if turn["speaker"] == "tool":
+            turn["tool_call_id"] = m.get("tool_call_id") or ""
+        turns.append(turn)
+    return turns
+
+
+def trajectory_turns(obj: dict) -> list[dict]:
+    """Return native turns from the trajectory shape: the
+    prompt, each tool call and result, the output."""
+    prompt = obj.get("prompt")
+    turns: list[dict] = []
+    if isinstance(prompt, list):
+        turns.extend(chat_turns(prompt, "prompt"))
+    elif prompt is not None:
+        turns.append({"speaker": "user", "text": _content_text(prompt, "prompt")})
+    calls = obj.get("calls") or []
+    if not isinstance(calls, list):
+        raise Invalid("calls", "must be a list of {tool, args, result}")
+    for i, call in enumerate(calls):
+        f = f"calls[{i}]"
+        if not isinstance(call, dict) or not isinstance(call.get("tool"), str) or not call["tool"]:
+            raise Invalid(f"{f}.tool", "missing")
+        call_id = str(call.get("id") or f"call-{i}")
+        turns.append(
+            {
+                "speaker": "agent",
+                "text": "",
+                "tool_calls": [
+                    {"id": call_id, "name": call["tool"], "arguments": call.get("args", {})}
+                ],
+            }
+        )
+        result = call.get("result")
+        turns.append(
+            {
+                "speaker": "tool",
+                "tool_call_id": call_id,
+                "text": result
+                if isinstance(result, str)
+                else json_text(result)
+                if result is not None
+                else "",
+            }
+        )
+    output = obj.get("output")
+    if output is not None:
+        turns.append(
+            {"speaker": "agent", "text": output if isinstance(output, str) else json_text(output)}
+        )
+    return turns
+
+
+def _shape_turns(obj: dict, where: str, source: str) -> tuple[str | None, list, dict]:
+    """Return (default id, raw turns, extra metadata) for whichever shape the record has."""
+    if "turns" in obj:
+        if not isinstance(obj["turns"], list):
+            raise Invalid("turns", "must be a list")
+        return None, obj["turns"], {}
+    if "messages" in obj:
+        return None, chat_turns(obj["messages"]), {}
+    if (
+        "traj" in obj
+    ):  # tau-bench results: {"task_id", "trial", "reward", "info", "traj": [messages]}
+        default_id = None
+        if "task_id" in obj:
+            # From the content, never the file name: the same results are the same calls however
+            # they arrive. The digest of the conversation keeps two agents' runs of a task apart.
+            digest = hashlib.sha256(
+                orjson.dumps(obj["traj"], option=orjson.OPT_SORT_KEYS)
+            ).hexdigest()[:12]
+            default_id = f"tau-task-{obj['task_id']}-trial-{obj.get('trial', 0)}-{digest}"
+        extra = {k: obj[k] for k in ("task_id", "trial", "reward", "info") if k in obj}
+        return default_id, chat_turns(obj["traj"], "traj"), {"tau_bench": extra}
+    if "prompt" in obj or "calls" in obj or "output" in obj:
+        return None, trajectory_turns(obj), {}
+    raise Invalid(
+        "turns",
+        "missing: expected `turns` (native), `messages` (OpenAI chat) or "
+        "`prompt`/`calls`/`output` (trajectory)",
+    )
+
+
+def _parse(
+    obj: Any, where: str, source: str, agent: str | None, agent_version: str | None
+) -> ParsedTranscript:
+    if not isinstance(obj, dict):
+        raise Invalid("transcript", "must be a JSON object")
+    default_id, raw_turns, extra_meta = _shape_turns(obj, where, source)
+    if "id" not in obj and default_id:
+        obj = {**obj, "id": default_id}
+    external_id = _str(obj, "id", max_length=200, required=True)
+    if external_id.strip() != external_id or "/" in external_id:
+        raise Invalid("id", "must not contain '/' or surrounding spaces")
+    agent_name = _str(obj, "agent", max_length=100) or agent or ""
+    if not agent_name:
+        raise Invalid("agent", "missing: set it on the line or give a default agent (--agent)")
+    if not AGENT_RE.match(agent_name):
+        raise Invalid("agent", f"{agent_name!r}: use letters, digits, '-' and '_'")
+    version = obj.get("agent_version")
+    if isinstance(version, (int, float)) and not isinstance(version, bool):
+        version = str(version)
+        obj = {**obj, "agent_version": version}
+    version = _str(obj, "agent_version", max_length=100) or agent_version or ""
+    if not version:
+        raise Invalid(
+            "agent_version", "missing: set it on the line or give a default (--agent-version)"
+        )
+    started_at = obj.get("started_at")
+    if started_at not in (None, ""):
+        parsed = parse_datetime(started_at) if isinstance(started_at, str) else None
+        if parsed is None:
+            raise Invalid("started_at", f"not an ISO 8601 date and time: {started_at!r}")
+        started_at = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    else:
+        started_at = None
+    metadata = obj.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise Invalid("metadata", "must be an object")
+    if extra_meta:
+        metadata = {**extra_meta, **metadata}
+    if len(raw_turns) > settings.DOCKET_IMPORT_MAX_TURNS:
+        raise Invalid(
+            "turns",
+            f"{len(raw_turns):,} turns, more than DOCKET_IMPORT_MAX_TURNS "
+            f"({settings.DOCKET_IMPORT_MAX_TURNS:,})",
+        )
+    turns = [_turn(t, i) for i, t in enumerate(raw_turns)]
+    scope = None
+    if "agent_instructions" in obj or "agent_tools" in obj:
+        try:
+            scope = agent_scope_clean(
+                instructions=obj.get("agent_instructions"), tools=obj.get("agent_tools")
+            )
+        except ScopeInvalid as exc:
+            raise Invalid(exc.field or "agent_tools", exc.message) from None
+    return ParsedTranscript(
+        where=where,
+        external_id=external_id,
+        agent=agent_name,
+        agent_version=version,
+        started_at=started_at,
+        audio_url=audio_url_clean(obj.get("audio_url")),
+        language=_str(obj, "language", max_length=20),
+        scenario=_str(obj, "scenario", max_length=200),
+        metadata=metadata,
+        turns=turns,
+        checksum=transcript_checksum(turns),
+        tenant=_str(obj, "tenant", max_length=200),
+        scope=scope,
+    )
+
+
+def _scopes_store(scopes: dict[tuple[str, str], AgentScope]) -> int:
+    """Store each agent version's scope (checked already); return how many changed."""
+    changed = 0
+    for (name, version), scope in sorted(scopes.items()):
+        agent, _ = Agent.objects.get_or_create(name=name)
+        av, _ = AgentVersion.objects.get_or_create(agent=agent, version=version)
+        if (av.instructions, av.tools) != (scope.instructions, scope.tools):
+            av.instructions, av.tools = scope.instructions, scope.tools
+            av.save(update_fields=["instructions", "tools"])
+            changed += 1
+    return changed
+
+
+def _agent_versions(parsed: Sequence[ParsedTranscript]) -> dict[tuple[str, str], int]:
+    pairs = {(p.agent, p.agent_version) for p in parsed}
+    agents = {a.name: a for a in Agent.objects.filter(name__in={a for a, _ in pairs})}
+    for name in {a for a, _ in pairs} - set(agents):
+        agents[name] = Agent.objects.create(name=name)
+    ids = {}
+    for name, version in sorted(pairs):
+        av, _ = AgentVersion.objects.get_or_create(agent=agents[name], version=version)
+        ids[(name, version)] = av.pk
+    return ids
+
+
+def _scopes_check(
+    parsed: Sequence[ParsedTranscript], errors: Errors, replace: bool
+) -> dict[tuple[str, str], AgentScope]:
+    """Return the scope each agent version is given by this import, adding an error for a line
+    that gives one version two scopes, or a stored scope another one (unless `replace`)."""
+    given: dict[tuple[str, str], tuple[str, AgentScope]] = {}
+    for p in parsed:
+        if p.scope is None:
+            continue
+        key = (p.agent, p.agent_version)
+        if key in given and given[key][1] != p.scope:
+            errors.add(
+                p.where,
+                "agent_instructions",
+                f"{p.agent} {p.agent_version} is given other instructions or tools at "
+                f"{given[key][0]}; one agent version has one scope",
+            )
+        given.setdefault(key, (p.where, p.scope))
+    if given and not replace:
+        stored = AgentVersion.objects.filter(
+            agent__name__in={a for a, _ in given}, version__in={v for _, v in given}
+        ).select_related("agent")
+        for av in stored:
+            key = (av.agent.name, av.version)
+            if key in given and agent_scope_differs(av, given[key][1]):
+                errors.add(
+                    given[key][0],
+                    "agent_instructions",
+                    f"{av} already has other instructions or tools; a released version's scope "
+                    "does not change: use a new agent_version, or import with replace",
+                )
+    return {key: scope for key, (_, scope) in given.items()}
+
+
+def transcripts_import(
+    *,
+    lines: Iterable[str | bytes],
+    source: str = "",
+    replace: bool = False,
+    agent: str | None = None,
+    agent_version: str | None = None,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Import transcripts (one a line, in any of the three shapes, or one JSON array of them).
+
+    A known id with the same checksum is left alone; with a different checksum it is an error
+    unless `replace`, which swaps in the new turns and deletes the verdicts (and, through them,
+    the marks) made on the old ones. The parts other apps keep per call (evals.catalog.registry:
+    a line's `decisions`, and those its timings imply) are stored for new and known calls alike.
+    Nothing is written unless every line is valid.
+    """
+    errors = Errors(source)
+    parsed: list[ParsedTranscript] = []
+    seen: dict[str, str] = {}
+    parsers = {name: part.parser() for name, part in CALL_PARTS.items() if part.parser}
+    for where, obj in json_records(lines, errors):
+        try:
+            p = _parse(obj, where, source, agent, agent_version)
+            p.parts = {name: parse(obj, p.turns) for name, parse in parsers.items()}
+        except Invalid as exc:
+            errors.add(where, exc.field, exc.reason)
+            continue
+        if p.external_id in seen:
+            errors.add(
+                where,
+                "id",
+                f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})",
+            )
+            continue
+        seen[p.external_id] = where
+        parsed.append(p)
+    errors.check()
+    scopes = _scopes_check(parsed, errors, replace)
+    errors.check()
+
+    result = ImportResult(
+        kind="transcripts",
+        details={"turns": 0, **{k: 0 for part in CALL_PARTS.values() for k in part.counts}},
+    )
+    with transaction.atomic():
+        existing: dict[str, Transcript] = {}
+        ids = [p.external_id for p in parsed]
+        for i in range(0, len(ids), 2000):
+            for t in (
+                Transcript.objects.filter(external_id__in=ids[i : i + 2000])
+                .select_for_update()
+                .only("id", "external_id", "checksum")
+            ):
+                existing[t.external_id] = t
+        for p in parsed:
+            old = existing.get(p.external_id)
+            if old is not None and old.checksum != p.checksum and not replace:
+                errors.add(
+                    p.where,
+                    "id",
+                    f"{p.external_id} was imported before with other turns "
+                    f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); "
+                    "import with replace to overwrite it",
+                )
+        errors.check()
+        new = [p for p in parsed if p.external_id not in existing]
+        changed = [
+            p
+            for p in parsed
+            if p.external_id in existing and existing[p.external_id].checksum != p.checksum
+        ]
+        result.unchanged = len(parsed) - len(new) - len(changed)
+        av_ids = _agent_versions(new + changed)
+        if scopes:
+            result.details["agent_scopes"] = _scopes_store(scopes)
+
+        created = Transcript.objects.bulk_create(
+            [
+                Transcript(
+                    external_id=p.external_id,
+                    agent_version_id=av_ids[(p.agent, p.agent_version)],
+                    checksum=p.checksum,
+                    audio_url=p.audio_url,
+                    language=p.language,
+                    scenario=p.scenario,
+                    tenant=p.tenant,
+                    started_at=p.started_at,
+                    metadata=p.metadata,
+                )
+                for p in new
+            ],
+            batch_size=1000,
+        )
+        pk_of = {t.external_id: t.pk for t in created}
+        if changed:
+            olds = []
+            for p in changed:
+                old = existing[p.external_id]
+                old.agent_version_id = av_ids[(p.agent, p.agent_version)]
+                for name in (
+                    "checksum",
+                    "audio_url",
+                    "language",
+                    "scenario",
+                    "tenant",
+                    "started_at",
+                    "metadata",
+                ):
+                    setattr(old, name, getattr(p, name))
+                olds.append(old)
+                pk_of[p.external_id] = old.pk
+            Transcript.objects.bulk_update(
+                olds,
+                [
+                    "agent_version",
+                    "checksum",
+                    "audio_url",
+                    "language",
+                    "scenario",
+                    "tenant",
+                    "started_at",
+                    "metadata",
+                ],
+                batch_size=1000,
+            )
+            old_pks = [t.pk for t in olds]
+            for part in CALL_PARTS.values():
+                if part.forget:
+                    for key, n in part.forget(old_pks).items():
+                        result.details[key] = result.details.get(key, 0) + n
+            Turn.objects.filter(transcript_id__in=old_pks).delete()
+        result.created, result.replaced = len(new), len(changed)
+
+        todo = new + changed
+        total = sum(len(p.turns) for p in todo)
+        rows = (
+            (
+                pk_of[p.external_id],
+                i,
+                t["speaker"],
+                t["text"],
+                t["start_ms"],
+                t["end_ms"],
+                t["asr_confidence"],
+                t["phase"],
+                json_text(t["tool_calls"]),
+                t["tool_call_id"],
+            )
+            for p in todo
+            for i, t in enumerate(p.turns)
+        )
+        result.details["turns"] = copy_rows(
+            Turn, TURN_COLUMNS, rows, total=total, progress=progress
+        )
+        # The parts of every line, unchanged calls too: a call imported before its decisions (or
+        # before a kind that derives them) gets them now; the same ones again are a no-op.
+        touched: set[int] = set()
+        for name, part in CALL_PARTS.items():
+            if not part.write:
+                continue
+            values = [
+                (p.where, pk_of.get(p.external_id) or existing[p.external_id].pk, p.parts.get(name))
+                for p in parsed
+            ]
+            counts, changed_pks = part.write(values, replace=replace, errors=errors)
+            if any(counts.values()):
+                result.details.update(counts)
+            touched |= changed_pks
+        # A call whose turns are unchanged but whose parts are new counts as updated.
+        result.updated = len(touched - {pk_of[p.external_id] for p in todo})
+        result.unchanged -= result.updated
+    logger.info("transcripts_imported", extra=result.log_extra(source))
+    return result

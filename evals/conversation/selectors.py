@@ -1,0 +1,169 @@
+"""Reads of the conversation judge's scores: per call, per judge run, per agent version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db.models import Avg, Count, Q
+
+from core.stats import mean_interval
+from evals.catalog.models import AgentVersion, Transcript
+from evals.conversation.gate_metrics import ConversationFact
+from evals.conversation.models import ConversationScore
+from evals.conversation.prompt import PROMPT_VERSION as CONVERSATION_PROMPT
+from evals.judging.models import Judge, JudgeRun
+
+
+def finding_label(f: dict) -> str:
+    """`repeated_ground@4,9`: a finding's type and the turns it cites."""
+    turns = ",".join(str(t) for t in f.get("turns") or [])
+    return f"{f.get('type', '?')}{'@' + turns if turns else ''}"
+
+
+def conversation_scores_for_run(run: JudgeRun) -> list[ConversationScore]:
+    return list(
+        ConversationScore.objects.filter(judge_run=run)
+        .select_related("transcript")
+        .order_by("transcript__external_id")
+    )
+
+
+def conversation_call_section(request, transcript: Transcript) -> str:
+    """The call page's conversation panel (registered with judging), or "" when unscored."""
+    from django.template.loader import render_to_string
+
+    scores = conversation_scores_for_transcript(transcript)
+    if not scores:
+        return ""
+    return render_to_string(
+        "conversation/partials/conversation.html",
+        {"scores": scores, "t": transcript},
+        request=request,
+    )
+
+
+def conversation_scores_for_transcript(transcript: Transcript) -> list[ConversationScore]:
+    """Every conversation judge's reading of one call, the newest judge first."""
+    return list(
+        ConversationScore.objects.filter(transcript=transcript)
+        .select_related("judge", "judge_run")
+        .order_by("-judge__created_at", "-pk")
+    )
+
+
+@dataclass
+class VersionRow:
+    """One agent version's conversation figures under one conversation judge."""
+
+    agent: str
+    version: str
+    version_id: int
+    judge: str
+    judge_id: int
+    calls: int
+    errored: int
+    mean: float | None
+    interval: tuple[float, float] | None
+    flagged_calls: int
+    finding_counts: dict[str, int] = field(default_factory=dict)
+
+
+def conversation_versions() -> list[VersionRow]:
+    """Per (agent version, conversation judge): calls scored, mean score with its 95% interval,
+    calls with findings and the findings by type. Errored scores are counted apart."""
+    groups = (
+        ConversationScore.objects.values(
+            "transcript__agent_version",
+            "transcript__agent_version__version",
+            "transcript__agent_version__agent__name",
+            "judge",
+            "judge__name",
+        )
+        .annotate(calls=Count("pk", filter=Q(error="")), errored=Count("pk", filter=~Q(error="")))
+        .order_by("transcript__agent_version__agent__name", "-transcript__agent_version__version")
+    )
+    rows = []
+    for g in groups:
+        scores = list(
+            ConversationScore.objects.filter(
+                transcript__agent_version=g["transcript__agent_version"],
+                judge=g["judge"],
+                error="",
+            ).values_list("score", "findings")
+        )
+        counts: dict[str, int] = {}
+        for _, findings in scores:
+            for f in findings:
+                counts[f.get("type", "?")] = counts.get(f.get("type", "?"), 0) + 1
+        values = [float(s) for s, _ in scores if s is not None]
+        rows.append(
+            VersionRow(
+                agent=g["transcript__agent_version__agent__name"],
+                version=g["transcript__agent_version__version"],
+                version_id=g["transcript__agent_version"],
+                judge=g["judge__name"],
+                judge_id=g["judge"],
+                calls=g["calls"],
+                errored=g["errored"],
+                mean=sum(values) / len(values) if values else None,
+                interval=mean_interval(values),
+                flagged_calls=sum(1 for _, f in scores if f),
+                finding_counts=dict(sorted(counts.items())),
+            )
+        )
+    return rows
+
+
+def conversation_version_calls(version: AgentVersion, judge_id: int | None = None):
+    """One agent version's scored calls, lowest score first (errored last)."""
+    qs = ConversationScore.objects.filter(transcript__agent_version=version)
+    if judge_id:
+        qs = qs.filter(judge_id=judge_id)
+    return list(
+        qs.select_related("transcript", "judge").order_by(
+            "judge__name", "error", "score", "transcript__external_id"
+        )
+    )
+
+
+def conversation_version_mean(version: AgentVersion, judge_id: int) -> float | None:
+    return ConversationScore.objects.filter(
+        transcript__agent_version=version, judge_id=judge_id, error=""
+    ).aggregate(m=Avg("score"))["m"]
+
+
+# ---- for gates --------------------------------------------------------------------------------
+
+
+def conversation_judge_for(transcripts: Iterable[Transcript]) -> Judge | None:
+    """The conversation judge whose scores a gate counts: the configured model's, else the
+    conversation judge with the most scores on these calls (e.g. one whose results were loaded)."""
+    ids = [t.pk for t in transcripts]
+    current = Judge.objects.filter(name=f"{settings.JUDGE_MODEL}/{CONVERSATION_PROMPT}").first()
+    if current and ConversationScore.objects.filter(judge=current, transcript__in=ids).exists():
+        return current
+    other = (
+        Judge.objects.filter(prompt_version__startswith="conversation-")
+        .annotate(n=Count("conversation_scores", filter=Q(conversation_scores__transcript__in=ids)))
+        .filter(n__gt=0)
+        .order_by("-n", "name")
+        .first()
+    )
+    return other or current
+
+
+def conversation_facts(
+    transcript_ids: Sequence[int], judge: Judge | None
+) -> dict[int, ConversationFact]:
+    """transcript pk -> the conversation judge's score of it."""
+    if judge is None:
+        return {}
+    rows = ConversationScore.objects.filter(transcript__in=list(transcript_ids), judge=judge)
+    return {
+        tid: ConversationFact(score=score, error=error, findings=tuple(findings or ()))
+        for tid, score, error, findings in rows.values_list(
+            "transcript_id", "score", "error", "findings"
+        )
+    }

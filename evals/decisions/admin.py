@@ -1,0 +1,26 @@
+from django.contrib import admin
+
+from evals.decisions.models import Decision, DecisionKind, DecisionKindVersion
+
+
+class DecisionKindVersionInline(admin.TabularInline):
+    model = DecisionKindVersion
+    extra = 0
+    readonly_fields = ["number", "question", "answers", "source", "created_at"]
+
+
+@admin.register(DecisionKind)
+class DecisionKindAdmin(admin.ModelAdmin):
+    list_display = ["kind_id", "derive", "status"]
+    list_filter = ["status", "derive"]
+    search_fields = ["kind_id"]
+    inlines = [DecisionKindVersionInline]
+
+
+@admin.register(Decision)
+class DecisionAdmin(admin.ModelAdmin):
+    list_display = ["transcript", "kind", "key", "choice", "confidence", "gap_ms", "truth"]
+    list_filter = ["kind", "source"]
+    search_fields = ["transcript__external_id"]
+    raw_id_fields = ["transcript"]
+    list_select_related = ["transcript", "kind"]

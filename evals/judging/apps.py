@@ -1,0 +1,23 @@
+"""Judges, judge runs, the judge client and prompts, the cache, verdicts."""
+
+from django.apps import AppConfig
+
+
+class JudgingConfig(AppConfig):
+    name = "evals.judging"
+    label = "judging"
+    verbose_name = "Judging"
+
+    def ready(self):
+        from evals.catalog.registry import CallPart, call_part_register
+        from evals.judging import tasks  # noqa: F401 (registers the Celery tasks)
+        from evals.judging.services.importing import verdicts_forget
+
+        # A call whose turns a replace changed loses the verdicts (and marks) made on them.
+        call_part_register(
+            CallPart(
+                name="verdicts",
+                forget=verdicts_forget,
+                counts=("deleted_verdicts", "deleted_marks"),
+            )
+        )

@@ -1,0 +1,203 @@
+"""What produced a verdict (judges), judge runs and their items, the judge's cache, verdicts.
+
+The tables keep the names they had in the evals app (`db_table`).
+"""
+
+from django.db import models
+from django.db.models import Q
+
+from evals.catalog.models import Transcript
+from evals.rules.models import RuleVersion, Severity
+
+
+class Judge(models.Model):
+    """What produced a verdict: an LLM model with a prompt version, a detector, or an import."""
+
+    class Kind(models.TextChoices):
+        LLM = "llm", "LLM judge"
+        DETECTOR = "detector", "detector"
+        CLASSIFIER = "classifier", "classifier"
+        EXTERNAL = "external", "external"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.EXTERNAL)
+    model = models.CharField(max_length=200, blank=True)
+    prompt_version = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "evals_judge"
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class JudgeRun(models.Model):
+    """One run of the judge runner over a set of transcripts and rules, with its costs."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        RUNNING = "running", "running"
+        DONE = "done", "done"
+        STOPPED = "stopped", "stopped (cost cap or judge failing)"
+        FAILED = "failed", "failed"
+
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, null=True, blank=True, related_name="runs"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    params = models.JSONField(default=dict, blank=True)
+    started_by = models.CharField(max_length=150, blank=True)
+    tasks_total = models.PositiveIntegerField(default=0)
+    tasks_done = models.PositiveIntegerField(default=0)
+    calls_made = models.PositiveIntegerField(default=0)
+    cache_hits = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    errors = models.PositiveIntegerField(default=0)
+    stop_reason = models.CharField(max_length=300, blank=True)
+    consecutive_failures = models.PositiveIntegerField(
+        default=0,
+        help_text="Judge calls failed in a row (the run stops at JUDGE_BREAKER_FAILURES).",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "evals_judgerun"
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"judge run {self.pk}"
+
+
+class Verdict(models.Model):
+    """One check of one transcript against one rule version by one judge. Negative verdicts too."""
+
+    # No single-column indexes on these two: verdict_key_unique (transcript, ...) and
+    # verdict_rv_judge (rule_version, ...) start with them, and every index fewer speeds up bulk
+    # imports.
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False
+    )
+    rule_version = models.ForeignKey(
+        RuleVersion, on_delete=models.PROTECT, related_name="verdicts", db_index=False
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
+    judge_run = models.ForeignKey(
+        JudgeRun,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="verdicts",
+        db_index=False,
+    )  # indexed by verdict_judge_run only where set: imported verdicts have none
+    flagged = models.BooleanField()
+    turn = models.PositiveIntegerField(null=True, blank=True)
+    turns = models.JSONField(default=list, blank=True)
+    severity = models.CharField(max_length=10, choices=Severity.choices, blank=True)
+    rationale = models.TextField(blank=True)
+    confidence = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.TextField(
+        blank=True, help_text="Non-empty when the check failed; excluded from every figure."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "evals_verdict"
+        ordering = ["transcript", "rule_version"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transcript", "rule_version", "judge"], name="verdict_key_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(confidence__isnull=True) | Q(confidence__lte=100),
+                name="verdict_confidence_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(flagged=True) | Q(turn__isnull=True),
+                name="verdict_unflagged_cites_no_turn",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge"),
+            models.Index(
+                fields=["judge_run"], name="verdict_judge_run", condition=Q(judge_run__isnull=False)
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.transcript_id}/{self.rule_version_id}/{self.judge_id}"
+
+    @property
+    def errored(self) -> bool:
+        return bool(self.error)
+
+
+class JudgeRunItem(models.Model):
+    """One unit of a judge run: one transcript against one
+    rule group (one LLM call), or its detector rules."""
+
+    class Kind(models.TextChoices):
+        # Other apps add kinds of their own (evals.judging.registry.ITEM_KINDS), so `kind`
+        # takes any of those as well.
+        LLM = "llm", "LLM call"
+        DETECTORS = "detectors", "detectors"
+
+    class Outcome(models.TextChoices):
+        PENDING = "pending", "pending"
+        CALLED = "called", "called"
+        CACHED = "cached", "cache hit"
+        DETECTED = "detected", "detectors ran"
+        ERROR = "error", "error"
+        SKIPPED = "skipped", "skipped (cost cap)"
+        EMPTY = "empty", "no agent turns in scope"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="judge_run_items"
+    )
+    kind = models.CharField(
+        max_length=12, help_text="llm, detectors, or a kind another app registered (registry)"
+    )
+    group = models.CharField(max_length=100, blank=True)
+    phase = models.CharField(max_length=50, blank=True)
+    rule_version_ids = models.JSONField(default=list)
+    outcome = models.CharField(
+        max_length=10, choices=Outcome.choices, default=Outcome.PENDING, db_index=True
+    )
+    error = models.TextField(blank=True)
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "evals_judgerunitem"
+        ordering = ["run", "pk"]
+        indexes = [models.Index(fields=["run", "outcome"], name="judge_run_item_outcome")]
+
+    def __str__(self):
+        return f"run {self.run_id} item {self.pk}"
+
+
+class JudgeCacheEntry(models.Model):
+    """A parsed judge answer, keyed on (transcript checksum,
+    group's rule versions, model, prompt version)."""
+
+    key = models.CharField(max_length=64, unique=True)
+    model = models.CharField(max_length=200)
+    prompt_version = models.CharField(max_length=100)
+    answer = models.JSONField()
+    tokens_in = models.PositiveIntegerField(default=0)
+    tokens_out = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "evals_judgecacheentry"
+        verbose_name_plural = "judge cache entries"
+
+    def __str__(self):
+        return self.key[:12]

@@ -1,0 +1,150 @@
+"""Reads for judge runs: lists, progress and the summary shown when a run ends."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+
+from evals.catalog.models import AgentVersion
+from evals.judging.models import JudgeRun, JudgeRunItem, Verdict
+from evals.rules.models import RuleVersion
+
+
+def judge_run_list() -> QuerySet[JudgeRun]:
+    return JudgeRun.objects.select_related("judge").order_by("-created_at", "-pk")
+
+
+def judge_run_get(pk: int) -> JudgeRun | None:
+    return JudgeRun.objects.select_related("judge").filter(pk=pk).first()
+
+
+def agent_version_choices() -> list[str]:
+    return sorted(set(AgentVersion.objects.values_list("version", flat=True)))
+
+
+@dataclass(frozen=True)
+class ItemError:
+    item_id: int
+    transcript: str
+    group: str
+    phase: str
+    rules: list[str]
+    error: str
+
+
+def judge_run_finished(run: JudgeRun) -> bool:
+    return run.finished_at is not None
+
+
+def judge_run_duration_s(run: JudgeRun) -> float | None:
+    if not run.started_at:
+        return None
+    from django.utils import timezone
+
+    end = run.finished_at or timezone.now()
+    return max(0.0, (end - run.started_at).total_seconds())
+
+
+STALE_AFTER_S = 60
+
+
+def judge_run_stale(run: JudgeRun) -> bool:
+    """Return whether an unfinished run has made no progress for STALE_AFTER_S seconds."""
+    from django.db.models import Max
+    from django.utils import timezone
+
+    if run.finished_at is not None or run.started_at is None:
+        return False
+    last = run.items.aggregate(last=Max("finished_at"))["last"] or run.started_at
+    return (timezone.now() - max(last, run.started_at)).total_seconds() > STALE_AFTER_S
+
+
+def judge_run_progress(run: JudgeRun) -> int:
+    """Return the percent of items done (100 for an empty run)."""
+    return 100 if not run.tasks_total else min(100, round(100 * run.tasks_done / run.tasks_total))
+
+
+def judge_run_outcomes(run: JudgeRun) -> dict[str, int]:
+    rows = run.items.values("outcome").annotate(n=Count("id"))
+    return {r["outcome"]: r["n"] for r in rows}
+
+
+def judge_run_verdict_counts(run: JudgeRun) -> dict[str, int]:
+    return Verdict.objects.filter(judge_run=run).aggregate(
+        total=Count("id"),
+        flagged=Count("id", filter=Q(flagged=True, error="")),
+        errored=Count("id", filter=~Q(error="")),
+    )
+
+
+def judge_run_errors(run: JudgeRun, limit: int = 200) -> list[ItemError]:
+    """Return the failed items of a run with the rule ids they covered."""
+    items = list(
+        run.items.filter(outcome=JudgeRunItem.Outcome.ERROR)
+        .select_related("transcript")
+        .order_by("pk")[:limit]
+    )
+    rv_ids = {pk for i in items for pk in i.rule_version_ids}
+    names = dict(RuleVersion.objects.filter(pk__in=rv_ids).values_list("pk", "rule__rule_id"))
+    return [
+        ItemError(
+            i.pk,
+            i.transcript.external_id,
+            i.group or "detectors",
+            i.phase,
+            [names.get(pk, "?") for pk in i.rule_version_ids],
+            i.error,
+        )
+        for i in items
+    ]
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    group: str
+    phase: str
+    rules: list[str]
+    error: str
+    count: int
+    transcripts: list[str]
+
+
+def judge_run_error_groups(run: JudgeRun, *, calls_shown: int = 8) -> list[ErrorGroup]:
+    """Return the failed checks of a run grouped by rule group and error, most frequent first."""
+    groups: dict[tuple, list] = {}
+    for e in judge_run_errors(run, limit=5000):
+        key = (e.group, e.phase, tuple(e.rules), e.error)
+        groups.setdefault(key, []).append(e.transcript)
+    out = [
+        ErrorGroup(g, ph, list(rules), err, len(ts), ts[:calls_shown])
+        for (g, ph, rules, err), ts in groups.items()
+    ]
+    return sorted(out, key=lambda x: (-x.count, x.group, x.error))
+
+
+def judge_run_summary(run: JudgeRun) -> dict:
+    """Return the run's figures as plain data (the API and the command print this)."""
+    outcomes = judge_run_outcomes(run)
+    return {
+        "id": run.pk,
+        "status": run.status,
+        "judge": run.judge.name if run.judge else None,
+        "started_by": run.started_by,
+        "params": {k: v for k, v in run.params.items() if k != "planned"},
+        "tasks_total": run.tasks_total,
+        "tasks_done": run.tasks_done,
+        "progress": judge_run_progress(run),
+        "calls_made": run.calls_made,
+        "cache_hits": run.cache_hits,
+        "detector_checks": outcomes.get(JudgeRunItem.Outcome.DETECTED, 0),
+        "skipped": outcomes.get(JudgeRunItem.Outcome.SKIPPED, 0),
+        "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out,
+        "cost": str(run.cost),
+        "errors": run.errors,
+        "stop_reason": run.stop_reason,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "duration_s": judge_run_duration_s(run),
+        "verdicts": judge_run_verdict_counts(run),
+    }

@@ -1,0 +1,442 @@
+"""Verdicts: one a line, keyed by (transcript, rule version, judge), written in bulk."""
+
+import itertools
+import logging
+import queue
+import re
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import orjson
+from django.db import IntegrityError, connection, transaction
+from django.db.models import OuterRef, Subquery
+from django.utils import timezone
+
+from core.importing import (
+    Errors,
+    ImportResult,
+    Invalid,
+    Progress,
+    chunked,
+    copy_rows,
+    is_postgres,
+    json_records,
+)
+from evals.catalog.models import Transcript, Turn
+from evals.judging.models import Judge, Verdict
+from evals.rules.models import RuleVersion, Severity
+
+logger = logging.getLogger(__name__)
+
+SEVERITIES = frozenset(Severity.values)
+MAX_INT32 = 2**31 - 1  # the columns' range: a larger number is a mistake, not a database error
+CHUNK_LINES = 50_000  # lines checked and written at a time: bounds the memory an import holds
+VERDICT_COLUMNS = (
+    "transcript_id",
+    "rule_version_id",
+    "judge_id",
+    "flagged",
+    "turn",
+    "turns",
+    "severity",
+    "rationale",
+    "confidence",
+    "error",
+    "created_at",
+)
+VERDICT_KEY = ("transcript", "rule_version", "judge")
+LLM_NAME_RE = re.compile(
+    r"^(gpt|o\d|claude|gemini|llama|mistral|mixtral|qwen|deepseek|phi|command)", re.IGNORECASE
+)
+
+
+def judge_kind_for(name: str) -> tuple[str, str, str]:
+    """Return (kind, model, prompt_version) guessed from
+    a judge's name, for judges first seen in an import.
+
+    `detector:<name>` or `detector/<name>` is a detector, `classifier:...` a classifier,
+    `<llm model>/<prompt version>` (gpt-4o-mini/conduct-v3) an LLM judge; anything else is external.
+    """
+    head, sep, tail = name.replace(":", "/", 1).partition("/")
+    if head.lower() in ("detector", "detectors"):
+        return Judge.Kind.DETECTOR, "", ""
+    if head.lower() in ("classifier", "classifiers"):
+        return Judge.Kind.CLASSIFIER, "", ""
+    if LLM_NAME_RE.match(name):
+        return Judge.Kind.LLM, head[:200], tail[:100] if sep else ""
+    return Judge.Kind.EXTERNAL, "", ""
+
+
+def _int(
+    value: Any, field: str, *, low: int, high: int | None = None, what: str = "a whole number"
+) -> int:
+    if type(value) is not int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise Invalid(field, f"must be {what}, not {value!r}")
+    if value < low or (high is not None and value > high):
+        raise Invalid(field, f"must be {what}, not {value!r}")
+    return value
+
+
+def _name(obj: dict, name: str, hint: str) -> str:
+    value = obj.get(name)
+    if type(value) is not str or not value:
+        if value is None or value == "":
+            raise Invalid(name, f"missing ({hint})")
+        raise Invalid(name, f"must be a string, not {type(value).__name__}")
+    if len(value) > 200:
+        raise Invalid(name, "longer than 200 characters")
+    return value
+
+
+def _verdict(obj: Any) -> tuple:
+    """Return (transcript, rule, number, judge, flagged,
+    turn, turns, severity, rationale, confidence, error)."""
+    if type(obj) is not dict:
+        raise Invalid("verdict", "must be a JSON object")
+    transcript = _name(obj, "transcript", "the transcript's id")
+    rule = _name(obj, "rule", "the rule's id")
+    number = obj.get("rule_version")
+    if number is None:
+        raise Invalid("rule_version", "missing (the rule's version number)")
+    number = _int(
+        number, "rule_version", low=1, high=MAX_INT32, what="a version number (1, 2, ...)"
+    )
+    judge = _name(obj, "judge", "the judge's name, e.g. gpt-4o-mini/conduct-v3")
+    error = obj.get("error") or ""
+    if type(error) is not str:
+        raise Invalid("error", "must be a string")
+    flagged = obj.get("flagged")
+    if flagged is None and error:
+        flagged = False
+    elif type(flagged) is not bool:
+        raise Invalid(
+            "flagged",
+            "missing (true or false)"
+            if flagged is None
+            else f"must be true or false, not {flagged!r}",
+        )
+    turn = obj.get("turn")
+    turns = obj.get("turns")
+    if turn is not None:
+        turn = _int(turn, "turn", low=0, high=MAX_INT32, what="a turn index (0, 1, ...)")
+    if turns is not None and turns != []:
+        if type(turns) is not list:
+            raise Invalid("turns", "must be a list of turn indices")
+        turns = [
+            _int(t, f"turns[{i}]", low=0, high=MAX_INT32, what="a turn index (0, 1, ...)")
+            for i, t in enumerate(turns)
+        ]
+        if len(set(turns)) != len(turns):
+            raise Invalid("turns", "cites a turn twice")
+        if turn is None:
+            turn = turns[0]
+        elif turn != turns[0]:
+            raise Invalid("turn", f"must be the first of turns ({turns[0]}), not {turn}")
+    else:
+        turns = [turn] if turn is not None else None
+    if not flagged and turn is not None:
+        raise Invalid(
+            "turn" if obj.get("turn") is not None else "turns",
+            "a verdict that is not flagged cites no turn",
+        )
+    severity = obj.get("severity") or ""
+    if severity and (type(severity) is not str or severity not in SEVERITIES):
+        raise Invalid("severity", f"{severity!r} is not one of minor, major, critical")
+    rationale = obj.get("rationale") or ""
+    if type(rationale) is not str:
+        raise Invalid("rationale", "must be a string")
+    confidence = obj.get("confidence")
+    if confidence is not None:
+        confidence = _int(
+            confidence, "confidence", low=0, high=100, what="a whole number from 0 to 100"
+        )
+    return (
+        transcript,
+        rule,
+        number,
+        judge,
+        flagged,
+        turn,
+        turns,
+        severity,
+        rationale,
+        confidence,
+        error,
+    )
+
+
+def _key(transcript: int, rule_version: int, judge: int) -> int:
+    """One int for a verdict's key (smaller than a tuple, for the keys an import remembers)."""
+    return (transcript << 64) | (rule_version << 32) | judge
+
+
+class _Import:
+    """One import, streamed: lines are checked and written a chunk at a time in one transaction,
+    so the file is never held whole; the first bad line stops the writing (the transaction is
+    rolled back) while the rest is still checked, so one run reports up to MAX_ERRORS lines."""
+
+    def __init__(self, errors: Errors, progress: Progress | None):
+        self.errors = errors
+        self.progress = progress
+        self.transcripts: dict[str, tuple[int, int] | None] = {}  # external id -> (pk, turns)
+        self.versions: dict[tuple[str, int], tuple[int, str]] = {}  # (rule, n) -> (pk, severity)
+        self.rules_seen: set[str] = set()
+        self.judges: dict[str, int] = {}
+        self.new_judges: set[str] = set()
+        self.seen: dict[int, str] = {}  # packed key (_key) -> the line it was first on
+        self.now = timezone.now()
+        self.created = 0
+        self.unchanged = 0
+
+    def add(self, parsed: list[tuple]) -> None:
+        """Check a chunk of parsed lines (_parsed_chunks); write its new verdicts unless an
+        error was found."""
+        self._resolve(parsed)
+        existing = self._existing(parsed)
+        rows = []
+        add_error = self.errors.add
+        for (
+            where,
+            t,
+            r,
+            number,
+            j,
+            flagged,
+            turn,
+            turns,
+            severity,
+            rationale,
+            confidence,
+            error,
+        ) in parsed:
+            tr = self.transcripts.get(t)
+            if tr is None:
+                add_error(
+                    where, "transcript", f"{t} is not imported (import the transcripts first)"
+                )
+                continue
+            rv = self.versions.get((r, number))
+            if rv is None:
+                known = sorted(n for rid, n in self.versions if rid == r)
+                has = (
+                    f"its versions are {', '.join(map(str, known))}"
+                    if known
+                    else "no such rule is imported"
+                )
+                add_error(where, "rule_version", f"{r} version {number} does not exist ({has})")
+                continue
+            if turns and max(turns) >= tr[1]:
+                bad = next(i for i, x in enumerate(turns) if x >= tr[1])
+                add_error(
+                    where,
+                    f"turns[{bad}]" if len(turns) > 1 else "turn",
+                    f"turn {turns[bad]} is beyond {t}'s {tr[1]} turns",
+                )
+                continue
+            judge = self.judges[j]
+            key = _key(tr[0], rv[0], judge)
+            first = self.seen.setdefault(key, where)
+            if first is not where:
+                add_error(
+                    where,
+                    "judge",
+                    f"the verdict of {j} on {t} for {r} v{number} appears twice (first at {first})",
+                )
+                continue
+            if key in existing:
+                self.unchanged += 1
+                continue
+            if flagged and not severity:
+                severity = rv[1]
+            rows.append(
+                (
+                    tr[0],
+                    rv[0],
+                    judge,
+                    flagged,
+                    turn,
+                    orjson.dumps(turns).decode() if turns else "[]",
+                    severity,
+                    rationale,
+                    confidence,
+                    error,
+                    self.now,
+                )
+            )
+        if rows and not self.errors:
+            self._write(rows)
+
+    def _resolve(self, parsed: list[tuple]) -> None:
+        """Look up the transcripts, rule versions and judges this chunk names for the first time."""
+        new_ext = sorted({p[1] for p in parsed} - self.transcripts.keys())
+        for part in chunked(new_ext):
+            self.transcripts.update(dict.fromkeys(part))
+            # The last turn's index through the (transcript, index) key: one probe per call.
+            last_turn = Turn.objects.filter(transcript=OuterRef("pk")).order_by("-index")
+            for ext, pk, last in (
+                Transcript.objects.filter(external_id__in=part)
+                .annotate(last=Subquery(last_turn.values("index")[:1]))
+                .values_list("external_id", "pk", "last")
+            ):
+                self.transcripts[ext] = (pk, 0 if last is None else last + 1)
+        new_rules = sorted({p[2] for p in parsed} - self.rules_seen)
+        for part in chunked(new_rules):
+            self.rules_seen.update(part)
+            for rid, number, pk, severity in RuleVersion.objects.filter(
+                rule__rule_id__in=part
+            ).values_list("rule__rule_id", "number", "pk", "rule__severity"):
+                self.versions[(rid, number)] = (pk, severity)
+        new_judges = {p[4] for p in parsed} - self.judges.keys()
+        if new_judges:
+            self.judges.update(Judge.objects.filter(name__in=new_judges).values_list("name", "pk"))
+            for name in sorted(new_judges - self.judges.keys()):
+                kind, model, prompt_version = judge_kind_for(name)
+                self.judges[name] = Judge.objects.create(
+                    name=name, kind=kind, model=model, prompt_version=prompt_version
+                ).pk
+                self.new_judges.add(name)
+
+    def _existing(self, parsed: list[tuple]) -> set[int]:
+        """Return the keys already stored among those this chunk names (judges new to Docket
+        have none)."""
+        judge_ids = sorted({self.judges[p[4]] for p in parsed if p[4] not in self.new_judges})
+        transcript_ids = sorted(
+            {tr[0] for p in parsed if (tr := self.transcripts.get(p[1])) is not None}
+        )
+        version_ids = {v[0] for p in parsed if (v := self.versions.get((p[2], p[3]))) is not None}
+        if not judge_ids or not transcript_ids:
+            return set()
+        if is_postgres():
+            # One probe of the verdict key per transcript, whatever the statistics say (OFFSET 0
+            # keeps the planner from scanning all of a judge's verdicts right after a bulk load);
+            # a plain cursor skips the ORM's per-row work.
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT x.* FROM unnest(%s::bigint[]) AS t(id) CROSS JOIN LATERAL ("
+                    "SELECT v.transcript_id, v.rule_version_id, v.judge_id FROM evals_verdict v "
+                    "WHERE v.transcript_id = t.id AND v.judge_id = ANY(%s::bigint[]) OFFSET 0) x",
+                    [transcript_ids, judge_ids],
+                )
+                rows = cursor.fetchall()
+        else:
+            rows = [
+                row
+                for part in chunked(transcript_ids, 5000)
+                for row in Verdict.objects.filter(
+                    transcript_id__in=part, judge_id__in=judge_ids
+                ).values_list("transcript_id", "rule_version_id", "judge_id")
+            ]
+        return {_key(t, rv, j) for t, rv, j in rows if rv in version_ids}
+
+    def _write(self, rows: list[tuple]) -> None:
+        """COPY the rows in; when another import stored some of these keys since they were
+        looked up, write the chunk again skipping those, as a no-op would."""
+        try:
+            with transaction.atomic():
+                written = copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows))
+        except IntegrityError:
+            written = copy_rows(
+                Verdict, VERDICT_COLUMNS, rows, total=len(rows), conflict=VERDICT_KEY
+            )
+        self.created += written
+        self.unchanged += len(rows) - written
+        if self.progress:
+            self.progress(self.created, None)
+
+
+def _parsed_chunks(lines: Iterable[str | bytes], errors: Errors) -> Iterator[list[tuple]]:
+    """Yield the lines' records, parsed and checked field by field, CHUNK_LINES at a time.
+
+    The parsing runs in a thread a chunk ahead, so it overlaps the database's work on the chunk
+    before (its COPY and foreign-key checks): only pure Python runs there, never a query.
+    """
+    chunks: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    done = object()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                chunks.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def parse() -> None:
+        try:
+            names: dict[str, str] = {}
+            intern = names.setdefault
+            # Each field kept is checked in _verdict, so the records are not walked whole.
+            records = json_records(lines, errors, check="nul")
+            while batch := list(itertools.islice(records, CHUNK_LINES)):
+                parsed = []
+                for where, obj in batch:
+                    try:
+                        v = _verdict(obj)
+                    except Invalid as exc:
+                        errors.add(where, exc.field, exc.reason)
+                        continue
+                    # Many lines share a transcript, rule and judge: keep one copy of each name.
+                    t, r, j = intern(v[0], v[0]), intern(v[1], v[1]), intern(v[3], v[3])
+                    parsed.append((where, t, r, v[2], j, *v[4:]))
+                if not put(parsed):
+                    return
+            put(done)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
+            put(exc)
+
+    thread = threading.Thread(target=parse, name="verdicts-parse", daemon=True)
+    thread.start()
+    try:
+        while (item := chunks.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def verdicts_import(
+    *, lines: Iterable[str | bytes], source: str = "", progress: Progress | None = None
+) -> ImportResult:
+    """Import verdicts (one a line). A key (transcript, rule version, judge) already stored is
+    left as it is and counted unchanged, even when the line differs: a verdict, once marked,
+    never changes. Judges are created by name when new. Nothing is written unless every line
+    is valid.
+
+    Streamed (bench/import_verdicts.py): CHUNK_LINES lines at a time are parsed (a chunk ahead,
+    in a thread), their names looked up once each, and their new verdicts copied in, all in one
+    transaction; the memory held does not grow with the file.
+    """
+    started = time.perf_counter()
+    errors = Errors(source)
+    result = ImportResult(kind="verdicts")
+    with transaction.atomic():
+        job = _Import(errors, progress)
+        # Foreign keys stay deferred to the commit: checked per COPY inside the chunk's savepoint,
+        # each check of a call already locked would cost a multixact (measured: more server CPU).
+        for parsed in _parsed_chunks(lines, errors):
+            job.add(parsed)
+        errors.check()
+        result.created, result.unchanged = job.created, job.unchanged
+        result.details["new_judges"] = len(job.new_judges)
+    result.timings["total"] = time.perf_counter() - started
+    logger.info("verdicts_imported", extra=result.log_extra(source))
+    return result
+
+
+def verdicts_forget(transcript_ids: list[int]) -> dict[str, int]:
+    """Delete the verdicts (and through them the marks) made on calls whose turns a replace
+    changed; return how many of each (the transcript importer's call part, see apps.py)."""
+    _, deleted = Verdict.objects.filter(transcript_id__in=transcript_ids).delete()
+    return {
+        "deleted_verdicts": deleted.get(Verdict._meta.label, 0),
+        "deleted_marks": sum(n for label, n in deleted.items() if label.endswith(".Mark")),
+    }

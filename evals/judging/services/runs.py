@@ -1,0 +1,836 @@
+"""The judge runner: plan a run, fan it out as one
+task per (transcript, rule group), record verdicts.
+
+Units of work (JudgeRunItem):
+- an LLM item grades one transcript against one rule group: the current versions of the rules that
+  share a group and a phase (a phase-specific rule sees only its phase's
+  turns, so rules of one group with different phases are separate calls);
+- a detector item runs every detector rule on one transcript, in code, for free.
+
+Judges: LLM verdicts belong to the judge "<model>/<prompt version>" (kind llm); detector verdicts to
+one judge per detector, "detector/<name>" (kind detector), so calibration shows each detector apart.
+
+A verdict key (transcript, rule version, judge) is written once: re-judging keeps an existing good
+verdict (as importing the same key is a no-op, and marks stay attached to what they marked), and
+only an errored verdict is replaced. Answers are cached on (transcript checksum, the group's rule
+versions, model, prompt version), so a rerun makes calls only for groups that changed.
+"""
+
+import fnmatch
+import logging
+import threading
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
+from django.db.models.functions import Least, Length
+from django.utils import timezone
+
+from core.background import in_thread, task_named
+from core.errors import DomainError
+from evals.catalog.models import AgentVersion, Transcript, Turn
+from evals.judging import prompt as jp
+from evals.judging import registry
+from evals.judging.client import JudgeCallError, judge_call, judge_cost, judge_settings
+from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
+from evals.rules.detectors import DetectorContext, detector_judge, detector_run, turn_views
+from evals.rules.models import Rule, RuleVersion
+
+logger = logging.getLogger(__name__)
+
+# The Celery task of one item (evals.judging.tasks), queued by name; the name predates the split.
+ITEM_TASK = "evals.tasks.judge_run_item_task"
+
+OUT_TOKENS_PER_RULE = 70  # a one-sentence reason and the verdict fields
+PER_TURN_OVERHEAD_CHARS = 14  # "[123] AGENT: " and the newline
+
+
+class JudgeRunInvalid(DomainError, ValueError):
+    """A filter of a judge run names nothing: says which."""
+
+
+@dataclass(frozen=True)
+class PlannedItem:
+    transcript_id: int
+    checksum: str
+    kind: str
+    group: str
+    phase: str
+    rule_versions: tuple[RuleVersion, ...]
+
+    @property
+    def prompt_rules(self) -> list[jp.PromptRule]:
+        return [_prompt_rule(rv) for rv in self.rule_versions]
+
+
+@dataclass
+class JudgeRunPlan:
+    """What a run would do: its items, how many calls it would make and what they would cost."""
+
+    model: str
+    prompt_version: str
+    transcripts: int = 0
+    rule_versions: int = 0
+    items: list[PlannedItem] = field(default_factory=list)
+    llm_items: int = 0
+    detector_items: int = 0
+    cache_hits: int = 0
+    calls: int = 0
+    est_tokens_in: int = 0
+    est_tokens_out: int = 0
+    est_cost: Decimal = Decimal(0)
+    cost_cap: Decimal = Decimal(0)
+
+    def as_dict(self) -> dict:
+        return {
+            "model": self.model,
+            "prompt_version": self.prompt_version,
+            "transcripts": self.transcripts,
+            "rule_versions": self.rule_versions,
+            "llm_items": self.llm_items,
+            "detector_items": self.detector_items,
+            "cache_hits": self.cache_hits,
+            "calls": self.calls,
+            "est_tokens_in": self.est_tokens_in,
+            "est_tokens_out": self.est_tokens_out,
+            "est_cost": str(self.est_cost),
+            "cost_cap": str(self.cost_cap),
+        }
+
+
+def _detector_spec(rv: RuleVersion) -> dict | None:
+    return rv.detector or rv.rule.detector or None
+
+
+def _prompt_rule(rv: RuleVersion) -> jp.PromptRule:
+    return jp.PromptRule(
+        rule_id=rv.rule.rule_id,
+        version=rv.number,
+        text=rv.text,
+        severity=rv.rule.severity,
+        phase=rv.rule.phase,
+    )
+
+
+def llm_judge_name(model: str, prompt_version: str = jp.PROMPT_VERSION) -> str:
+    return f"{model}/{prompt_version}"
+
+
+def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
+    qs = Transcript.objects.all()
+    if agent_version:
+        # "VERSION", or "AGENT:VERSION" when two agents share a version name.
+        agent, _, version = agent_version.rpartition(":")
+        versions = AgentVersion.objects.filter(version=version)
+        if agent:
+            versions = versions.filter(agent__name=agent)
+        if not versions.exists():
+            raise JudgeRunInvalid(f"agent version: no agent version {agent_version!r}")
+        qs = qs.filter(agent_version__in=versions)
+    if transcript_ids:
+        ids = list(dict.fromkeys(transcript_ids))
+        qs = qs.filter(external_id__in=ids)
+        found = set(qs.values_list("external_id", flat=True))
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise JudgeRunInvalid(
+                f"transcript: no such transcript {', '.join(missing[:5])}"
+                + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+                + (f" for agent version {agent_version}" if agent_version else "")
+            )
+    return list(qs.only("pk", "checksum", "external_id").order_by("pk"))
+
+
+def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
+    """Return the current (highest, not retired) version
+    of every active rule matching the patterns."""
+    rules = list(Rule.objects.filter(status=Rule.Status.ACTIVE).order_by("rule_id"))
+    if rule_ids:
+        chosen = []
+        for pattern in rule_ids:
+            # A pattern matches rule ids (`asking.*`,
+            # `opening.greet-by-name`) or a group (`signals.*`).
+            matched = [
+                r
+                for r in rules
+                if fnmatch.fnmatchcase(r.rule_id, pattern) or pattern in (r.group, f"{r.group}.*")
+            ]
+            if not matched:
+                raise JudgeRunInvalid(f"rule: no active rule matches {pattern!r}")
+            chosen += [r for r in matched if r not in chosen]
+        rules = chosen
+    latest = {}
+    current = RuleVersion.objects.filter(rule__in=rules).exclude(status=RuleVersion.Status.RETIRED)
+    for rv in current.select_related("rule").order_by("rule_id", "number"):
+        latest[rv.rule_id] = rv
+    versions = [latest[r.pk] for r in rules if r.pk in latest]
+    if detectors_only:
+        versions = [rv for rv in versions if _detector_spec(rv)]
+    return versions
+
+
+def judge_run_plan(
+    *,
+    transcript_ids=None,
+    rule_ids=None,
+    agent_version=None,
+    detectors_only: bool = False,
+    cost_cap: Decimal | None = None,
+) -> JudgeRunPlan:
+    """Return the plan of a judge run: items, calls after cache hits, estimated tokens and cost."""
+    transcripts = _transcripts(transcript_ids, agent_version)
+    versions = _rule_versions(rule_ids, detectors_only=detectors_only)
+    return _plan_pairs(
+        [(t, versions) for t in transcripts],
+        model=judge_settings().model,
+        cost_cap=cost_cap,
+        rule_versions=len(versions),
+    )
+
+
+def _plan_pairs(
+    work: list[tuple[Transcript, list[RuleVersion]]],
+    *,
+    model: str,
+    cost_cap: Decimal | None,
+    rule_versions: int,
+    prompt_version: str = jp.PROMPT_VERSION,
+) -> JudgeRunPlan:
+    """Plan items for each transcript and the rule versions it is to be judged on."""
+    cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
+    plan = JudgeRunPlan(model=model, prompt_version=prompt_version, cost_cap=cap)
+    plan.transcripts, plan.rule_versions = len(work), rule_versions
+    for t, versions in work:
+        groups: dict[tuple[str, str], list[RuleVersion]] = {}
+        for rv in versions:
+            # Groups an item kind of another app judges (the conversation checks, whole-call)
+            # are left to it.
+            if not _detector_spec(rv) and not registry.judged_elsewhere(rv.rule.group):
+                groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
+        for (group, phase), rvs in sorted(groups.items()):
+            plan.items.append(
+                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs))
+            )
+        detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
+        if detector_rvs:
+            plan.items.append(
+                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", detector_rvs)
+            )
+    llm = [i for i in plan.items if i.kind == JudgeRunItem.Kind.LLM]
+    plan.llm_items, plan.detector_items = len(llm), len(plan.items) - len(llm)
+    if not llm:
+        return plan
+    keys = {
+        id(i): jp.cache_key(
+            checksum=i.checksum,
+            rules=i.prompt_rules,
+            phase=i.phase,
+            model=model,
+            prompt_version=prompt_version,
+        )
+        for i in llm
+    }
+    cached = set()
+    values = list(keys.values())
+    for start in range(0, len(values), 1000):
+        cached |= set(
+            JudgeCacheEntry.objects.filter(key__in=values[start : start + 1000]).values_list(
+                "key", flat=True
+            )
+        )
+    to_call = [i for i in llm if keys[id(i)] not in cached]
+    plan.cache_hits, plan.calls = len(llm) - len(to_call), len(to_call)
+    _estimate(plan, to_call)
+    return plan
+
+
+def _estimate(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
+    """Fill the estimated tokens and cost from the prompt's length (four characters a token)."""
+    if not items:
+        return
+    clipped = Case(
+        When(speaker="tool", then=Least(Length("text"), Value(jp.TOOL_TEXT_MAX))),
+        When(speaker="system", then=Least(Length("text"), Value(jp.SYSTEM_TEXT_MAX))),
+        default=Length("text"),
+        output_field=IntegerField(),
+    )
+    sizes: dict[tuple[int, str], list[int]] = {}
+    transcript_ids = sorted({i.transcript_id for i in items})
+    for start in range(0, len(transcript_ids), 500):
+        rows = (
+            Turn.objects.filter(transcript_id__in=transcript_ids[start : start + 500])
+            .values("transcript_id", "phase")
+            .annotate(chars=Sum(clipped), n=Count("id"))
+        )
+        for row in rows:
+            # A phase's turns count for that phase's rules and for the whole-call rules ("").
+            for key in {(row["transcript_id"], row["phase"] or ""), (row["transcript_id"], "")}:
+                acc = sizes.setdefault(key, [0, 0])
+                acc[0] += row["chars"] or 0
+                acc[1] += row["n"]
+    fixed = len(jp.SYSTEM_PROMPT) + 300
+    for item in items:
+        chars, n = sizes.get((item.transcript_id, item.phase), [0, 0])
+        rules_chars = sum(len(r.rule_id) + len(r.text) + 40 for r in item.prompt_rules)
+        plan.est_tokens_in += jp.estimate_tokens(
+            fixed + rules_chars + chars + n * PER_TURN_OVERHEAD_CHARS
+        )
+        plan.est_tokens_out += OUT_TOKENS_PER_RULE * len(item.rule_versions) + 10
+    plan.est_cost = judge_cost(plan.model, plan.est_tokens_in, plan.est_tokens_out)
+
+
+@transaction.atomic
+def judge_run_create(
+    *,
+    transcript_ids=None,
+    rule_ids=None,
+    agent_version=None,
+    started_by: str = "",
+    dry_run: bool = False,
+    detectors_only: bool = False,
+    cost_cap: Decimal | None = None,
+    background: bool = False,
+) -> "JudgeRun | JudgeRunPlan":
+    """Plan a judge run and queue its tasks after commit;
+    a dry run returns the plan and spends nothing.
+
+    Without a broker the tasks run eagerly: in the caller's thread, or with `background=True`
+    (pages and the API) in a thread of their own so the request returns and the run page can poll.
+    """
+    plan = judge_run_plan(
+        transcript_ids=transcript_ids,
+        rule_ids=rule_ids,
+        agent_version=agent_version,
+        detectors_only=detectors_only,
+        cost_cap=cost_cap,
+    )
+    if dry_run:
+        return plan
+    if plan.calls and not (settings.JUDGE_BASE_URL or settings.JUDGE_API_KEY):
+        # Without an endpoint or a key the client would try OpenAI's public API with no key,
+        # and every call would end as an errored verdict after its retries.
+        raise JudgeRunInvalid(
+            f"no LLM judge is configured, and this run needs {plan.calls} "
+            "judge calls: set JUDGE_BASE_URL (and JUDGE_API_KEY, JUDGE_MODEL) "
+            "to an OpenAI-compatible server, or run the detector rules only"
+        )
+    run = _run_record(
+        plan,
+        started_by=started_by,
+        params={
+            "transcripts": list(transcript_ids or []),
+            "rules": list(rule_ids or []),
+            "agent_version": agent_version or "",
+            "detectors_only": detectors_only,
+        },
+    )
+    if background and settings.CELERY_TASK_ALWAYS_EAGER:
+        transaction.on_commit(lambda: _eager_in_thread(run.pk))
+    else:
+        transaction.on_commit(lambda: judge_run_enqueue(run_id=run.pk))
+    return run
+
+
+def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRun:
+    """Create the JudgeRun and its items for a plan."""
+    judge = None
+    if plan.llm_items:
+        judge, _ = Judge.objects.get_or_create(
+            name=llm_judge_name(plan.model, plan.prompt_version),
+            defaults={
+                "kind": Judge.Kind.LLM,
+                "model": plan.model,
+                "prompt_version": plan.prompt_version,
+            },
+        )
+    now = timezone.now()
+    run = JudgeRun.objects.create(
+        judge=judge,
+        status=JudgeRun.Status.RUNNING if plan.items else JudgeRun.Status.DONE,
+        started_by=started_by,
+        params={
+            **params,
+            "cost_cap": str(plan.cost_cap),
+            "model": plan.model,
+            "prompt_version": plan.prompt_version,
+            "planned": plan.as_dict(),
+        },
+        tasks_total=len(plan.items),
+        started_at=now,
+        finished_at=None if plan.items else now,
+    )
+    JudgeRunItem.objects.bulk_create(
+        [
+            JudgeRunItem(
+                run=run,
+                transcript_id=i.transcript_id,
+                kind=i.kind,
+                group=i.group,
+                phase=i.phase,
+                rule_version_ids=[rv.pk for rv in i.rule_versions],
+            )
+            for i in plan.items
+        ],
+        batch_size=1000,
+    )
+    logger.info(
+        "judge_run.created",
+        extra={
+            "run": run.pk,
+            "items": len(plan.items),
+            "calls": plan.calls,
+            "cache_hits": plan.cache_hits,
+            "transcripts": plan.transcripts,
+            "rule_versions": plan.rule_versions,
+        },
+    )
+    return run
+
+
+def judge_missing_verdicts(
+    *, judge: Judge | None, pairs: list[tuple[Transcript, RuleVersion]], started_by: str = ""
+) -> int:
+    """Judge (transcript, rule version) pairs now, in
+    this process, for a gate run; return verdicts added.
+
+    Detector rules always run. LLM rules run with `judge`'s model when it is an LLM judge of the
+    current prompt version (or with the configured model when no judge is named); verdicts of any
+    other judge cannot be reproduced here, so those pairs stay missing and the gate says so.
+    """
+    if judge is None:
+        model = judge_settings().model
+    elif judge.prompt_version == jp.PROMPT_VERSION and judge.model:
+        model = judge.model
+    elif judge.name.endswith(f"/{jp.PROMPT_VERSION}"):  # "<model>/<prompt version>", e.g. imported
+        model = judge.name[: -len(jp.PROMPT_VERSION) - 1]
+    else:
+        model = None
+    by_transcript: dict[int, tuple[Transcript, list[RuleVersion]]] = {}
+    for t, rv in pairs:
+        if model is None and not _detector_spec(rv):
+            continue
+        by_transcript.setdefault(t.pk, (t, []))[1].append(rv)
+    if not by_transcript:
+        return 0
+    work = list(by_transcript.values())
+    plan = _plan_pairs(
+        work,
+        model=model or judge_settings().model,
+        cost_cap=None,
+        rule_versions=len({rv.pk for _, rvs in work for rv in rvs}),
+    )
+    with transaction.atomic():
+        run = _run_record(plan, started_by=started_by or "gate", params={"gate": True})
+    for item_id in run.items.order_by("pk").values_list("pk", flat=True):
+        judge_run_item_execute(item_id=item_id)
+    return Verdict.objects.filter(judge_run=run).count()
+
+
+def judge_run_resume(*, run_id: int, background: bool = False) -> int:
+    """Queue the run's pending items again (after a worker or server died); return how many.
+
+    Safe while they still run: an item is claimed once, a second execution changes nothing.
+    """
+    pending = JudgeRunItem.objects.filter(
+        run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING
+    ).count()
+    if pending:
+        logger.info("judge_run.resumed", extra={"run": run_id, "items": pending})
+        if background and settings.CELERY_TASK_ALWAYS_EAGER:
+            _eager_in_thread(run_id)
+        else:
+            judge_run_enqueue(run_id=run_id)
+    return pending
+
+
+def _eager_in_thread(run_id: int) -> threading.Thread:
+    """Without a broker, judge the run's items in a thread: the request that started it returns."""
+
+    def failed():
+        JudgeRun.objects.filter(pk=run_id, finished_at__isnull=True).update(
+            status=JudgeRun.Status.FAILED,
+            finished_at=timezone.now(),
+            stop_reason="The in-process run failed; see the server log.",
+        )
+
+    return in_thread(
+        lambda: judge_run_enqueue(run_id=run_id), name=f"judge-run-{run_id}", on_error=failed
+    )
+
+
+def judge_run_enqueue(*, run_id: int) -> int:
+    """Queue one task per pending item of the run; return how many were queued."""
+    ids = list(
+        JudgeRunItem.objects.filter(run_id=run_id, outcome=JudgeRunItem.Outcome.PENDING)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    task = task_named(ITEM_TASK)
+    for item_id in ids:
+        task.delay(item_id)
+    return len(ids)
+
+
+# ---- executing one item -----------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    outcome: str
+    verdicts: dict[int, dict]  # rule version pk -> verdict fields (or {"error": ...})
+    judges: dict[int, Judge]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost: Decimal = Decimal(0)
+    error: str = ""
+    called: bool = False
+    cache: dict | None = None  # a JudgeCacheEntry's fields to store
+    extra: dict | None = None  # what the item's kind stores beside the verdicts (registry)
+
+
+def judge_run_item_execute(*, item_id: int) -> str:
+    """Run one item (an LLM call, a cache hit or the
+    detectors) and record its verdicts; idempotent."""
+    item = JudgeRunItem.objects.select_related("run", "transcript").filter(pk=item_id).first()
+    if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
+        return "gone" if item is None else "already-done"
+    rvs = sorted(
+        RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule"),
+        key=lambda rv: rv.rule.rule_id,
+    )
+    turns = list(item.transcript.turns.order_by("index"))
+    if item.kind == JudgeRunItem.Kind.DETECTORS:
+        result = _run_detectors(rvs, turns, item.transcript)
+    elif item.kind in registry.ITEM_KINDS:
+        result = registry.ITEM_KINDS[item.kind].run(item, rvs, turns)
+    else:
+        result = _run_llm(item, rvs, turns)
+    return _item_finish(item, result)
+
+
+def _detector_context(transcript: Transcript) -> DetectorContext:
+    av = AgentVersion.objects.select_related("agent").get(pk=transcript.agent_version_id)
+    return DetectorContext(
+        call=transcript.external_id,
+        tenant=transcript.tenant,
+        agent=av.agent.name,
+        agent_version=av.version,
+        instructions=av.instructions,
+        tools=list(av.tools or []),
+    )
+
+
+def _run_detectors(rvs: list[RuleVersion], turns, transcript: Transcript | None = None) -> _Outcome:
+    views = turn_views(turns)
+    verdicts, judges = {}, _detector_judges(rvs)
+    context = _detector_context(transcript) if transcript is not None else None
+    for rv in rvs:
+        spec = _detector_spec(rv)
+        scoped = [v for v in views if not rv.rule.phase or v.phase == rv.rule.phase]
+        try:
+            r = detector_run(spec, scoped, context)
+        except ValueError as exc:
+            verdicts[rv.pk] = {"error": f"detector spec invalid: {exc}"}
+            continue
+        if r.error:
+            verdicts[rv.pk] = {"error": r.error}
+            continue
+        verdicts[rv.pk] = {
+            "flagged": r.flagged,
+            "turns": r.turns,
+            "severity": rv.rule.severity if r.flagged else "",
+            "rationale": r.rationale,
+            "confidence": r.confidence,
+        }
+        if r.category:
+            verdicts[rv.pk]["category"] = r.category
+    errors = sum(1 for v in verdicts.values() if "error" in v)
+    return _Outcome(
+        JudgeRunItem.Outcome.ERROR if errors else JudgeRunItem.Outcome.DETECTED,
+        verdicts,
+        judges,
+        error=f"{errors} detector rule(s) failed" if errors else "",
+    )
+
+
+def _detector_judges(rvs: list[RuleVersion]) -> dict[int, Judge]:
+    """Return {rule version pk: its detector's judge} ("detector/<name>", or a classifier's
+    "classifier/<name>/..."), creating judges once."""
+    specs = {rv.pk: detector_judge(_detector_spec(rv) or {}) for rv in rvs}
+    names = {s[0] for s in specs.values()}
+    found = {j.name: j for j in Judge.objects.filter(name__in=names)}
+    for name, kind, model, prompt_version in set(specs.values()):
+        if name not in found:
+            found[name], _ = Judge.objects.get_or_create(
+                name=name,
+                defaults={"kind": kind, "model": model, "prompt_version": prompt_version},
+            )
+    return {pk: found[s[0]] for pk, s in specs.items()}
+
+
+def run_stopped(run: JudgeRun) -> bool:
+    """Whether the run may make no more calls: its breaker tripped or it reached its cost cap."""
+    cap = Decimal(run.params.get("cost_cap") or "0")
+    if JudgeRun.objects.filter(pk=run.pk).exclude(stop_reason="").exists() or (
+        cap > 0 and JudgeRun.objects.filter(pk=run.pk, cost__gte=cap).exists()
+    ):
+        JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
+            stop_reason=f"Cost cap reached: spent at least ${cap} "
+            "(JUDGE_COST_CAP_USD); remaining calls skipped."
+        )
+        return True
+    return False
+
+
+def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
+    run = item.run
+    model, prompt_version = (
+        run.params.get("model") or judge_settings().model,
+        run.params.get("prompt_version"),
+    )
+    judge = (
+        run.judge
+        or Judge.objects.get_or_create(
+            name=llm_judge_name(model, prompt_version),
+            defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version},
+        )[0]
+    )
+    judges = {rv.pk: judge for rv in rvs}
+    by_id = {rv.rule.rule_id: rv for rv in rvs}
+    rules = [_prompt_rule(rv) for rv in rvs]
+    key = jp.cache_key(
+        checksum=item.transcript.checksum,
+        rules=rules,
+        phase=item.phase,
+        model=model,
+        prompt_version=prompt_version,
+    )
+    hit = JudgeCacheEntry.objects.filter(key=key).first()
+    if hit is not None:
+        return _Outcome(
+            JudgeRunItem.Outcome.CACHED,
+            {by_id[rid].pk: v for rid, v in hit.answer.items() if rid in by_id},
+            judges,
+        )
+    shown = jp.scoped_turns(turns, item.phase)
+    agent = jp.agent_turn_indices(shown)
+    if not agent:
+        where = f"the {item.phase} phase" if item.phase else "this call"
+        empty = {
+            "flagged": False,
+            "turns": [],
+            "severity": "",
+            "rationale": f"No agent turns in {where}.",
+            "confidence": None,
+        }
+        return _Outcome(JudgeRunItem.Outcome.EMPTY, {rv.pk: dict(empty) for rv in rvs}, judges)
+    if run_stopped(run):
+        return _Outcome(JudgeRunItem.Outcome.SKIPPED, {}, judges)
+    messages = jp.build_messages(rules, shown, phase=item.phase)
+    schema = jp.answer_schema([r.rule_id for r in rules], agent)
+    cfg = judge_settings()
+    if cfg.model != model:
+        cfg = type(cfg)(**{**cfg.__dict__, "model": model})
+    try:
+        answer = judge_call(messages, schema, cfg=cfg)
+    except JudgeCallError as exc:
+        logger.warning(
+            "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)}
+        )
+        return call_failed(exc, rvs, judges, model)
+    return call_answered(
+        answer,
+        {by_id[rid].pk: v for rid, v in answer.verdicts.items()},
+        judges,
+        key=key,
+        model=model,
+        prompt_version=prompt_version,
+    )
+
+
+def call_failed(exc: JudgeCallError, rvs, judges, model: str, **extra) -> _Outcome:
+    """The outcome of a judge call that failed: every rule version's verdict errored."""
+    return _Outcome(
+        JudgeRunItem.Outcome.ERROR,
+        {rv.pk: {"error": str(exc)} for rv in rvs},
+        judges,
+        tokens_in=exc.tokens_in,
+        tokens_out=exc.tokens_out,
+        cost=judge_cost(model, exc.tokens_in, exc.tokens_out),
+        error=str(exc),
+        called=True,
+        **extra,
+    )
+
+
+def call_answered(
+    answer, verdicts: dict, judges, *, key: str, model: str, prompt_version: str, **extra
+) -> _Outcome:
+    """The outcome of a judge call that answered: its verdicts, and the answer to cache."""
+    return _Outcome(
+        JudgeRunItem.Outcome.CALLED,
+        verdicts,
+        judges,
+        tokens_in=answer.tokens_in,
+        tokens_out=answer.tokens_out,
+        cost=judge_cost(model, answer.tokens_in, answer.tokens_out),
+        called=True,
+        cache={
+            "key": key,
+            "model": model,
+            "prompt_version": prompt_version,
+            "answer": answer.verdicts,
+            "tokens_in": answer.tokens_in,
+            "tokens_out": answer.tokens_out,
+        },
+        **extra,
+    )
+
+
+@transaction.atomic
+def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
+    now = timezone.now()
+    claimed = JudgeRunItem.objects.filter(pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING).update(
+        outcome=result.outcome,
+        error=result.error[:2000],
+        tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out,
+        finished_at=now,
+    )
+    if not claimed:
+        return "already-done"
+    errored = _verdicts_put(item, result)
+    for hook in registry.VERDICT_HOOKS:
+        hook(item.transcript_id, result.verdicts, result.judges)
+    kind = registry.ITEM_KINDS.get(item.kind)
+    if result.extra is not None and kind is not None and kind.store is not None:
+        kind.store(item, result.extra, judge=next(iter(result.judges.values())))
+    if result.cache:
+        try:
+            with transaction.atomic():
+                JudgeCacheEntry.objects.get_or_create(
+                    key=result.cache["key"], defaults=result.cache
+                )
+        except IntegrityError:
+            pass  # another worker cached the same answer first
+    failed_call = result.called and result.outcome == JudgeRunItem.Outcome.ERROR
+    JudgeRun.objects.filter(pk=item.run_id).update(
+        tasks_done=F("tasks_done") + 1,
+        consecutive_failures=(
+            F("consecutive_failures") + 1
+            if failed_call
+            else (0 if result.called else F("consecutive_failures"))
+        ),
+        calls_made=F("calls_made") + (1 if result.called else 0),
+        cache_hits=F("cache_hits") + (1 if result.outcome == JudgeRunItem.Outcome.CACHED else 0),
+        tokens_in=F("tokens_in") + result.tokens_in,
+        tokens_out=F("tokens_out") + result.tokens_out,
+        cost=F("cost") + result.cost,
+        errors=F("errors") + errored,
+    )
+    if failed_call:
+        _breaker_check(item.run_id, result.error)
+    JudgeRun.objects.filter(
+        pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
+    ).update(
+        status=Case(
+            When(stop_reason="", then=Value(JudgeRun.Status.DONE)),
+            default=Value(JudgeRun.Status.STOPPED),
+        ),
+        finished_at=now,
+    )
+    return result.outcome
+
+
+def _breaker_check(run_id: int, error: str) -> None:
+    """Stop the run's calls once JUDGE_BREAKER_FAILURES calls in a row have failed (a circuit
+    breaker): a judge that hangs would otherwise cost timeout x retries for every item left."""
+    limit = settings.JUDGE_BREAKER_FAILURES
+    if limit <= 0:
+        return
+    reason = (
+        f"Stopped calling the judge: {limit} calls failed in a row (JUDGE_BREAKER_FAILURES); "
+        "remaining calls skipped. Last error: "
+    )
+    tripped = JudgeRun.objects.filter(
+        pk=run_id, consecutive_failures__gte=limit, stop_reason=""
+    ).update(stop_reason=(reason + error)[:300])
+    if tripped:
+        logger.warning("judge_run.breaker_tripped", extra={"run": run_id, "failures": limit})
+
+
+def _verdict_values(fields: dict) -> dict:
+    if "error" in fields:
+        return {
+            "flagged": False,
+            "turn": None,
+            "turns": [],
+            "severity": "",
+            "rationale": "",
+            "confidence": None,
+            "error": fields["error"][:2000],
+        }
+    turns = list(fields["turns"]) if fields["flagged"] else []
+    return {
+        "flagged": fields["flagged"],
+        "turn": turns[0] if turns else None,
+        "turns": turns,
+        "severity": fields["severity"] or "",
+        "rationale": fields["rationale"],
+        "confidence": fields["confidence"],
+        "error": "",
+    }
+
+
+def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
+    """Write the item's verdicts unless a good one already
+    holds the key; return how many are errored."""
+    if not result.verdicts:
+        return 0
+    existing = {
+        (v.rule_version_id, v.judge_id): v
+        for v in Verdict.objects.select_for_update()
+        .filter(
+            transcript_id=item.transcript_id,
+            rule_version_id__in=list(result.verdicts),
+            judge_id__in={j.pk for j in result.judges.values()},
+        )
+        .only("pk", "rule_version_id", "judge_id", "error")
+    }
+    new, errored = [], 0
+    for rv_pk, fields in result.verdicts.items():
+        values = _verdict_values(fields)
+        errored += 1 if values["error"] else 0
+        judge = result.judges[rv_pk]
+        old = existing.get((rv_pk, judge.pk))
+        if old is None:
+            new.append(
+                Verdict(
+                    transcript_id=item.transcript_id,
+                    rule_version_id=rv_pk,
+                    judge=judge,
+                    judge_run_id=item.run_id,
+                    **values,
+                )
+            )
+        elif old.error:
+            Verdict.objects.filter(pk=old.pk).update(judge_run_id=item.run_id, **values)
+    Verdict.objects.bulk_create(new)
+    return errored
+
+
+def judge_run_item_fail(*, item_id: int, error: str) -> None:
+    """Close an item that could not run (its task gave up), so the run still finishes."""
+    item = JudgeRunItem.objects.select_related("run").filter(pk=item_id).first()
+    if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
+        return
+    rvs = RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule")
+    rvs = list(rvs)
+    if item.kind == JudgeRunItem.Kind.DETECTORS:
+        judges = _detector_judges(rvs)
+    else:
+        judges = {rv.pk: item.run.judge for rv in rvs}
+    verdicts = {pk: {"error": error} for pk, j in judges.items() if j is not None}
+    _item_finish(item, _Outcome(JudgeRunItem.Outcome.ERROR, verdicts, judges, error=error))

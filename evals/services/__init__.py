@@ -1,1 +1,0 @@
-"""Split by area: import from the module that owns the function."""

@@ -31,7 +31,8 @@ from support import (
 def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
     from django.db import connection
 
-    from evals.catalog.models import Agent, AgentVersion
+    from evals.catalog.models import Agent, AgentVersion, Turn
+    from evals.catalog.services.importing import TURN_COLUMNS
     from evals.judging.models import Judge
     from evals.rules.models import Rule, RuleVersion
 
@@ -133,20 +134,8 @@ def load(n_calls: int, n_rules: int, n_turns: int) -> dict:
 
         counts["turns"] = copy_rows(
             raw,
-            "evals_turn",
-            [
-                "id",
-                "transcript_id",
-                "index",
-                "speaker",
-                "text",
-                "start_ms",
-                "end_ms",
-                "asr_confidence",
-                "phase",
-                "tool_calls",
-                "tool_call_id",
-            ],
+            Turn._meta.db_table,
+            ["id", *TURN_COLUMNS],
             turns(),
         )
 

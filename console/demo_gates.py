@@ -17,6 +17,7 @@ from evals.catalog.selectors import agent_version_resolve
 from evals.gating.models import Gate
 from evals.gating.services import gate_run_evaluate, gates_import
 from evals.rules.models import Rule, RuleVersion
+from evals.rules.selectors import rule_version_current
 
 PROMOTE_MIN_ACCURACY = 0.95
 
@@ -42,7 +43,7 @@ def demo_gates_load(demo_dir: Path) -> str:
     ids = demo_promoted_rule_ids(demo_dir)
     newly = 0
     for rule in Rule.objects.filter(rule_id__in=ids):
-        latest = rule.versions.order_by("-number").first()
+        latest = rule_version_current(rule)
         if latest and latest.status != RuleVersion.Status.GATED:
             latest.status = RuleVersion.Status.GATED
             latest.save(update_fields=["status"])

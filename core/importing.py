@@ -7,8 +7,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
 from django.conf import settings
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 from core import parsing
 from core.errors import DomainError
@@ -316,3 +317,125 @@ def _bulk_create_rows(model, columns, rows, *, total, conflict, progress, batch_
 def chunked(values: Sequence[Any], size: int = 2000) -> Iterator[Sequence[Any]]:
     for i in range(0, len(values), size):
         yield values[i : i + size]
+
+
+# ---- versioned configuration (rules, decision kinds) ------------------------------------------
+
+
+def _item_lines(root, count: int, list_key: str) -> list[dict]:
+    """Best effort: line numbers of each item of the `key:` list and of its keys, from the YAML
+    node tree."""
+    fallback = [{"": f"item {i}"} for i in range(1, count + 1)]
+    seq = root
+    if isinstance(root, yaml.MappingNode):
+        seq = next((v for k, v in root.value if getattr(k, "value", None) == list_key), None)
+    if not isinstance(seq, yaml.SequenceNode) or len(seq.value) != count:
+        return fallback
+    lines = []
+    for node in seq.value:
+        entry = {"": str(node.start_mark.line + 1)}
+        if isinstance(node, yaml.MappingNode):
+            for key, _ in node.value:
+                entry[str(key.value)] = str(key.start_mark.line + 1)
+        lines.append(entry)
+    return lines
+
+
+def config_items(text: str | bytes, errors: Errors, list_key: str) -> tuple[list, list[dict]]:
+    """Return the items of a YAML or JSON config file (a mapping with a `list_key:` list, or a
+    bare list) and, for each, the line of the item and of each of its keys."""
+    try:
+        parsing.size_check(
+            text, limit=settings.DOCKET_CONFIG_MAX_BYTES, setting="DOCKET_CONFIG_MAX_BYTES"
+        )
+        text = parsing.utf8(text)
+        if text.lstrip()[:1] in ("{", "["):
+            data = parsing.json_value(text)
+            try:
+                _, node = parsing.yaml_document(text)  # JSON is YAML: its lines, if it can tell
+            except parsing.ParseProblem:
+                node = None
+        else:
+            data, node = parsing.yaml_document(text)
+    except parsing.ParseProblem as exc:
+        errors.add(exc.line, exc.field, exc.reason)
+        errors.check()
+    if isinstance(data, dict) and set(data) <= {list_key}:
+        items = data.get(list_key)
+    elif isinstance(data, list):
+        items = data
+    else:
+        items = None
+    if not isinstance(items, list):
+        errors.add(
+            1, list_key, f"expected a mapping with a `{list_key}:` list (or a bare list of them)"
+        )
+        errors.check()
+    return items, _item_lines(node, len(items), list_key)
+
+
+@dataclass(frozen=True)
+class VersionedConfig:
+    """How to import one kind of versioned configuration (rules, decision kinds): an entity with
+    an id and settings kept in place, and immutable versions of its content."""
+
+    kind: str  # the ImportResult's kind ("rules")
+    list_key: str  # the file's list ("rules:")
+    key: str  # the id field of a cleaned item ("rule_id")
+    clean: Callable[[Any], dict]  # raises Invalid (or a DomainError with .field and .reason)
+    existing: Callable[[list[str]], dict]  # the stored entities by id, row-locked
+    latest: Callable[[list], dict]  # entity pk -> its newest version
+    create: Callable[[dict, str], Any]  # a new entity and its version 1 (item, source)
+    settings: tuple[str, ...]  # the entity's fields an import updates in place
+    same: Callable[[Any, dict], bool]  # whether a version holds the item's content
+    new_version: Callable[[Any, dict, str], Any]  # version n+1 (entity, item, source)
+
+
+def versioned_import(config: VersionedConfig, *, text: str | bytes, source: str) -> ImportResult:
+    """Import a versioned configuration file: a new entity gets version 1, changed content gets
+    version n+1, changed settings are updated in place, the rest is a no-op; nothing is written
+    unless every item is valid."""
+    errors = Errors(source)
+    items, lines = config_items(text, errors, config.list_key)
+    cleaned: list[dict] = []
+    seen: dict[str, str] = {}
+    for item, where in zip(items, lines, strict=True):
+        try:
+            entry = config.clean(item)
+        except (Invalid, DomainError) as exc:
+            field = getattr(exc, "field", "") or ""
+            reason = getattr(exc, "reason", None) or str(exc)
+            errors.add(where.get(field.split(".")[0].split("[")[0], where[""]), field, reason)
+            continue
+        key = entry[config.key]
+        if key in seen:
+            errors.add(
+                where.get("id", where[""]), "id", f"{key} appears twice (first at {seen[key]})"
+            )
+            continue
+        seen[key] = where.get("id", where[""])
+        cleaned.append(entry)
+    errors.check()
+    result = ImportResult(kind=config.kind)
+    with transaction.atomic():
+        existing = config.existing(list(seen))
+        latest = config.latest(list(existing.values()))
+        for entry in cleaned:
+            current = existing.get(entry[config.key])
+            if current is None:
+                config.create(entry, source)
+                result.created += 1
+                continue
+            changed = [f for f in config.settings if getattr(current, f) != entry[f]]
+            if changed:
+                for f in changed:
+                    setattr(current, f, entry[f])
+                current.save(update_fields=changed)
+                result.updated += 1
+            last = latest.get(current.pk)
+            if last is None or not config.same(last, entry):
+                config.new_version(current, entry, source)
+                result.new_versions += 1
+            elif not changed:
+                result.unchanged += 1
+    return result

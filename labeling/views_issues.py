@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from core.permissions import require
 from evals.rules.detectors import DETECTORS
 from evals.rules.models import Rule, Severity
+from evals.rules.selectors import rule_version_current
 from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
 from labeling.selectors.issue_row_call import issue_row_call
@@ -481,7 +482,7 @@ def issue_row_fix_rule(request, number: int):
         or (choices["likely"][0].rule_id if choices["likely"] else "")
     )
     rule = Rule.objects.filter(rule_id=rule_id).first() if rule_id else None
-    current = sel.rule_current_version(rule) if rule else None
+    current = rule_version_current(rule) if rule else None
     text = (
         request.POST.get("text", "")
         if request.method == "POST"

@@ -78,6 +78,19 @@ class Turn(models.Model):
         TOOL = "tool", "tool"
         SYSTEM = "system", "system"
 
+    # A turn's own fields, in order: what the importer writes, the API shows and the pages read.
+    FIELDS = (
+        "index",
+        "speaker",
+        "text",
+        "start_ms",
+        "end_ms",
+        "asr_confidence",
+        "phase",
+        "tool_calls",
+        "tool_call_id",
+    )
+
     # One vocabulary for speakers on every page; "user" is the person the agent talks to.
     SPEAKER_LABELS = {"agent": "Agent", "user": "User", "tool": "Tool", "system": "System"}
 

@@ -26,7 +26,8 @@ from evals.classifiers.checks import call_result
 from evals.classifiers.models import VerdictCategory
 from evals.judging.models import Judge, Verdict
 from evals.rules.importing import rules_import
-from evals.rules.models import Rule, RuleVersion
+from evals.rules.models import Rule
+from evals.rules.selectors import rule_versions_current
 
 # The classifiers and their signals as rules (created when missing, then ordinary rules).
 CLASSIFIER_RULES = [
@@ -221,13 +222,7 @@ def classifier_logs_import(
         groups.setdefault((p.call, p.classifier), []).append(p)
     versions = {}
     for classifier in {c for _, c in groups}:
-        rv = (
-            RuleVersion.objects.filter(rule__rule_id=RULE_OF[classifier])
-            .exclude(status=RuleVersion.Status.RETIRED)
-            .select_related("rule")
-            .order_by("-number")
-            .first()
-        )
+        rv = rule_versions_current(Rule.objects.filter(rule_id=RULE_OF[classifier])).first()
         if rv is None:
             errors.add("-", "rule", f"{RULE_OF[classifier]} has no version that is not retired")
         versions[classifier] = rv

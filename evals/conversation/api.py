@@ -1,13 +1,19 @@
 """The conversation judge over HTTP: start a run (202, then follow it at /judge-runs/{id}/), read
 the scores per call and the figures per agent version."""
 
-from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core.api.runs import RunListCreate
 from core.permissions import api_permission
+from evals.catalog.selectors import agent_version_resolve
 from evals.conversation.models import ConversationScore
 from evals.conversation.selectors import conversation_versions
 from evals.conversation.services import conversation_judge_create
@@ -28,39 +34,40 @@ class ConversationRunRequest(JudgeRunRequest):
     detectors_only = None
 
 
-class ConversationRunList(generics.GenericAPIView):
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="conversation_runs_list",
+        responses={200: JudgeRunDetailSerializer(many=True)},
+    ),
+    post=extend_schema(
+        operation_id="conversation_runs_create",
+        request=ConversationRunRequest,
+        responses={
+            202: OpenApiResponse(JudgeRunDetailSerializer, description="Started; poll `poll`."),
+            200: JudgeRunPlanSerializer,
+        },
+    ),
+)
+class ConversationRunList(RunListCreate):
     """GET: recent conversation judge runs, newest first. POST: start one (needs run_judge): 202
     with the run, which GET /api/v1/judge-runs/{id}/ follows; with dry_run, 200 with the plan."""
 
     serializer_class = JudgeRunDetailSerializer
-
-    def get_permissions(self):
-        return [api_permission("run_judge" if self.request.method == "POST" else "view_console")()]
+    request_serializer = ConversationRunRequest
+    plan_type = JudgeRunPlan
+    poll_name = "api-judge-run"
 
     def get_queryset(self):
         return judge_run_list().filter(params__conversation=True)
 
-    @extend_schema(
-        operation_id="conversation_runs_list",
-        responses={200: JudgeRunDetailSerializer(many=True)},
-    )
-    def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([judge_run_summary(r) for r in page])
+    def summary(self, run) -> dict:
+        return judge_run_summary(run)
 
-    @extend_schema(
-        operation_id="conversation_runs_create",
-        request=ConversationRunRequest,
-        responses={
-            202: OpenApiResponse(JudgeRunDetailSerializer, description="Started; poll its url."),
-            200: JudgeRunPlanSerializer,
-        },
-    )
-    def post(self, request):
-        body = ConversationRunRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        d = body.validated_data
-        result = conversation_judge_create(
+    def detail(self, run, request) -> dict:
+        return _payload(judge_run_get(run.pk), request)
+
+    def start(self, d: dict, request):
+        return conversation_judge_create(
             transcript_ids=d.get("transcripts") or None,
             agent_version=d.get("agent_version") or None,
             dry_run=d["dry_run"],
@@ -68,11 +75,6 @@ class ConversationRunList(generics.GenericAPIView):
             started_by=request.user.get_username(),
             background=True,
         )
-        if isinstance(result, JudgeRunPlan):
-            return Response(result.as_dict(), status=status.HTTP_200_OK)
-        data = _payload(judge_run_get(result.pk), request)
-        data["poll"] = request.build_absolute_uri(reverse("api-judge-run", args=[result.pk]))
-        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["poll"]})
 
 
 class FindingSerializer(serializers.Serializer):
@@ -132,10 +134,7 @@ class ConversationScoreList(generics.ListAPIView):
         if p.get("transcript"):
             qs = qs.filter(transcript__external_id=p["transcript"])
         if p.get("agent_version"):
-            agent, _, version = p["agent_version"].rpartition(":")
-            qs = qs.filter(transcript__agent_version__version=version)
-            if agent:
-                qs = qs.filter(transcript__agent_version__agent__name=agent)
+            qs = qs.filter(transcript__agent_version=agent_version_resolve(p["agent_version"]))
         if p.get("judge"):
             qs = qs.filter(judge__name=p["judge"])
         flag = p.get("with_findings", "").lower()

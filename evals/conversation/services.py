@@ -20,6 +20,7 @@ from django.db import transaction
 from django.db.models import Count, Sum
 from django.db.models.functions import Length
 
+from core.errors import DomainError
 from evals.catalog.models import Agent, Transcript, Turn
 from evals.conversation import prompt as jc
 from evals.conversation.models import ConversationScore
@@ -27,6 +28,7 @@ from evals.judging.client import JudgeCallError, judge_call, judge_cost, judge_s
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
 from evals.judging.services import runs as judging
 from evals.rules.models import Rule, RuleVersion
+from evals.rules.selectors import rule_version_current
 
 logger = logging.getLogger(__name__)
 
@@ -48,7 +50,7 @@ def conversation_checks_ensure() -> list[RuleVersion]:
             defaults={"group": jc.GROUP, "severity": "major"},
         )
         rv = (
-            rule.versions.exclude(status=RuleVersion.Status.RETIRED).order_by("-number").first()
+            rule_version_current(rule)
             or RuleVersion.objects.get_or_create(
                 rule=rule, number=1, defaults={"text": text, "source": "conversation judge"}
             )[0]
@@ -116,7 +118,7 @@ def conversation_judge_plan(
 def _plan(transcripts, *, model: str, cost_cap: Decimal | None) -> judging.JudgeRunPlan:
     rvs = conversation_checks_ensure()
     checks = _checks(rvs)
-    cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
+    cap = judging.judge_cost_cap(cost_cap)
     plan = judging.JudgeRunPlan(model=model, prompt_version=jc.PROMPT_VERSION, cost_cap=cap)
     plan.transcripts, plan.rule_versions = len(transcripts), len(rvs)
     plans = _plans(transcripts)
@@ -305,7 +307,7 @@ def conversation_missing_start(*, transcripts, by: str = "") -> JudgeRun | None:
         return None
     try:
         run = conversation_judge_create(transcript_ids=missing, started_by=by or "gate")
-    except judging.JudgeRunInvalid as e:
+    except DomainError as e:  # JudgeRunInvalid, an unknown agent version
         logger.info("gate_conversation_judge_skipped", extra={"reason": str(e)[:200]})
         return None
     if transaction.get_connection().in_atomic_block and settings.CELERY_TASK_ALWAYS_EAGER:

@@ -6,13 +6,14 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from core.errors import DomainError
 from core.permissions import require, user_can
 from evals.catalog.models import AgentVersion
 from evals.conversation import selectors as sel
 from evals.conversation.services import conversation_judge_create
 from evals.judging.client import judge_configured
 from evals.judging.selectors.runs import agent_version_choices
-from evals.judging.services.runs import JudgeRunInvalid, JudgeRunPlan
+from evals.judging.services.runs import JudgeRunPlan
 
 
 class RunConversationForm(forms.Form):
@@ -54,7 +55,7 @@ def conversation_run_start(request):
                 background=True,
                 dry_run=request.POST.get("action") == "estimate",
             )
-        except JudgeRunInvalid as exc:
+        except DomainError as exc:  # JudgeRunInvalid, an unknown agent version
             form.add_error(None, str(exc))
         else:
             if isinstance(result, JudgeRunPlan):

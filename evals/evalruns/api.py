@@ -8,7 +8,12 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
@@ -17,6 +22,7 @@ from rest_framework.views import APIView
 from core.api import parsers
 from core.api.importing import LINES_REQUEST
 from core.api.parsers import body_lines
+from core.api.runs import RunListCreate
 from core.permissions import api_permission
 from evals.catalog.selectors import agent_version_resolve
 from evals.evalruns.models import Dataset, EvalRun
@@ -203,37 +209,38 @@ def _detail(run: EvalRun, request) -> dict:
     return data
 
 
-class EvalRunListCreate(generics.GenericAPIView):
+@extend_schema_view(
+    get=extend_schema(operation_id="eval_runs_list", responses={200: EvalRunSerializer(many=True)}),
+    post=extend_schema(
+        operation_id="eval_runs_create",
+        request=EvalRunRequest,
+        responses={
+            202: OpenApiResponse(EvalRunDetailSerializer, description="queued; poll `poll`"),
+            200: OpenApiResponse(EvalRunPlanSerializer, description="the dry run's estimate"),
+        },
+    ),
+)
+class EvalRunListCreate(RunListCreate):
     """GET: recent eval runs, newest first. POST: queue an eval run (needs run_judge); it answers
     202 with the pending run, which GET /eval-runs/{id}/ follows. With dry_run: 200 and the
     estimate, spending nothing."""
 
     serializer_class = EvalRunSerializer
-
-    def get_permissions(self):
-        return [api_permission("run_judge" if self.request.method == "POST" else "view_console")()]
+    request_serializer = EvalRunRequest
+    plan_type = EvalRunPlan
+    poll_name = "api-eval-run"
 
     def get_queryset(self):
         return eval_run_list()
 
-    @extend_schema(operation_id="eval_runs_list", responses={200: EvalRunSerializer(many=True)})
-    def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([eval_run_summary(r) for r in page])
+    def summary(self, run) -> dict:
+        return eval_run_summary(run)
 
-    @extend_schema(
-        operation_id="eval_runs_create",
-        request=EvalRunRequest,
-        responses={
-            202: OpenApiResponse(EvalRunDetailSerializer, description="queued"),
-            200: OpenApiResponse(EvalRunPlanSerializer, description="the dry run's estimate"),
-        },
-    )
-    def post(self, request):
-        body = EvalRunRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        d = body.validated_data
-        result = eval_run_create(
+    def detail(self, run, request) -> dict:
+        return _detail(eval_run_get(run.pk), request)
+
+    def start(self, d: dict, request):
+        return eval_run_create(
             dataset=dataset_resolve(d["dataset"]),
             agent_version=agent_version_resolve(d["agent_version"], what="agent_version"),
             rubric=d["rubric"],
@@ -247,9 +254,6 @@ class EvalRunListCreate(generics.GenericAPIView):
             started_by=request.user.get_username(),
             background=True,
         )
-        if isinstance(result, EvalRunPlan):
-            return Response(result.as_dict(), status=status.HTTP_200_OK)
-        return Response(_detail(eval_run_get(result.pk), request), status=status.HTTP_202_ACCEPTED)
 
 
 class EvalRunDetail(APIView):

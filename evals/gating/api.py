@@ -1,10 +1,16 @@
 """Gate runs over HTTP, so CI systems can run a gate and read its result."""
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+)
+from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core.api.runs import RunListCreate
 from core.permissions import api_permission
 from evals.catalog.selectors import agent_version_resolve
 from evals.gating.models import GateRun
@@ -107,13 +113,34 @@ class GateRunResult(serializers.Serializer):
     url = serializers.CharField(help_text="the run's page")
 
 
-class GateRunListCreate(generics.GenericAPIView):
+@extend_schema_view(
+    get=extend_schema(
+        parameters=[
+            OpenApiParameter("gate", str),
+            OpenApiParameter("candidate", str),
+            OpenApiParameter("status", str, enum=GateRun.Status.values),
+        ],
+        responses={200: GateRunResult(many=True)},
+    ),
+    post=extend_schema(
+        request=GateRunRequest,
+        responses={
+            202: OpenApiResponse(
+                GateRunResult,
+                description="Queued: the run, pending (or already decided without a broker).",
+            )
+        },
+    ),
+)
+class GateRunListCreate(RunListCreate):
     """GET: recent gate runs, newest first (?gate=&candidate=&status=). POST: queue a gate run;
     it answers 202 at once with the run (pending), which GET /gate-runs/{id}/ follows until its
     status is pass, fail or error. Both need run_gate, as the gate pages do."""
 
-    permission_classes = RUN_GATE
+    list_permission = start_permission = "run_gate"
     serializer_class = GateRunResult
+    request_serializer = GateRunRequest
+    poll_name = "api-gate-run"
 
     def get_queryset(self):
         qs = GateRun.objects.select_related(
@@ -131,47 +158,24 @@ class GateRunListCreate(generics.GenericAPIView):
                 qs = qs.filter(**{field: params[param]})
         return qs
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("gate", str),
-            OpenApiParameter("candidate", str),
-            OpenApiParameter("status", str, enum=GateRun.Status.values),
-        ],
-        responses={200: GateRunResult(many=True)},
-    )
-    def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([gate_run_payload(r) for r in page])
+    def summary(self, run) -> dict:
+        return gate_run_payload(run)
 
-    @extend_schema(
-        request=GateRunRequest,
-        responses={
-            202: OpenApiResponse(
-                GateRunResult,
-                description="Queued: the run, pending (or already decided without a broker).",
-            )
-        },
-    )
-    def post(self, request):
-        body = GateRunRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+    def detail(self, run, request) -> dict:
+        run = GateRun.objects.select_related("gate", "candidate__agent", "baseline").get(pk=run.pk)
+        return gate_run_payload(run)
+
+    def start(self, data: dict, request):
         gate = gate_resolve(data["gate"])
         candidate = agent_version_resolve(data["candidate"], what="candidate")
-        baseline = (
-            agent_version_resolve(data["baseline"], what="baseline")
-            if data.get("baseline")
-            else None
-        )
-        run = gate_run_start(
+        baseline = data.get("baseline")
+        return gate_run_start(
             gate=gate,
             candidate=candidate,
-            baseline=baseline,
+            baseline=agent_version_resolve(baseline, what="baseline") if baseline else None,
             by=request.user.get_username(),
             judge_missing_verdicts=data["judge_missing"],
         )
-        run = GateRun.objects.select_related("gate", "candidate__agent", "baseline").get(pk=run.pk)
-        return Response(gate_run_payload(run), status=status.HTTP_202_ACCEPTED)
 
 
 class GateRunDetail(generics.GenericAPIView):

@@ -2,6 +2,7 @@
 
 from django import forms
 
+from evals.catalog.selectors import AgentVersionUnknown, agent_version_resolve
 from evals.judging.selectors.browse import CallFilters, VerdictFilters
 
 TRI_STATE = [("", "any"), ("yes", "yes"), ("no", "no")]
@@ -43,6 +44,17 @@ class CallFilterForm(forms.Form):
     started_to = forms.DateField(required=False, label="Started to")
     flagged_rule = forms.CharField(required=False, max_length=200, label="Flagged by rule")
     page = forms.IntegerField(required=False, min_value=1, max_value=PAGE_MAX)
+
+    def clean(self):
+        data = super().clean()
+        text = (data.get("agent_version") or "").strip()
+        if text:
+            # The one reading of a version's name: a VERSION two agents share is an error.
+            try:
+                agent_version_resolve(text, agent=(data.get("agent") or "").strip())
+            except AgentVersionUnknown as exc:
+                self.add_error("agent_version", exc.message)
+        return data
 
     def filters(self) -> CallFilters:
         """Return the filters of a bound form; fields that did not validate are ignored."""

@@ -15,7 +15,7 @@ def rule_versions_current(rules=None) -> QuerySet[RuleVersion]:
         .order_by()
         .values("rule_id")
         .annotate(n=Max("number"))
-        .values("n")
+        .values("n")[:1]
     )
     qs = live.filter(number=Subquery(newest))
     if rules is not None:

@@ -13,6 +13,7 @@ from core.errors import DomainError
 from core.permissions import user_can
 from evals.rules.detectors import DETECTORS, detector_validate
 from evals.rules.models import Rule, RuleVersion, Severity
+from evals.rules.selectors import rule_version_current
 from evals.rules.services import rule_create, rule_version_create
 from labeling.models import IssueRow, IssueRowEvent
 from labeling.selectors.issue_rows import issue_row_signal_prefill
@@ -338,7 +339,7 @@ def issue_row_link_signal(*, row: IssueRow, actor, rule: Rule) -> IssueRow:
     _require_triage(actor)
     if rule is None or not rule.detector:
         raise TriageError("rule", "pick a rule that runs a detector")
-    version = rule.versions.order_by("-number").first()
+    version = rule_version_current(rule)
     row = _locked(row)
     _open_for_a_way(row)
     _change(
@@ -451,7 +452,7 @@ def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVe
     if rule is None:
         raise TriageError("rule", "required")
     text = _required("text", text)
-    current = rule.versions.order_by("-number").first()
+    current = rule_version_current(rule)
     if current is not None and current.text.strip() == text:
         raise TriageError("text", f"unchanged from version {current.number}")
     row = _locked(row)

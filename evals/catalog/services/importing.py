@@ -45,18 +45,7 @@ CHAT_ROLES = {
     "function": "tool",
 }
 AGENT_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
-TURN_COLUMNS = (
-    "transcript_id",
-    "index",
-    "speaker",
-    "text",
-    "start_ms",
-    "end_ms",
-    "asr_confidence",
-    "phase",
-    "tool_calls",
-    "tool_call_id",
-)
+TURN_COLUMNS = ("transcript_id", *Turn.FIELDS)
 
 
 def turn_canonical(turn: Any) -> dict:

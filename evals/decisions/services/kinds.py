@@ -18,14 +18,10 @@ import re
 from typing import Any
 
 import yaml
-from django.conf import settings
-from django.db import transaction
 from django.db.models import Max
 
-from core import parsing
-from core.importing import Errors, ImportResult, Invalid
+from core.importing import ImportResult, Invalid, VersionedConfig, versioned_import
 from evals.decisions.models import DecisionKind, DecisionKindVersion
-from evals.rules.importing import item_lines
 
 logger = logging.getLogger(__name__)
 
@@ -78,22 +74,6 @@ def kind_clean(item: Any) -> dict:
     }
 
 
-def _load(text: str | bytes, errors: Errors) -> tuple[list, list[dict]]:
-    try:
-        parsing.size_check(
-            text, limit=settings.DOCKET_CONFIG_MAX_BYTES, setting="DOCKET_CONFIG_MAX_BYTES"
-        )
-        data, node = parsing.yaml_document(parsing.utf8(text))  # JSON is YAML too
-    except parsing.ParseProblem as exc:
-        errors.add(exc.line, exc.field, exc.reason)
-        errors.check()
-    items = data.get("decision_kinds") if isinstance(data, dict) else data
-    if not isinstance(items, list) or (isinstance(data, dict) and set(data) - {"decision_kinds"}):
-        errors.add(1, "decision_kinds", "expected a mapping with a `decision_kinds:` list")
-        errors.check()
-    return items, item_lines(node, len(items), "decision_kinds")
-
-
 def decision_kind_version_create(
     *, kind: DecisionKind, question: str, answers: list[str], source: str = ""
 ) -> DecisionKindVersion:
@@ -113,60 +93,36 @@ def latest_kind_versions() -> dict[int, DecisionKindVersion]:
     return latest
 
 
+def _kind_create(kind: dict, source: str) -> None:
+    created = DecisionKind.objects.create(
+        kind_id=kind["kind_id"], derive=kind["derive"], status=kind["status"]
+    )
+    decision_kind_version_create(
+        kind=created, question=kind["question"], answers=kind["answers"], source=source
+    )
+
+
+DECISION_KINDS = VersionedConfig(
+    kind="decision kinds",
+    list_key="decision_kinds",
+    key="kind_id",
+    clean=kind_clean,
+    existing=lambda ids: {
+        k.kind_id: k for k in DecisionKind.objects.filter(kind_id__in=ids).select_for_update()
+    },
+    latest=lambda kinds: latest_kind_versions(),
+    create=_kind_create,
+    settings=("derive", "status"),
+    same=lambda v, kind: v.question == kind["question"] and v.answers == kind["answers"],
+    new_version=lambda current, kind, source: decision_kind_version_create(
+        kind=current, question=kind["question"], answers=kind["answers"], source=source
+    ),
+)
+
+
 def decision_kinds_import(*, text: str | bytes, source: str = "") -> ImportResult:
     """Import decision kinds (YAML or JSON); nothing is written unless every kind is valid."""
-    errors = Errors(source)
-    items, lines = _load(text, errors)
-    cleaned, seen = [], {}
-    for item, where in zip(items, lines):
-        try:
-            kind = kind_clean(item)
-        except Invalid as exc:
-            field = exc.field.split("[")[0]
-            errors.add(where.get(field, where[""]), exc.field, exc.reason)
-            continue
-        if kind["kind_id"] in seen:
-            errors.add(
-                where.get("id", where[""]),
-                "id",
-                f"{kind['kind_id']} appears twice (first at {seen[kind['kind_id']]})",
-            )
-            continue
-        seen[kind["kind_id"]] = where.get("id", where[""])
-        cleaned.append(kind)
-    errors.check()
-    result = ImportResult(kind="decision kinds")
-    with transaction.atomic():
-        existing = {
-            k.kind_id: k
-            for k in DecisionKind.objects.filter(kind_id__in=list(seen)).select_for_update()
-        }
-        latest = latest_kind_versions()
-        for k in cleaned:
-            current = existing.get(k["kind_id"])
-            if current is None:
-                current = DecisionKind.objects.create(
-                    kind_id=k["kind_id"], derive=k["derive"], status=k["status"]
-                )
-                decision_kind_version_create(
-                    kind=current, question=k["question"], answers=k["answers"], source=source
-                )
-                result.created += 1
-                continue
-            changed = [f for f in ("derive", "status") if getattr(current, f) != k[f]]
-            if changed:
-                for f in changed:
-                    setattr(current, f, k[f])
-                current.save(update_fields=changed)
-                result.updated += 1
-            last = latest.get(current.pk)
-            if last is None or last.question != k["question"] or last.answers != k["answers"]:
-                decision_kind_version_create(
-                    kind=current, question=k["question"], answers=k["answers"], source=source
-                )
-                result.new_versions += 1
-            elif not changed:
-                result.unchanged += 1
+    result = versioned_import(DECISION_KINDS, text=text, source=source)
     logger.info("decision_kinds_imported", extra=result.log_extra(source))
     return result
 

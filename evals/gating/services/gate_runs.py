@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
 from django.urls import reverse
 
 from core.background import after_commit
+from core.errors import DomainError
 from evals.catalog.models import AgentVersion, Transcript
 from evals.gating import decision as gates
 from evals.gating.models import Gate, GateRun, GoldenSet
@@ -37,6 +37,7 @@ from evals.gating.services.gate_facts import (
 from evals.gating.services.golden_sets import golden_checksum, golden_set_member_specs
 from evals.judging.models import Judge, JudgeRun
 from evals.rules.models import RuleVersion
+from evals.rules.selectors import rule_versions_current
 from evals.webhooks.services import webhook_emit, webhook_link
 
 logger = logging.getLogger(__name__)
@@ -83,9 +84,7 @@ def judge_missing_start(
     )
 
     runner_judge = judging.llm_judge_name(judging.judge_settings().model)
-    latest = dict(
-        RuleVersion.objects.values("rule_id").annotate(n=Max("number")).values_list("rule_id", "n")
-    )
+    latest = {rv.rule_id: rv.number for rv in rule_versions_current()}
     usable = [
         (t, rv)
         for t, rv in pairs
@@ -101,7 +100,7 @@ def judge_missing_start(
             started_by=by or "gate",
             detectors_only=all(is_detector(rv) for _, rv in usable),
         )
-    except judging.JudgeRunInvalid as e:
+    except DomainError as e:  # JudgeRunInvalid, an unknown agent version
         logger.info("gate_judge_skipped", extra={"reason": str(e)[:200]})
         return None
     if transaction.get_connection().in_atomic_block and settings.CELERY_TASK_ALWAYS_EAGER:

@@ -21,17 +21,7 @@ VIEW = [api_permission("view_console")]
 class TurnSerializer(serializers.ModelSerializer):
     class Meta:
         model = Turn
-        fields = [
-            "index",
-            "speaker",
-            "text",
-            "start_ms",
-            "end_ms",
-            "asr_confidence",
-            "phase",
-            "tool_calls",
-            "tool_call_id",
-        ]
+        fields = list(Turn.FIELDS)
 
 
 class TranscriptSerializer(serializers.ModelSerializer):

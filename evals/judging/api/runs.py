@@ -3,12 +3,13 @@
 from decimal import Decimal
 
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.runs import RunListCreate
 from core.permissions import api_permission
 from evals.judging.models import JudgeRun
 from evals.judging.selectors.runs import (
@@ -122,33 +123,39 @@ def _payload(run, request) -> dict:
     return data
 
 
-class JudgeRunListCreate(generics.GenericAPIView):
-    """GET: recent judge runs, newest first. POST: start a judge run
-    (needs run_judge); with dry_run, only the estimate."""
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="judge_runs_list", responses={200: JudgeRunSerializer(many=True)}
+    ),
+    post=extend_schema(
+        operation_id="judge_runs_create",
+        request=JudgeRunRequest,
+        responses={
+            202: OpenApiResponse(JudgeRunDetailSerializer, description="Started; poll `poll`."),
+            200: OpenApiResponse(JudgeRunPlanSerializer, description="the dry run's estimate"),
+        },
+    ),
+)
+class JudgeRunListCreate(RunListCreate):
+    """GET: recent judge runs, newest first. POST: start a judge run (needs run_judge): 202 with
+    the run, which GET /api/v1/judge-runs/{id}/ follows; with dry_run, 200 with the estimate."""
 
     serializer_class = JudgeRunSerializer
-
-    def get_permissions(self):
-        return [api_permission("run_judge" if self.request.method == "POST" else "view_console")()]
+    request_serializer = JudgeRunRequest
+    plan_type = JudgeRunPlan
+    poll_name = "api-judge-run"
 
     def get_queryset(self):
         return judge_run_list()
 
-    @extend_schema(operation_id="judge_runs_list", responses={200: JudgeRunSerializer(many=True)})
-    def get(self, request):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response([judge_run_summary(r) for r in page])
+    def summary(self, run) -> dict:
+        return judge_run_summary(run)
 
-    @extend_schema(
-        operation_id="judge_runs_create",
-        request=JudgeRunRequest,
-        responses={201: JudgeRunDetailSerializer, 200: JudgeRunPlanSerializer},
-    )
-    def post(self, request):
-        body = JudgeRunRequest(data=request.data)
-        body.is_valid(raise_exception=True)
-        d = body.validated_data
-        result = judge_run_create(
+    def detail(self, run, request) -> dict:
+        return _payload(judge_run_get(run.pk), request)
+
+    def start(self, d: dict, request):
+        return judge_run_create(
             transcript_ids=d.get("transcripts") or None,
             rule_ids=d.get("rules") or None,
             agent_version=d.get("agent_version") or None,
@@ -158,10 +165,6 @@ class JudgeRunListCreate(generics.GenericAPIView):
             started_by=request.user.get_username(),
             background=True,
         )
-        if isinstance(result, JudgeRunPlan):
-            return Response(result.as_dict(), status=status.HTTP_200_OK)
-        run = judge_run_get(result.pk)
-        return Response(_payload(run, request), status=status.HTTP_201_CREATED)
 
 
 class JudgeRunDetail(APIView):

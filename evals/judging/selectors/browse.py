@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from core import parsing
 from evals.catalog.models import AgentVersion, Transcript, Turn
+from evals.catalog.selectors import agent_version_resolve
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
 
@@ -119,11 +120,11 @@ def transcript_filtered(filters: CallFilters) -> QuerySet[Transcript]:
     qs = Transcript.objects.all()
     if filters.q:
         qs = qs.filter(external_id__icontains=filters.q.strip())
-    agent, _, version = filters.agent_version.rpartition(":")
-    for name in {filters.agent, agent} - {""}:
-        qs = qs.filter(agent_version__agent__name=name)
-    if version:
-        qs = qs.filter(agent_version__version=version)
+    if filters.agent_version:
+        av = agent_version_resolve(filters.agent_version, agent=filters.agent)
+        qs = qs.filter(agent_version=av)
+    elif filters.agent:
+        qs = qs.filter(agent_version__agent__name=filters.agent)
     if filters.scenario:
         qs = qs.filter(scenario=filters.scenario)
     if filters.tenant:
@@ -335,19 +336,7 @@ def transcript_detail(external_id: str) -> CallPage | None:
     turns = list(
         Turn.objects.filter(transcript=t)
         .order_by("index")
-        .only(
-            "id",
-            "transcript_id",
-            "index",
-            "speaker",
-            "text",
-            "start_ms",
-            "end_ms",
-            "asr_confidence",
-            "phase",
-            "tool_calls",
-            "tool_call_id",
-        )
+        .only("id", "transcript_id", *Turn.FIELDS)
     )
     verdicts = list(
         Verdict.objects.filter(transcript=t)

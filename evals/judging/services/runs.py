@@ -31,12 +31,14 @@ from django.utils import timezone
 from core.background import in_thread, task_named
 from core.errors import DomainError
 from evals.catalog.models import AgentVersion, Transcript, Turn
+from evals.catalog.selectors import agent_version_resolve
 from evals.judging import prompt as jp
 from evals.judging import registry
 from evals.judging.client import JudgeCallError, judge_call, judge_cost, judge_settings
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
 from evals.rules.detectors import DetectorContext, detector_judge, detector_run, turn_views
 from evals.rules.models import Rule, RuleVersion
+from evals.rules.selectors import rule_versions_current
 
 logger = logging.getLogger(__name__)
 
@@ -121,14 +123,7 @@ def llm_judge_name(model: str, prompt_version: str = jp.PROMPT_VERSION) -> str:
 def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
     qs = Transcript.objects.all()
     if agent_version:
-        # "VERSION", or "AGENT:VERSION" when two agents share a version name.
-        agent, _, version = agent_version.rpartition(":")
-        versions = AgentVersion.objects.filter(version=version)
-        if agent:
-            versions = versions.filter(agent__name=agent)
-        if not versions.exists():
-            raise JudgeRunInvalid(f"agent version: no agent version {agent_version!r}")
-        qs = qs.filter(agent_version__in=versions)
+        qs = qs.filter(agent_version=agent_version_resolve(agent_version, what="agent version"))
     if transcript_ids:
         ids = list(dict.fromkeys(transcript_ids))
         qs = qs.filter(external_id__in=ids)
@@ -161,11 +156,8 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
                 raise JudgeRunInvalid(f"rule: no active rule matches {pattern!r}")
             chosen += [r for r in matched if r not in chosen]
         rules = chosen
-    latest = {}
-    current = RuleVersion.objects.filter(rule__in=rules).exclude(status=RuleVersion.Status.RETIRED)
-    for rv in current.select_related("rule").order_by("rule_id", "number"):
-        latest[rv.rule_id] = rv
-    versions = [latest[r.pk] for r in rules if r.pk in latest]
+    current = {rv.rule_id: rv for rv in rule_versions_current([r.pk for r in rules])}
+    versions = [current[r.pk] for r in rules if r.pk in current]
     if detectors_only:
         versions = [rv for rv in versions if _detector_spec(rv)]
     return versions
@@ -190,6 +182,11 @@ def judge_run_plan(
     )
 
 
+def judge_cost_cap(cost_cap: Decimal | None = None) -> Decimal:
+    """The cost cap of a judge run: the one asked for, else JUDGE_COST_CAP_USD (0: none)."""
+    return Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
+
+
 def _plan_pairs(
     work: list[tuple[Transcript, list[RuleVersion]]],
     *,
@@ -199,7 +196,7 @@ def _plan_pairs(
     prompt_version: str = jp.PROMPT_VERSION,
 ) -> JudgeRunPlan:
     """Plan items for each transcript and the rule versions it is to be judged on."""
-    cap = Decimal(str(settings.JUDGE_COST_CAP_USD if cost_cap is None else cost_cap))
+    cap = judge_cost_cap(cost_cap)
     plan = JudgeRunPlan(model=model, prompt_version=prompt_version, cost_cap=cap)
     plan.transcripts, plan.rule_versions = len(work), rule_versions
     for t, versions in work:

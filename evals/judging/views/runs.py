@@ -11,11 +11,11 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from core.errors import DomainError
 from core.permissions import require, user_can
 from evals.judging.client import judge_configured
 from evals.judging.selectors import runs as sel
 from evals.judging.services.runs import (
-    JudgeRunInvalid,
     JudgeRunPlan,
     judge_run_create,
     judge_run_resume,
@@ -88,7 +88,7 @@ def judge_run_start(request):
                 background=True,
                 dry_run=estimate,
             )
-        except JudgeRunInvalid as exc:
+        except DomainError as exc:  # JudgeRunInvalid, an unknown agent version
             form.add_error(None, str(exc))
         else:
             if isinstance(result, JudgeRunPlan):

@@ -22,7 +22,6 @@ from .prefill import (
     issue_row_group_guess,
     issue_row_rule_prefill,
     issue_row_signal_prefill,
-    rule_current_version,
 )
 from .sheet import (
     PAGE_SIZE,
@@ -69,7 +68,6 @@ __all__ = [
     "issue_sheet_options",
     "issue_sheet_page",
     "issue_trends",
-    "rule_current_version",
     "rule_version_progress",
     "sheet_ordering",
 ]

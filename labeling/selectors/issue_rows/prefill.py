@@ -138,8 +138,3 @@ def issue_row_fix_choices(row: IssueRow) -> dict:
     likely.sort(key=lambda t: (t[0], t[1]))
     others = Rule.objects.exclude(pk__in=seen).order_by("rule_id").only("rule_id")
     return {"likely": [r for _, _, r in likely], "others": list(others)}
-
-
-def rule_current_version(rule: Rule) -> RuleVersion | None:
-    """Return the rule's latest version (the text a fix starts from)."""
-    return rule.versions.order_by("-number").first()

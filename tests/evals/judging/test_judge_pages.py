@@ -135,7 +135,7 @@ def test_api_starts_and_reads_runs(engineer, reviewer, fake_judge, rules):
     )
     assert resp.status_code == 200 and resp.json()["calls"] == 1 and JudgeRun.objects.count() == 0
     resp = api.post("/api/v1/judge-runs/", {"rules": ["boundaries.*"]}, format="json")
-    assert resp.status_code == 201
+    assert resp.status_code == 202  # started: the run goes on in the background
     run_id = resp.json()["id"]
     wait_for_run(run_id)
     api.force_authenticate(reviewer)

@@ -4,11 +4,12 @@ from decimal import Decimal
 
 from django.core.management.base import CommandError
 
+from core.errors import DomainError
 from evals.conversation.selectors import conversation_scores_for_run, finding_label
 from evals.conversation.services import agent_plan_set, conversation_judge_create
 from evals.judging.management.commands.judge import Command as JudgeCommand
 from evals.judging.selectors.runs import judge_run_get
-from evals.judging.services.runs import JudgeRunInvalid, JudgeRunPlan
+from evals.judging.services.runs import JudgeRunPlan
 
 
 class Command(JudgeCommand):
@@ -47,7 +48,7 @@ class Command(JudgeCommand):
                 dry_run=opts["dry_run"],
                 cost_cap=opts["cost_cap"],
             )
-        except JudgeRunInvalid as exc:
+        except DomainError as exc:  # JudgeRunInvalid, an unknown agent version
             raise CommandError(str(exc)) from None
         if isinstance(result, JudgeRunPlan):
             self._print_plan(result)

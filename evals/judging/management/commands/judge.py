@@ -7,9 +7,9 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import DomainError
 from evals.judging.selectors.runs import judge_run_errors, judge_run_get, judge_run_summary
 from evals.judging.services.runs import (
-    JudgeRunInvalid,
     JudgeRunPlan,
     judge_run_create,
     judge_run_resume,
@@ -85,7 +85,7 @@ class Command(BaseCommand):
                 detectors_only=opts["detectors_only"],
                 cost_cap=opts["cost_cap"],
             )
-        except JudgeRunInvalid as exc:
+        except DomainError as exc:  # JudgeRunInvalid, an unknown agent version
             raise CommandError(str(exc)) from None
         if isinstance(result, JudgeRunPlan):
             self._print_plan(result)

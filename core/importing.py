@@ -126,6 +126,9 @@ class ImportResult:
     timings: dict[str, float] = field(
         default_factory=dict
     )  # seconds per phase, for logs and benchmarks
+    # Per input format other than the native one: {"calls": n, "mapped": [source field -> where
+    # it went], "metadata": [source fields kept as they came in the call's metadata]}.
+    formats: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -140,6 +143,7 @@ class ImportResult:
             "updated": self.updated,
             "new_versions": self.new_versions,
             "details": dict(self.details),
+            "formats": {k: dict(v) for k, v in self.formats.items()},
             "summary": self.summary,
         }
 
@@ -161,18 +165,34 @@ class ImportResult:
             parts.append(f"{self.replaced} replaced")
         parts.append(f"{self.unchanged} unchanged")
         extra = "".join(f", {v} {k.replace('_', ' ')}" for k, v in self.details.items() if v)
-        return f"{self.kind}: " + ", ".join(parts) + extra
+        lines = [f"{self.kind}: " + ", ".join(parts) + extra]
+        for name, report in self.formats.items():
+            calls = report.get("calls", 0)
+            lines.append(f"  {name} ({calls} call{'s' if calls != 1 else ''})")
+            if report.get("mapped"):
+                lines.append("    mapped: " + "; ".join(report["mapped"]))
+            if report.get("metadata"):
+                lines.append("    kept in metadata: " + ", ".join(report["metadata"]))
+        return "\n".join(lines)
 
 
 def json_records(
-    lines: Iterable[str | bytes], errors: Errors, *, check: str = "deep"
+    lines: Iterable[str | bytes],
+    errors: Errors,
+    *,
+    check: str = "deep",
+    document: bool | None = None,
 ) -> Iterator[tuple[str, Any]]:
     """Yield (where, object) for each JSON Lines record; blank lines are skipped.
 
-    When the input is one JSON array instead (it starts with `[`), yield its items with
-    `item N` as their place, so exports that hold a list import as they are. Lines may be
-    bytes (files opened in binary, request bodies): their UTF-8 is checked as they are parsed.
-    Limits: DOCKET_IMPORT_MAX_LINE_BYTES per line, DOCKET_IMPORT_MAX_BYTES for a JSON array
+    One JSON document instead (an array, or one object over as many lines as it likes) yields
+    its items with `item N` as their place, or the object with `document` as its place:
+    `document=True` says the input is one (a `.json` file, an `application/json` body),
+    `document=None` tells by the content (an input that starts with `[`, or whose first line is
+    not a whole object but the whole input is one). A document that is neither an object nor an
+    array, or that does not parse, is one error, never one per line. Lines may be bytes (files
+    opened in binary, request bodies): their UTF-8 is checked as they are parsed.
+    Limits: DOCKET_IMPORT_MAX_LINE_BYTES per line, DOCKET_IMPORT_MAX_BYTES for a document
     (parsed whole); `check` is parsing.json_value's ("nul" when the caller checks every field).
     """
     max_line = settings.DOCKET_IMPORT_MAX_LINE_BYTES
@@ -185,10 +205,9 @@ def json_records(
         stripped = line.strip()
         if not stripped:
             continue
-        if stripped[:1] in ("[", b"["):
-            yield from _json_array(
-                line + (b"" if isinstance(line, bytes) else "").join(it), number, errors
-            )
+        rest = (b"" if isinstance(line, bytes) else "").join
+        if document or stripped[:1] in ("[", b"["):
+            yield from _json_document(line + rest(it), number, errors, told=bool(document))
             return
         if max_line and len(stripped) > max_line:
             errors.add(
@@ -200,30 +219,65 @@ def json_records(
         try:
             obj = parsing.json_value(stripped, line=number, check=check)
         except parsing.ParseProblem as exc:
+            if (
+                document is None
+                and not errors
+                and stripped[:1] in ("{", b"{")
+                and exc.field == "json"
+            ):
+                # The first record is not a whole line: one pretty-printed document, or nothing.
+                yield from _json_document(line + rest(it), number, errors, told=False)
+                return
             errors.add(exc.line, exc.field, exc.reason)
             continue
         yield str(number), obj
 
 
-def _json_array(text: str | bytes, number: int, errors: Errors) -> Iterator[tuple[str, Any]]:
-    """Yield ("item N", item) for each item of a JSON array that starts on line `number`."""
+def _json_document(
+    text: str | bytes, number: int, errors: Errors, *, told: bool
+) -> Iterator[tuple[str, Any]]:
+    """Yield ("item N", item) for each item of a JSON array, or ("document", object), for the
+    one JSON document that starts on line `number`; one error when it is neither."""
     try:
         parsing.size_check(
             text, limit=settings.DOCKET_IMPORT_MAX_BYTES, setting="DOCKET_IMPORT_MAX_BYTES"
         )
-        items = parsing.json_value(text, line=number, check="none")
+        value = parsing.json_value(text, line=number, check="none")
     except parsing.ParseProblem as exc:
-        errors.add(exc.line, exc.field, exc.reason)
+        reason = exc.reason
+        if exc.field == "json":
+            reason += (
+                " (read as one JSON document: JSON Lines go in a .jsonl file or an "
+                "application/x-ndjson body)"
+                if told
+                else " (neither JSON Lines, one object a line, nor one JSON document)"
+            )
+        errors.add(exc.line, exc.field, reason)
         return
-    if not isinstance(items, list):
-        errors.add(number, "json", "expected a JSON array")
+    if isinstance(value, dict):
+        problem = parsing.tree_problem(value)
+        if problem is not None:
+            errors.add("document", problem[0] or "json", problem[1])
+            return
+        yield "document", value
         return
-    for i, item in enumerate(items, start=1):
+    if not isinstance(value, list):
+        errors.add(
+            number,
+            "json",
+            f"one JSON document must be an object or an array of objects, not {_json_kind(value)}",
+        )
+        return
+    for i, item in enumerate(value, start=1):
         problem = parsing.tree_problem(item, max_depth=parsing.MAX_DEPTH - 1)
         if problem is not None:
             errors.add(f"item {i}", problem[0] or "json", problem[1])
             continue
         yield f"item {i}", item
+
+
+def _json_kind(value: Any) -> str:
+    return {str: "a string", bool: "true or false", type(None): "null"}.get(type(value), "a number")
 
 
 def is_postgres() -> bool:

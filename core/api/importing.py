@@ -34,6 +34,11 @@ class ImportResultSerializer(serializers.Serializer):
     details = serializers.DictField(
         child=serializers.IntegerField(), help_text="turns, deleted_verdicts, new_judges..."
     )
+    formats = serializers.DictField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="per input format: calls, the fields mapped and those kept in metadata",
+    )
     summary = serializers.CharField()
 
 

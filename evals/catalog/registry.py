@@ -26,6 +26,7 @@ class CallPart:
     # forget(transcript pks) -> counts for the details: delete what was made on the old turns.
     forget: Callable[[list[int]], dict[str, int]] | None = None
     counts: tuple[str, ...] = ()  # the detail counts it reports, 0 when nothing happened
+    keys: tuple[str, ...] = ()  # the line's keys it reads (a converted format passes them on)
 
 
 CALL_PARTS: dict[str, CallPart] = {}

@@ -23,6 +23,7 @@ class DecisionsConfig(AppConfig):
                 parser=importing.decisions_parser,
                 write=importing.decisions_write,
                 forget=importing.decisions_forget,
+                keys=("decisions",),
             )
         )
         for kind in gate_metrics.KINDS:

@@ -10,7 +10,6 @@ from datetime import UTC
 from typing import Any
 from urllib.parse import urlsplit
 
-import orjson
 from django.conf import settings
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
@@ -24,6 +23,8 @@ from core.importing import (
     json_records,
     json_text,
 )
+from evals.catalog.formats import record_convert, records_expand
+from evals.catalog.formats.chat import chat_turns, content_text, tool_call_clean
 from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
 from evals.catalog.registry import CALL_PARTS
 from evals.catalog.services.agents import (
@@ -31,19 +32,12 @@ from evals.catalog.services.agents import (
     ScopeInvalid,
     agent_scope_clean,
     agent_scope_differs,
+    agent_version_scope_set,
 )
 
 logger = logging.getLogger(__name__)
 
 SPEAKERS = tuple(Turn.Speaker.values)
-CHAT_ROLES = {
-    "system": "system",
-    "developer": "system",
-    "user": "user",
-    "assistant": "agent",
-    "tool": "tool",
-    "function": "tool",
-}
 AGENT_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
 TURN_COLUMNS = ("transcript_id", *Turn.FIELDS)
 
@@ -142,28 +136,6 @@ def _ms(value: Any, field: str) -> int | None:
     return int(value)
 
 
-def _tool_call(call: Any, field: str) -> dict:
-    """Return a tool call as {"id", "name", "arguments"}; OpenAI's function wrapper is unwrapped."""
-    if not isinstance(call, dict):
-        raise Invalid(field, "must be an object with a name")
-    function = call.get("function")
-    if isinstance(function, dict):
-        name, arguments = function.get("name"), function.get("arguments")
-    else:
-        name, arguments = call.get("name"), call.get("arguments", call.get("args"))
-    if not isinstance(name, str) or not name:
-        raise Invalid(f"{field}.name", "missing")
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
-            pass  # keep the text: some models emit arguments that are not JSON
-    call_id = call.get("id") or ""
-    if not isinstance(call_id, str):
-        raise Invalid(f"{field}.id", "must be a string")
-    return {"id": call_id, "name": name, "arguments": arguments if arguments is not None else {}}
-
-
 def _turn(raw: Any, i: int) -> dict:
     f = f"turns[{i}]"
     if not isinstance(raw, dict):
@@ -196,49 +168,11 @@ def _turn(raw: Any, i: int) -> dict:
         "end_ms": end,
         "asr_confidence": conf,
         "phase": _str(raw, "phase", max_length=50, field=f"{f}.phase"),
-        "tool_calls": [_tool_call(c, f"{f}.tool_calls[{j}]") for j, c in enumerate(tool_calls)],
+        "tool_calls": [
+            tool_call_clean(c, f"{f}.tool_calls[{j}]") for j, c in enumerate(tool_calls)
+        ],
         "tool_call_id": _str(raw, "tool_call_id", max_length=200, field=f"{f}.tool_call_id"),
     }
-
-
-def _content_text(content: Any, field: str) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # content parts: keep the text ones
-        return "\n".join(
-            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
-    raise Invalid(
-        field, f"must be a string or a list of content parts, not {type(content).__name__}"
-    )
-
-
-def chat_turns(messages: Any, field: str = "messages") -> list[dict]:
-    """Return native turns from OpenAI chat messages (assistant -> agent, tool results -> tool)."""
-    if not isinstance(messages, list):
-        raise Invalid(field, "must be a list of messages")
-    turns = []
-    for i, m in enumerate(messages):
-        f = f"{field}[{i}]"
-        if not isinstance(m, dict):
-            raise Invalid(f, "must be an object with a role")
-        role = m.get("role")
-        if role not in CHAT_ROLES:
-            raise Invalid(f"{f}.role", f"{role!r} is not one of {', '.join(CHAT_ROLES)}")
-        turn = {
-            "speaker": CHAT_ROLES[role],
-            "text": _content_text(m.get("content"), f"{f}.content"),
-        }
-        if m.get("tool_calls"):
-            turn["tool_calls"] = m["tool_calls"]
-        elif isinstance(m.get("function_call"), dict):
-            turn["tool_calls"] = [{"function": m["function_call"]}]
-        if turn["speaker"] == "tool":
-            turn["tool_call_id"] = m.get("tool_call_id") or ""
-        turns.append(turn)
-    return turns
 
 
 def trajectory_turns(obj: dict) -> list[dict]:
@@ -249,7 +183,7 @@ def trajectory_turns(obj: dict) -> list[dict]:
     if isinstance(prompt, list):
         turns.extend(chat_turns(prompt, "prompt"))
     elif prompt is not None:
-        turns.append({"speaker": "user", "text": _content_text(prompt, "prompt")})
+        turns.append({"speaker": "user", "text": content_text(prompt, "prompt")})
     calls = obj.get("calls") or []
     if not isinstance(calls, list):
         raise Invalid("calls", "must be a list of {tool, args, result}")
@@ -287,48 +221,32 @@ def trajectory_turns(obj: dict) -> list[dict]:
     return turns
 
 
-def _shape_turns(obj: dict, where: str, source: str) -> tuple[str | None, list, dict]:
-    """Return (default id, raw turns, extra metadata) for whichever shape the record has."""
+def _shape_turns(obj: dict) -> list:
+    """Return the raw turns of a native record or of one in the trajectory shape."""
     if "turns" in obj:
         if not isinstance(obj["turns"], list):
             raise Invalid("turns", "must be a list")
-        return None, obj["turns"], {}
-    if "messages" in obj:
-        return None, chat_turns(obj["messages"]), {}
-    if (
-        "traj" in obj
-    ):  # tau-bench results: {"task_id", "trial", "reward", "info", "traj": [messages]}
-        default_id = None
-        if "task_id" in obj:
-            # From the content, never the file name: the same results are the same calls however
-            # they arrive. The digest of the conversation keeps two agents' runs of a task apart.
-            digest = hashlib.sha256(
-                orjson.dumps(obj["traj"], option=orjson.OPT_SORT_KEYS)
-            ).hexdigest()[:12]
-            default_id = f"tau-task-{obj['task_id']}-trial-{obj.get('trial', 0)}-{digest}"
-        extra = {k: obj[k] for k in ("task_id", "trial", "reward", "info") if k in obj}
-        return default_id, chat_turns(obj["traj"], "traj"), {"tau_bench": extra}
+        return obj["turns"]
     if "prompt" in obj or "calls" in obj or "output" in obj:
-        return None, trajectory_turns(obj), {}
+        return trajectory_turns(obj)
     raise Invalid(
         "turns",
-        "missing: expected `turns` (native), `messages` (OpenAI chat) or "
-        "`prompt`/`calls`/`output` (trajectory)",
+        "missing: expected `turns` (native), `messages` (OpenAI chat), `prompt`/`calls`/`output` "
+        "(trajectory), or one of the trace formats (tau-bench, tau2-bench, Vapi, Retell, "
+        "ElevenLabs, OpenTelemetry)",
     )
 
 
 def _parse(
-    obj: Any, where: str, source: str, agent: str | None, agent_version: str | None
+    obj: Any, where: str, agent: str | None, agent_version: str | None, defaults: dict
 ) -> ParsedTranscript:
     if not isinstance(obj, dict):
         raise Invalid("transcript", "must be a JSON object")
-    default_id, raw_turns, extra_meta = _shape_turns(obj, where, source)
-    if "id" not in obj and default_id:
-        obj = {**obj, "id": default_id}
+    raw_turns = _shape_turns(obj)
     external_id = _str(obj, "id", max_length=200, required=True)
     if external_id.strip() != external_id or "/" in external_id:
         raise Invalid("id", "must not contain '/' or surrounding spaces")
-    agent_name = _str(obj, "agent", max_length=100) or agent or ""
+    agent_name = _str(obj, "agent", max_length=100) or agent or defaults.get("agent") or ""
     if not agent_name:
         raise Invalid("agent", "missing: set it on the line or give a default agent (--agent)")
     if not AGENT_RE.match(agent_name):
@@ -337,7 +255,12 @@ def _parse(
     if isinstance(version, (int, float)) and not isinstance(version, bool):
         version = str(version)
         obj = {**obj, "agent_version": version}
-    version = _str(obj, "agent_version", max_length=100) or agent_version or ""
+    version = (
+        _str(obj, "agent_version", max_length=100)
+        or agent_version
+        or defaults.get("agent_version")
+        or ""
+    )
     if not version:
         raise Invalid(
             "agent_version", "missing: set it on the line or give a default (--agent-version)"
@@ -355,8 +278,6 @@ def _parse(
         metadata = {}
     if not isinstance(metadata, dict):
         raise Invalid("metadata", "must be an object")
-    if extra_meta:
-        metadata = {**extra_meta, **metadata}
     if len(raw_turns) > settings.DOCKET_IMPORT_MAX_TURNS:
         raise Invalid(
             "turns",
@@ -389,16 +310,12 @@ def _parse(
     )
 
 
-def _scopes_store(scopes: dict[tuple[str, str], AgentScope]) -> int:
+def _scopes_store(scopes: dict[tuple[str, str], AgentScope], replace: bool) -> int:
     """Store each agent version's scope (checked already); return how many changed."""
     changed = 0
     for (name, version), scope in sorted(scopes.items()):
-        agent, _ = Agent.objects.get_or_create(name=name)
-        av, _ = AgentVersion.objects.get_or_create(agent=agent, version=version)
-        if (av.instructions, av.tools) != (scope.instructions, scope.tools):
-            av.instructions, av.tools = scope.instructions, scope.tools
-            av.save(update_fields=["instructions", "tools"])
-            changed += 1
+        _, did = agent_version_scope_set(agent=name, version=version, scope=scope, replace=replace)
+        changed += did
     return changed
 
 
@@ -448,18 +365,60 @@ def _scopes_check(
     return {key: scope for key, (_, scope) in given.items()}
 
 
+def _format_report(reports: dict, converted) -> None:
+    report = reports.setdefault(
+        converted.format, {"calls": 0, "mapped": list(converted.mapped), "metadata": []}
+    )
+    report["calls"] += 1
+    for name in converted.kept:
+        if name not in report["metadata"]:
+            report["metadata"].append(name)
+
+
+def _enrich_unchanged(same: Sequence[ParsedTranscript]) -> set[int]:
+    """Give known calls with the same turns what this import adds to their metadata and a
+    recording link they lacked; return the pks of those that changed. The same import again
+    changes nothing."""
+    if not same:
+        return set()
+    stored = {
+        t.external_id: t
+        for t in Transcript.objects.filter(external_id__in=[p.external_id for p in same]).only(
+            "id", "external_id", "metadata", "audio_url"
+        )
+    }
+    changed = []
+    for p in same:
+        t = stored[p.external_id]
+        metadata = {**(t.metadata or {}), **p.metadata}
+        audio = t.audio_url or p.audio_url
+        if metadata != (t.metadata or {}) or audio != t.audio_url:
+            t.metadata, t.audio_url = metadata, audio
+            changed.append(t)
+    Transcript.objects.bulk_update(changed, ["metadata", "audio_url"], batch_size=1000)
+    return {t.pk for t in changed}
+
+
 def transcripts_import(
     *,
-    lines: Iterable[str | bytes],
+    lines: Iterable[str | bytes] = (),
+    records: Iterable[tuple[str, Any]] | None = None,
+    document: bool | None = None,
     source: str = "",
     replace: bool = False,
     agent: str | None = None,
     agent_version: str | None = None,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Import transcripts (one a line, in any of the three shapes, or one JSON array of them).
+    """Import transcripts: JSON Lines, or one JSON document (one call, an array of calls, or a
+    container such as a tau2-bench results document; `document` as json_records takes it), in
+    the native shape or any registered format (evals.catalog.formats), or `records` already
+    parsed ((where, object) pairs). The result's `formats` says, per format other than the
+    native one, which fields were mapped and which kept as they came in the call's metadata.
 
-    A known id with the same checksum is left alone; with a different checksum it is an error
+    A known id with the same checksum is left alone (its metadata and recording link take what
+    the import adds: a platform's later event about the same call); with a different checksum it
+    is an error
     unless `replace`, which swaps in the new turns and deletes the verdicts (and, through them,
     the marks) made on the old ones. The parts other apps keep per call (evals.catalog.registry:
     a line's `decisions`, and those its timings imply) are stored for new and known calls alike.
@@ -469,13 +428,28 @@ def transcripts_import(
     parsed: list[ParsedTranscript] = []
     seen: dict[str, str] = {}
     parsers = {name: part.parser() for name, part in CALL_PARTS.items() if part.parser}
-    for where, obj in json_records(lines, errors):
+    reports: dict[str, dict] = {}
+
+    def expanded():
+        pairs = records if records is not None else json_records(lines, errors, document=document)
+        for where, obj in pairs:
+            try:
+                yield from records_expand(where, obj)
+            except Invalid as exc:
+                errors.add(where, exc.field, exc.reason)
+
+    for where, obj in expanded():
         try:
-            p = _parse(obj, where, source, agent, agent_version)
-            p.parts = {name: parse(obj, p.turns) for name, parse in parsers.items()}
+            converted = record_convert(obj) if isinstance(obj, dict) else None
+            record = converted.record if converted else obj
+            defaults = converted.defaults if converted else {}
+            p = _parse(record, where, agent, agent_version, defaults)
+            p.parts = {name: parse(record, p.turns) for name, parse in parsers.items()}
         except Invalid as exc:
             errors.add(where, exc.field, exc.reason)
             continue
+        if converted:
+            _format_report(reports, converted)
         if p.external_id in seen:
             errors.add(
                 where,
@@ -492,6 +466,7 @@ def transcripts_import(
     result = ImportResult(
         kind="transcripts",
         details={"turns": 0, **{k: 0 for part in CALL_PARTS.values() for k in part.counts}},
+        formats=reports,
     )
     with transaction.atomic():
         existing: dict[str, Transcript] = {}
@@ -523,7 +498,11 @@ def transcripts_import(
         result.unchanged = len(parsed) - len(new) - len(changed)
         av_ids = _agent_versions(new + changed)
         if scopes:
-            result.details["agent_scopes"] = _scopes_store(scopes)
+            result.details["agent_scopes"] = _scopes_store(scopes, replace)
+        changed_ids = {p.external_id for p in changed}
+        enriched = _enrich_unchanged(
+            [p for p in parsed if p.external_id in existing and p.external_id not in changed_ids]
+        )
 
         created = Transcript.objects.bulk_create(
             [
@@ -617,8 +596,8 @@ def transcripts_import(
             if any(counts.values()):
                 result.details.update(counts)
             touched |= changed_pks
-        # A call whose turns are unchanged but whose parts are new counts as updated.
-        result.updated = len(touched - {pk_of[p.external_id] for p in todo})
+        # A call whose turns are unchanged but whose parts or metadata are new counts as updated.
+        result.updated = len((touched | enriched) - {pk_of[p.external_id] for p in todo})
         result.unchanged -= result.updated
     logger.info("transcripts_imported", extra=result.log_extra(source))
     return result

@@ -16,6 +16,7 @@ from rest_framework.renderers import JSONRenderer
 API_APPS = [
     "evals.webhooks",
     "evals.catalog",
+    "evals.ingest",
     "evals.rules",
     "evals.judging",
     "evals.gating",

@@ -71,6 +71,7 @@ INSTALLED_APPS = [
     "evals",  # the migration history of the tables the apps below took over
     "evals.webhooks",
     "evals.catalog",
+    "evals.ingest",  # traces pushed in: voice platforms' webhooks, OpenTelemetry (OTLP/HTTP)
     "evals.rules",
     "evals.judging",
     "evals.gating",

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.utils.module_loading import import_string
 
 from . import views
 from .api import SchemaView, api_docs, router_urls
@@ -30,6 +31,7 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include(router_urls)),
+    path("api/otel/", include(import_string("evals.ingest.urls.otel_urlpatterns"))),
     path("api/schema/", SchemaView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file, so the docs page works under our CSP.
     path("api/docs/", api_docs, name="api-docs"),

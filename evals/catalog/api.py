@@ -103,9 +103,12 @@ class AgentVersionDetail(generics.GenericAPIView):
 
 
 class TranscriptsImport(ImportView):
-    """Import transcripts: JSON Lines in the native, OpenAI chat or trajectory shape (or one JSON
-    array). A known id with other turns is refused unless `replace=1`, which also deletes the old
-    turns' verdicts."""
+    """Import transcripts: JSON Lines (`application/x-ndjson`) or one JSON document
+    (`application/json`: one call, an array of calls, or a results document), in the native,
+    OpenAI chat or trajectory shape or a trace format (tau-bench, tau2-bench, Vapi, Retell,
+    ElevenLabs, OTLP/JSON); `formats` in the answer says what each format's fields became. A
+    known id with other turns is refused unless `replace=1`, which also deletes the old turns'
+    verdicts."""
 
     @extend_schema(
         operation_id="transcripts_import",
@@ -136,6 +139,7 @@ class TranscriptsImport(ImportView):
         params = request.query_params
         result = transcripts_import(
             lines=import_lines(request),
+            document=request.content_type.split(";")[0].strip() == "application/json",
             source=SOURCE,
             replace=params.get("replace", "").lower() in TRUE,
             agent=params.get("agent") or None,

@@ -1,7 +1,7 @@
 """The apps import only downward, no module imports itself back through others, the pure gate
 decision loads no framework, and no app holds more than 30% of the code.
 
-The order (DESIGN.md): core < webhooks, catalog < rules < judging < gating < {conversation,
+The order (DESIGN.md): core < webhooks, catalog < ingest, rules < judging < gating < {conversation,
 classifiers, decisions, evalruns, trajectories} < labeling < console. Apps of one rank do not
 import each other. Every import counts: at the top of a module or inside a function, absolute or
 relative.
@@ -20,6 +20,9 @@ RANKS = {
     "evals": 1,  # the migration history of the tables the apps below took over
     "webhooks": 1,
     "catalog": 1,
+    # traces pushed in (voice hooks, OTLP): reads the catalog's importer and formats, and
+    # nothing above it needs it
+    "ingest": 2,
     "rules": 2,
     "judging": 3,
     "gating": 4,

@@ -107,6 +107,7 @@ class ParsedTranscript:
     checksum: str = ""
     tenant: str = ""
     scope: AgentScope | None = None  # the agent version's instructions and tools, when given
+    scope_parts: frozenset = frozenset()  # which of them the line gave: instructions, tools
     parts: dict[str, Any] = field(default_factory=dict)  # registered call parts' values
 
 
@@ -307,6 +308,7 @@ def _parse(
         checksum=transcript_checksum(turns),
         tenant=_str(obj, "tenant", max_length=200),
         scope=scope,
+        scope_parts=frozenset(part for part in ("instructions", "tools") if f"agent_{part}" in obj),
     )
 
 
@@ -335,34 +337,52 @@ def _scopes_check(
     parsed: Sequence[ParsedTranscript], errors: Errors, replace: bool
 ) -> dict[tuple[str, str], AgentScope]:
     """Return the scope each agent version is given by this import, adding an error for a line
-    that gives one version two scopes, or a stored scope another one (unless `replace`)."""
-    given: dict[tuple[str, str], tuple[str, AgentScope]] = {}
+    that gives one version other instructions (or tools) than another line, or than it has
+    stored (unless `replace`). A line may give only one of the two (a chat line with a system
+    message and no tools): the other is then what the others give, or what is stored."""
+    given: dict[tuple[str, str], dict[str, tuple[str, Any]]] = {}
     for p in parsed:
         if p.scope is None:
             continue
         key = (p.agent, p.agent_version)
-        if key in given and given[key][1] != p.scope:
-            errors.add(
-                p.where,
-                "agent_instructions",
-                f"{p.agent} {p.agent_version} is given other instructions or tools at "
-                f"{given[key][0]}; one agent version has one scope",
-            )
-        given.setdefault(key, (p.where, p.scope))
-    if given and not replace:
-        stored = AgentVersion.objects.filter(
+        parts = given.setdefault(key, {})
+        for part in sorted(p.scope_parts):
+            value = getattr(p.scope, part)
+            if part in parts and parts[part][1] != value:
+                errors.add(
+                    p.where,
+                    f"agent_{part}",
+                    f"{p.agent} {p.agent_version} is given other {part} at {parts[part][0]}; "
+                    "one agent version has one scope",
+                )
+            parts.setdefault(part, (p.where, value))
+    if not given:
+        return {}
+    stored = {
+        (av.agent.name, av.version): av
+        for av in AgentVersion.objects.filter(
             agent__name__in={a for a, _ in given}, version__in={v for _, v in given}
         ).select_related("agent")
-        for av in stored:
-            key = (av.agent.name, av.version)
-            if key in given and agent_scope_differs(av, given[key][1]):
-                errors.add(
-                    given[key][0],
-                    "agent_instructions",
-                    f"{av} already has other instructions or tools; a released version's scope "
-                    "does not change: use a new agent_version, or import with replace",
-                )
-    return {key: scope for key, (_, scope) in given.items()}
+    }
+    scopes = {}
+    for key, parts in given.items():
+        av = stored.get(key)
+        has = av is not None and bool(av.instructions or av.tools)
+        values = {
+            part: parts[part][1] if part in parts else getattr(av, part) if has else default
+            for part, default in (("instructions", ""), ("tools", []))
+        }
+        scope = AgentScope(**values)
+        if has and not replace and agent_scope_differs(av, scope):
+            part = next(p for p in ("instructions", "tools") if values[p] != getattr(av, p))
+            errors.add(
+                parts[part][0],
+                f"agent_{part}",
+                f"{av} already has other {part}; a released version's scope does not change: "
+                "use a new agent_version, or import with replace",
+            )
+        scopes[key] = scope
+    return scopes
 
 
 def _format_report(reports: dict, converted) -> None:

@@ -8,6 +8,10 @@ Where the expectations come from, per transcript:
   the gold actions `info.task.actions` are the expected calls; the domain's write tools the gold
   actions do not use are prohibited; the call count counts write tools; task success is the reward
   (passed at 1).
+- tau2-bench results (metadata["tau2_bench"]: the task, with its `evaluation_criteria`, and the
+  simulation's reward): the task's gold actions asked of the agent are the expected calls, task
+  success is the reward; in the airline and retail domains the write tools count as for
+  tau-bench.
 - any other trajectory: metadata["expectations"] on the transcript, or a line of an expectations
   file (JSON Lines, one task a line, matched on the transcript's task: metadata["task"], else its
   scenario, else its id). A line looks like
@@ -169,15 +173,40 @@ def tau_bench_expectation(tau: dict) -> Expectation:
     )
 
 
+def tau2_bench_expectation(tau2: dict) -> Expectation:
+    """The task's gold agent actions as expected calls and the simulation's reward."""
+    criteria = (tau2.get("task") or {}).get("evaluation_criteria") or {}
+    actions = [
+        a
+        for a in criteria.get("actions") or []
+        if isinstance(a, dict) and a.get("requestor", "assistant") == "assistant"
+    ]
+    calls = tuple(Call(a.get("name", ""), a.get("arguments", {})) for a in actions)
+    reward = tau2.get("reward")
+    writes = (tau2.get("info") or {}).get("environment_info", {}).get("domain_name") in (
+        "airline",
+        "retail",
+    )
+    used = {c.name for c in calls}
+    return Expectation(
+        calls=calls if actions or criteria else None,
+        prohibited=tuple(t for t in TAU_WRITE_TOOLS if t not in used) if writes else (),
+        count_tools=TAU_WRITE_TOOLS if writes else None,
+        side_effect_tools=TAU_WRITE_TOOLS if writes else None,
+        reward=float(reward) if isinstance(reward, (int, float)) else None,
+    )
+
+
 # ---- trajectories ----------------------------------------------------------------------------
 
 
 def trajectory_task(t: Transcript) -> str:
     """The task a transcript ran: tau-bench's task id, metadata task, scenario, else its id."""
     meta = t.metadata or {}
-    tau = meta.get("tau_bench")
-    if isinstance(tau, dict) and tau.get("task_id") is not None:
-        return str(tau["task_id"])
+    for key in ("tau_bench", "tau2_bench"):
+        tau = meta.get(key)
+        if isinstance(tau, dict) and tau.get("task_id") is not None:
+            return str(tau["task_id"])
     return str(meta.get("task") or t.scenario or t.external_id)
 
 
@@ -214,6 +243,8 @@ def expectation_of(t: Transcript, task: str, external: dict | None) -> Expectati
     meta = t.metadata or {}
     if isinstance(meta.get("tau_bench"), dict):
         return tau_bench_expectation(meta["tau_bench"])
+    if isinstance(meta.get("tau2_bench"), dict):
+        return tau2_bench_expectation(meta["tau2_bench"])
     if external and task in external:
         return external[task]
     if meta.get("expectations") is not None:

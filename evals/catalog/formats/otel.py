@@ -383,9 +383,12 @@ def spans_convert(obj: dict) -> Converted:
     def add(turn: dict, start: int, end: int, *, after: int) -> int:
         """Add the turn unless it is already there at or after position `after`."""
         k = _key(turn)
-        for p in range(after, len(keys)):
+        # A tool call or result is known by its id wherever it is; other messages by their
+        # words, from where the span's messages have got to (a second "yes" is a new turn).
+        identified = len(k) == 2 or any(k[2])
+        for p in range(0 if identified else after, len(keys)):
             if keys[p] == k:
-                return p + 1
+                return max(p + 1, after)
         turns.append({**turn, "start_ms": start, "end_ms": end})
         keys.append(k)
         return len(keys)

@@ -360,8 +360,11 @@ def span_kind(span: dict) -> str:
 def _key(turn: dict) -> tuple:
     if turn["speaker"] == "tool" and turn.get("tool_call_id"):
         return ("tool", turn["tool_call_id"])
-    calls = tuple(c.get("id") or c.get("name") for c in turn.get("tool_calls") or [])
-    return (turn["speaker"], turn.get("text") or "", calls)
+    calls = turn.get("tool_calls") or []
+    if calls and all(c.get("id") for c in calls):
+        return (turn["speaker"], "", tuple(c["id"] for c in calls), True)
+    names = tuple(c.get("name") for c in calls)
+    return (turn["speaker"], turn.get("text") or "", names, False)
 
 
 def _kept_attributes(attrs: dict) -> dict:
@@ -385,7 +388,7 @@ def spans_convert(obj: dict) -> Converted:
         k = _key(turn)
         # A tool call or result is known by its id wherever it is; other messages by their
         # words, from where the span's messages have got to (a second "yes" is a new turn).
-        identified = len(k) == 2 or any(k[2])
+        identified = len(k) == 2 or k[3]
         for p in range(0 if identified else after, len(keys)):
             if keys[p] == k:
                 return max(p + 1, after)

@@ -16,6 +16,7 @@ from rest_framework.authtoken.models import Token
 
 from evals.evalruns.models import Dataset, EvalRun
 from evals.gating.models import GateMetric
+from evals.ingest.services import voice_hook_save
 from evals.judging.models import JudgeRun
 from evals.trajectories.models import AxesReport
 from evals.webhooks.models import Webhook
@@ -32,6 +33,9 @@ REVIEW = frozenset({R, L})  # review
 TRIAGE = frozenset({E, L})  # triage, edit_rules, import_data, run_judge, run_gate
 LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates, manage_webhooks
 LOGGED_IN = frozenset({NOROLE, R, E, L})
+# No role: the caller proves it is the platform with the platform's own signature; without it,
+# everyone (logged in or not) gets 401 and nothing is stored.
+SIGNED = frozenset({"a voice platform's signature"})
 
 # (url name, method): the roles that may use it. Pages first, then the API.
 TABLE = {
@@ -206,6 +210,17 @@ TABLE = {
     ("api-webhook", "PATCH"): LEAD,
     ("api-webhook", "DELETE"): LEAD,
     ("api-webhook-deliveries", "GET"): LEAD,
+    # traces pushed in: voice platforms' end-of-call webhooks (their signature), OTLP traces
+    # (the platform's account: import_data), and the hooks leads configure (manage_webhooks)
+    ("api-hook-vapi", "POST"): SIGNED,
+    ("api-hook-retell", "POST"): SIGNED,
+    ("api-hook-elevenlabs", "POST"): SIGNED,
+    ("api-otel-traces", "POST"): TRIAGE,
+    ("api-voice-hooks", "GET"): LEAD,
+    ("api-voice-hooks", "POST"): LEAD,
+    ("api-voice-hook", "GET"): LEAD,
+    ("api-voice-hook", "PATCH"): LEAD,
+    ("api-voice-hook", "DELETE"): LEAD,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -261,6 +276,9 @@ def world(db):
     )
     w.axes = AxesReport.objects.create(agent_version=call.agent_version, results={})
     w.webhook = Webhook.objects.create(url="http://127.0.0.1:9/hook", events=["gate_run.finished"])
+    w.voice_hook = voice_hook_save(
+        platform="vapi", agent=av.agent.name, agent_version=av.version, secret="s" * 16
+    )
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -308,6 +326,7 @@ def world(db):
         "webhook-detail": {"pk": w.webhook.pk},
         "webhook-toggle": {"pk": w.webhook.pk},
         "api-webhook": {"pk": w.webhook.pk},
+        "api-voice-hook": {"pk": w.voice_hook.pk},
     }
     return w
 
@@ -331,7 +350,7 @@ def request_as(client, user, method: str, url: str):
     client.logout()
     headers = {}
     if user.is_authenticated:
-        if url.startswith("/api/v1/"):
+        if url.startswith(("/api/v1/", "/api/otel/")):
             headers["HTTP_AUTHORIZATION"] = f"Token {Token.objects.get_or_create(user=user)[0].key}"
         else:
             client.force_login(user)
@@ -353,7 +372,7 @@ def allowed(response) -> bool:
 def refused_as_expected(response, role: str, url: str) -> bool:
     if role != ANON:
         return response.status_code == 403
-    if url.startswith(("/api/v1/", "/api/schema/")):
+    if url.startswith(("/api/v1/", "/api/schema/", "/api/otel/")):
         return response.status_code == 401
     return sent_to_login(response)
 
@@ -373,6 +392,10 @@ def test_each_role_gets_exactly_what_the_table_says(client, world, name):
             continue
         for role in ROLES:
             response = request_as(client, world.users[role], method, url)
+            if who is SIGNED:
+                if response.status_code != 401:
+                    wrong.append(f"{method} {url} as {role}: {response.status_code}, expected 401")
+                continue
             if role in who and not allowed(response):
                 wrong.append(f"{method} {url} as {role}: {response.status_code}, expected access")
             if role not in who and not refused_as_expected(response, role, url):

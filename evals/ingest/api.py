@@ -55,14 +55,6 @@ class HookReceive(APIView):
     throttle_classes: list = []
     parser_classes = [parsers.JSONStreamParser]
 
-    @extend_schema(
-        request={"application/json": OpenApiTypes.OBJECT},
-        responses={
-            **RESPONSES,
-            401: error_response("No hook's secret verifies the signature; nothing stored."),
-            422: error_response("No hook maps the platform's agent."),
-        },
-    )
     def post(self, request):
         result = hook_receive(platform=self.platform, body=_body(request), headers=request.headers)
         if isinstance(result, str):
@@ -72,9 +64,26 @@ class HookReceive(APIView):
 
 def hook_view(platform: str):
     label = VoiceHook.Platform(platform).label
+
+    @extend_schema(
+        operation_id=f"hooks_{platform}",
+        request={"application/json": OpenApiTypes.OBJECT},
+        responses={
+            **RESPONSES,
+            401: error_response("No hook's secret verifies the signature; nothing stored."),
+            422: error_response("No hook maps the platform's agent."),
+        },
+    )
+    def post(self, request):
+        return HookReceive.post(self, request)
+
     doc = f"{HookReceive.__doc__}\n\n{label} signs with {PLATFORM_HEADERS[platform]}."
-    view = type(f"{platform.title()}Hook", (HookReceive,), {"platform": platform, "__doc__": doc})
-    return extend_schema(operation_id=f"hooks_{platform}")(view).as_view()
+    view = type(
+        f"{platform.title()}Hook",
+        (HookReceive,),
+        {"platform": platform, "__doc__": doc, "post": post},
+    )
+    return view.as_view()
 
 
 class OtlpTraces(APIView):

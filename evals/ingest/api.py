@@ -144,7 +144,11 @@ class VoiceHookSerializer(serializers.ModelSerializer):
         return bool(hook.secret)
 
     def get_endpoint(self, hook) -> str:
-        return f"{settings.DOCKET_PUBLIC_URL.rstrip('/')}/api/v1/hooks/{hook.platform}/"
+        path = f"/api/v1/hooks/{hook.platform}/"
+        if settings.DOCKET_PUBLIC_URL:
+            return settings.DOCKET_PUBLIC_URL.rstrip("/") + path
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request else path
 
 
 class VoiceHookWrite(serializers.Serializer):
@@ -174,14 +178,19 @@ class VoiceHookListCreate(generics.GenericAPIView):
     @extend_schema(responses={200: VoiceHookSerializer(many=True)})
     def get(self, request):
         page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(VoiceHookSerializer(page, many=True).data)
+        return self.get_paginated_response(
+            VoiceHookSerializer(page, many=True, context={"request": request}).data
+        )
 
     @extend_schema(request=VoiceHookWrite, responses={201: VoiceHookSerializer})
     def post(self, request):
         body = VoiceHookWrite(data=request.data)
         body.is_valid(raise_exception=True)
         hook = voice_hook_save(**body.validated_data, by=request.user.get_username())
-        return Response(VoiceHookSerializer(hook).data, status=status.HTTP_201_CREATED)
+        return Response(
+            VoiceHookSerializer(hook, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+        )
 
 
 class VoiceHookDetail(generics.GenericAPIView):
@@ -192,14 +201,15 @@ class VoiceHookDetail(generics.GenericAPIView):
 
     @extend_schema(responses={200: VoiceHookSerializer})
     def get(self, request, pk: int):
-        return Response(VoiceHookSerializer(voice_hook_get(pk)).data)
+        return Response(VoiceHookSerializer(voice_hook_get(pk), context={"request": request}).data)
 
     @extend_schema(request=VoiceHookWrite, responses={200: VoiceHookSerializer})
     def patch(self, request, pk: int):
         hook = voice_hook_get(pk)
         body = VoiceHookWrite(data=request.data, partial=True)
         body.is_valid(raise_exception=True)
-        return Response(VoiceHookSerializer(voice_hook_save(hook=hook, **body.validated_data)).data)
+        hook = voice_hook_save(hook=hook, **body.validated_data)
+        return Response(VoiceHookSerializer(hook, context={"request": request}).data)
 
     @extend_schema(responses={204: None})
     def delete(self, request, pk: int):

@@ -47,6 +47,25 @@ def progress(label: str, done: int, total: int, started: float) -> None:
     print(f"  {label} {done:>6,}/{total:,}  {rate:7.1f}/s  rss {now:6.1f} MB  peak {peak:6.1f} MB")
 
 
+def run(label: str, rounds: list, send, status: int, per: int | None = None) -> None:
+    """Send every item, checking each answer; print progress and the rates."""
+    from django.db import reset_queries
+
+    started, cpu = time.perf_counter(), time.process_time()
+    for i, item in enumerate(rounds, 1):
+        response = send(item)
+        assert response.status_code == status, response.content[:500]
+        reset_queries()  # DEBUG keeps the queries: a bench must not measure that list
+        if i % max(1, len(rounds) // 10) == 0 or i == len(rounds):
+            progress(label, i, len(rounds), started)
+    wall = time.perf_counter() - started
+    calls = f", {per / wall:,.0f} calls/s" if per else ""
+    print(
+        f"  {label}: {wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU (this process), "
+        f"{len(rounds) / wall:.1f} requests/s{calls}"
+    )
+
+
 def otlp_batches(n_calls: int, per_request: int) -> list[bytes]:
     template = json.loads((SAMPLES / "otel-genai.json").read_text())
     spans = template["resourceSpans"][0]["scopeSpans"][0]["spans"]
@@ -111,7 +130,6 @@ def main() -> None:
     with scratch_database(url, name=name) as scratch:
         django_setup(migrate=True, DATABASE_URL=scratch)
         from django.conf import settings
-        from django.db import reset_queries
         from django.test import Client
         from rest_framework.authtoken.models import Token
 
@@ -127,20 +145,12 @@ def main() -> None:
 
         batches = otlp_batches(n_calls, per_request)
         print(f"OTLP: {n_calls:,} traces in {len(batches):,} requests, each trace in two")
+
+        def send(body: bytes):
+            return client.post("/api/otel/v1/traces", body, content_type="application/json")
+
         for label, rounds in (("first", batches), ("again", batches)):
-            started, cpu = time.perf_counter(), time.process_time()
-            for i, body in enumerate(rounds, 1):
-                response = client.post("/api/otel/v1/traces", body, content_type="application/json")
-                assert response.status_code == 200, response.content[:500]
-                reset_queries()
-                if i % max(1, len(rounds) // 10) == 0 or i == len(rounds):
-                    progress(f"otlp {label}", i, len(rounds), started)
-            wall = time.perf_counter() - started
-            print(
-                f"  {label}: {wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU (this "
-                f"process), {len(rounds) / wall:.1f} requests/s, "
-                f"{n_calls / wall:,.0f} calls/s"
-            )
+            run(f"otlp {label}", rounds, send, 200, per=n_calls)
         otlp_calls = Transcript.objects.filter(external_id__startswith="otel-").count()
         print(f"  stored: {otlp_calls:,} calls, {Turn.objects.count():,} turns")
         assert otlp_calls == n_calls, otlp_calls
@@ -161,28 +171,19 @@ def main() -> None:
         posts = webhook_bodies(n_posts)
         hooks = Client()
         print(f"webhooks: {n_posts:,} signed posts (Vapi, Retell, ElevenLabs in turn)")
-        for label, rounds, status in (
-            ("first", posts, 201),
-            ("again", posts[:1000], 200),
-        ):
-            started, cpu = time.perf_counter(), time.process_time()
-            for i, (platform, body) in enumerate(rounds, 1):
-                headers = {
-                    "HTTP_" + k.upper().replace("-", "_"): v
-                    for k, v in sign_headers(platform, body, secret).items()
-                }
-                response = hooks.post(
-                    f"/api/v1/hooks/{platform}/", body, content_type="application/json", **headers
-                )
-                assert response.status_code == status, response.content[:500]
-                reset_queries()
-                if i % max(1, len(rounds) // 10) == 0 or i == len(rounds):
-                    progress(f"hooks {label}", i, len(rounds), started)
-            wall = time.perf_counter() - started
-            print(
-                f"  {label}: {wall:.1f} s wall, {time.process_time() - cpu:.1f} s CPU, "
-                f"{len(rounds) / wall:.1f} posts/s"
+
+        def post(item: tuple[str, bytes]):
+            platform, body = item
+            headers = {
+                "HTTP_" + k.upper().replace("-", "_"): v
+                for k, v in sign_headers(platform, body, secret).items()
+            }
+            return hooks.post(
+                f"/api/v1/hooks/{platform}/", body, content_type="application/json", **headers
             )
+
+        run("hooks first", posts, post, 201)
+        run("hooks again", posts[:1000], post, 200)
         hook_calls = Transcript.objects.exclude(external_id__startswith="otel-").count()
         print(f"  stored: {hook_calls:,} calls; load average {os.getloadavg()[0]:.1f}")
         assert hook_calls == n_posts, hook_calls

@@ -21,6 +21,17 @@ class BodyRefused(DomainError):
     code = "otlp_invalid"
 
 
+def json_object(body: bytes, refuse: type[DomainError] = DomainError, what: str = "a JSON object"):
+    """The body's JSON object (through the one parsing home); `refuse` says why it is not."""
+    try:
+        value = parsing.json_value(body)
+    except parsing.ParseProblem as exc:
+        raise refuse(f"line {exc.line}: {exc.reason}", field=exc.field) from None
+    if not isinstance(value, dict):
+        raise refuse(f"must be {what}", field="body")
+    return value
+
+
 def gunzip(data: bytes, *, limit: int) -> bytes:
     """The body inflated, at most `limit` bytes (a small body must not inflate without bound)."""
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -56,13 +67,7 @@ def export_request(body: bytes, content_type: str) -> dict:
         except DecodeError as exc:
             raise BodyRefused(f"not an ExportTraceServiceRequest: {exc}", field="body") from None
         return _hex_ids(MessageToDict(request))
-    try:
-        value = parsing.json_value(body)
-    except parsing.ParseProblem as exc:
-        raise BodyRefused(f"line {exc.line}: {exc.reason}", field=exc.field) from None
-    if not isinstance(value, dict):
-        raise BodyRefused("must be an ExportTraceServiceRequest object", field="body")
-    return value
+    return json_object(body, BodyRefused, "an ExportTraceServiceRequest object")
 
 
 def export_response(content_type: str) -> bytes:

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from django.db import transaction
 from django.utils import timezone
 
-from core import parsing
 from core.errors import DomainError, NotFound
 from core.importing import Errors, ImportResult, Invalid
 from evals.catalog.formats import format_of
@@ -17,6 +16,7 @@ from evals.catalog.formats.voice import AGENT_IDS
 from evals.catalog.models import Agent
 from evals.catalog.services.importing import transcripts_import
 from evals.ingest.models import TraceSpan, VoiceHook
+from evals.ingest.otlp import json_object
 from evals.ingest.signing import VERIFY
 
 
@@ -109,12 +109,7 @@ def hook_receive(
     ]
     if not hooks:
         raise SignatureRefused(f"the request is not signed by any {platform} hook's secret")
-    try:
-        obj = parsing.json_value(body)
-    except parsing.ParseProblem as exc:
-        raise DomainError(f"line {exc.line}: {exc.reason}", field=exc.field) from None
-    if not isinstance(obj, dict):
-        raise DomainError("must be a JSON object", field="body")
+    obj = json_object(body)
     fmt = format_of(obj)
     if fmt is None or fmt.name != platform:
         return _event_name(obj) or "unknown"

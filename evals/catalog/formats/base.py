@@ -115,3 +115,16 @@ def text_of(value: Any) -> str:
     if value is None:
         return ""
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def objects(value: Any, field: str, *, what: str = "messages") -> Iterator[tuple[str, dict]]:
+    """Yield (its place, the object) for each item of a list of objects; Invalid names the list
+    or the item that is not what a record needs."""
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise Invalid(field, f"must be a list of {what}")
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise Invalid(f"{field}[{i}]", "must be an object with a role")
+        yield f"{field}[{i}]", item

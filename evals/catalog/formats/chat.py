@@ -13,6 +13,7 @@ from evals.catalog.formats.base import (
     arguments_decode,
     content_digest,
     metadata_with,
+    objects,
     passthrough,
 )
 
@@ -73,13 +74,10 @@ def tool_call_clean(call: Any, field: str) -> dict:
 
 def chat_turns(messages: Any, field: str = "messages") -> list[dict]:
     """Return native turns from OpenAI chat messages (assistant -> agent, tool results -> tool)."""
-    if not isinstance(messages, list):
+    if messages is None:
         raise Invalid(field, "must be a list of messages")
     turns = []
-    for i, m in enumerate(messages):
-        f = f"{field}[{i}]"
-        if not isinstance(m, dict):
-            raise Invalid(f, "must be an object with a role")
+    for f, m in objects(messages, field):
         role = m.get("role")
         if role not in CHAT_ROLES:
             raise Invalid(f"{f}.role", f"{role!r} is not one of {', '.join(CHAT_ROLES)}")

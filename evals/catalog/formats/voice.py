@@ -14,6 +14,7 @@ from evals.catalog.formats.base import (
     Format,
     arguments_decode,
     metadata_with,
+    objects,
     seconds_ms,
     text_of,
 )
@@ -85,14 +86,9 @@ def vapi_convert(obj: dict) -> Converted:
     m = _vapi_message(obj)
     call = m.get("call") if isinstance(m.get("call"), dict) else {}
     artifact = m.get("artifact") if isinstance(m.get("artifact"), dict) else {}
-    messages = artifact.get("messages", m.get("messages")) or []
-    if not isinstance(messages, list):
-        raise Invalid("message.artifact.messages", "must be a list")
+    messages = artifact.get("messages", m.get("messages"))
     turns = []
-    for i, msg in enumerate(messages):
-        f = f"message.artifact.messages[{i}]"
-        if not isinstance(msg, dict):
-            raise Invalid(f, "must be an object with a role")
+    for f, msg in objects(messages, "message.artifact.messages"):
         role = msg.get("role")
         start = seconds_ms(msg.get("secondsFromStart"), f"{f}.secondsFromStart")
         end = None
@@ -175,8 +171,6 @@ def retell_convert(obj: dict) -> Converted:
     source = "transcript_with_tool_calls"
     if not items:
         items, source = call.get("transcript_object") or [], "transcript_object"
-    if not isinstance(items, list):
-        raise Invalid(f"call.{source}", "must be a list")
     # The utterances of transcript_object, in order: their word timings, when the items with
     # tool calls come without them.
     timed = [
@@ -185,10 +179,7 @@ def retell_convert(obj: dict) -> Converted:
         if source != "transcript_object" and isinstance(u, dict) and u.get("words")
     ]
     turns, words = [], {}
-    for i, item in enumerate(items):
-        f = f"call.{source}[{i}]"
-        if not isinstance(item, dict):
-            raise Invalid(f, "must be an object with a role")
+    for f, item in objects(items, f"call.{source}", what="utterances"):
         role = item.get("role")
         if role in ("agent", "user"):
             if not item.get("words") and timed and timed[0].get("role") == role:
@@ -288,14 +279,8 @@ def elevenlabs_agent_id(obj: dict) -> str:
 
 def elevenlabs_convert(obj: dict) -> Converted:
     data = _elevenlabs_data(obj)
-    transcript = data.get("transcript") or []
-    if not isinstance(transcript, list):
-        raise Invalid("data.transcript", "must be a list")
     turns, extras_by_turn = [], {}
-    for i, item in enumerate(transcript):
-        f = f"data.transcript[{i}]"
-        if not isinstance(item, dict):
-            raise Invalid(f, "must be an object with a role")
+    for f, item in objects(data.get("transcript"), "data.transcript", what="turns"):
         role = item.get("role")
         if role not in ("agent", "user"):
             raise Invalid(f"{f}.role", f"{role!r} is not one of agent, user")

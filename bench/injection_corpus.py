@@ -81,8 +81,15 @@ class Mirrors:
         return out.stdout.split()
 
 
-def row(text: str, label: str, kind: str, source: str, channel: str = "user") -> dict:
-    return {"text": text, "label": label, "kind": kind, "source": source, "channel": channel}
+def row(text: str, label: str, kind: str, source: str, channel: str = "user", **more) -> dict:
+    return {
+        "text": text,
+        "label": label,
+        "kind": kind,
+        "source": source,
+        "channel": channel,
+        **more,
+    }
 
 
 def sample(rng: random.Random, items: list, n: int) -> list:
@@ -308,14 +315,9 @@ def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
         else:
             attack = rng.choice(INDIRECT_ATTACKS)
             where = rng.choice(("start", "middle", "end", "end"))
+            text = insert(rng, doc, attack, where)
             rows.append(
-                row(
-                    insert(rng, doc, attack, where),
-                    "injection",
-                    "indirect",
-                    "docket-documents",
-                    channel,
-                )
+                row(text, "injection", "indirect", "docket-documents", channel, planted=attack)
             )
     return rows
 

@@ -101,7 +101,7 @@ def report(name: str, rows: list[dict], md: bool) -> None:
             print(f"  {label:78} {k:5}/{n:<5} {cell(k, n)}")
 
 
-def throughput(rows: list[dict]) -> None:
+def throughput(name: str, rows: list[dict]) -> None:
     seconds = float(os.environ.get("BENCH_SECONDS", "3"))
     batch = [(r["text"], r["channel"]) for r in rows]
     n, chars, start = 0, 0, time.process_time()
@@ -112,8 +112,8 @@ def throughput(rows: list[dict]) -> None:
         chars += sum(len(t) for t, _ in batch)
     cpu = time.process_time() - start
     print(
-        f"\nthroughput: {n / cpu:,.0f} turns per CPU second "
-        f"(mean {chars / n:,.0f} chars a turn, {len(batch)} distinct turns)"
+        f"throughput, {name}: {n / cpu:,.0f} turns per CPU second "
+        f"(mean {chars / n:,.0f} chars a turn, {len(batch)} turns)"
     )
 
 
@@ -122,8 +122,9 @@ def main() -> None:
     ap.add_argument("--dev", type=Path, default=DEV)
     ap.add_argument("--holdout", type=Path, default=HOLDOUT)
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--throughput-only", action="store_true")
     args = ap.parse_args()
-    everything = []
+    corpora = []
     for name, path in (
         ("development corpus", args.dev),
         ("hand-written corpus", HANDWRITTEN),
@@ -133,9 +134,13 @@ def main() -> None:
             print(f"\n== {name}: {path} is missing (bench/corpus/README.md says how to build it)")
             continue
         rows = load(path)
-        everything += rows
-        report(name, rows, args.markdown)
-    throughput(everything)
+        corpora.append((name, rows))
+        if not args.throughput_only:
+            report(name, rows, args.markdown)
+    print()
+    for name, rows in corpora:
+        throughput(name, rows)
+    throughput("all together", [r for _, rows in corpora for r in rows])
 
 
 if __name__ == "__main__":

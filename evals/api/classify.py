@@ -43,6 +43,13 @@ class ClassifyRequest(serializers.Serializer):
     turns = ClassifyTurnSerializer(
         many=True, required=False, help_text="the recent turns, oldest first"
     )
+    source = serializers.ChoiceField(
+        ["user", "tool", "document"],
+        required=False,
+        default="user",
+        help_text="injection: where the text came from (a user turn, a tool result, retrieved "
+        "content); tool results and documents are also checked for instructions aimed at the agent",
+    )
     tenant = serializers.CharField(required=False, allow_blank=True, max_length=200)
     call = serializers.CharField(
         required=False, allow_blank=True, max_length=200, help_text="the call's id, for the log"

@@ -9,6 +9,7 @@ document is scored on its own words rather than diluted by the document's. Any f
 answers None (the layer then runs on its patterns alone: fail open).
 """
 
+import hashlib
 import json
 import math
 import re
@@ -102,8 +103,10 @@ def load() -> Model | None:
         weights.frombytes(WEIGHTS.read_bytes())
         if meta.get("bits") != BITS or len(weights) != 1 << BITS:
             return None
+        if hashlib.sha256(weights.tobytes()).hexdigest() != meta.get("weights_sha256"):
+            return None
         return Model(weights, meta)
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, TypeError):
         return None
 
 

@@ -111,8 +111,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
             r"tell me|give me|share|paste|write out|what (?:is|are|was|were))\b.{0,30}"
             r"\b(?:your|the)\s+(?:full\s+|exact\s+|entire\s+|complete\s+|original\s+|hidden\s+|"
             r"secret\s+|initial\s+|internal\s+)*(?:system\s+(?:prompt|message|instructions)|"
-            r"(?:initial|original|hidden|secret|internal)\s+(?:prompt|instructions|rules)|prompt\b|"
-            r"instructions you (?:were|have been) given)"
+            r"(?:initial|original|hidden|secret|internal)\s+(?:prompt|instructions|rules)|"
+            r"(?<=your )prompt\b|instructions you (?:were|have been) given)"
         ),
     ),
     (
@@ -337,7 +337,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         STRONG,
         (
             r"\bwithout\s+(?:any\s+)?(?:restrictions|filters?|censorship|limitations|"
-            r"safety (?:rules|guidelines|filters?)|ethical (?:guidelines|constraints))\b|"
+            r"safety (?:rules|guidelines|filters?)|ethical (?:guidelines|constraints))\b"
+            r"(?!\s+(?:on|for|in|of|to)\b)|"
             r"\b(?:no|free of)\s+(?:ethical|moral|safety|content)\s+(?:guidelines|constraints|"
             r"restrictions|filters?|policy|policies)\b"
         ),
@@ -368,7 +369,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         "safety_bypass",
         "compliance_demand",
         WEAK,
-        r"\byou (?:must|will|have to) (?:comply|answer everything|obey)\b|\bnever refuse\b",
+        r"\byou (?:must|will|have to) (?:comply|answer everything|obey)\b(?!\s+with\b)|"
+        r"\bnever refuse\b",
     ),
 ]
 

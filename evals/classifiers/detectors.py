@@ -134,9 +134,7 @@ def injection_guard(
         inputs,
         lambda t: (
             t.index,
-            rt.classify_injection(
-                t.text, source=t.speaker, ctx=_ctx(context, t.index), config=cfg
-            ),
+            rt.classify_injection(t.text, source=t.speaker, ctx=_ctx(context, t.index), config=cfg),
         ),
     )
     return checks.call_result(

@@ -369,8 +369,10 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         "safety_bypass",
         "compliance_demand",
         WEAK,
-        r"\byou (?:must|will|have to) (?:comply|answer everything|obey)\b(?!\s+with\b)|"
-        r"\bnever refuse\b",
+        (
+            r"\byou (?:must|will|have to) (?:comply|answer everything|obey)\b(?!\s+with\b)|"
+            r"\bnever refuse\b"
+        ),
     ),
 ]
 

@@ -6,9 +6,10 @@
 
 Three classifiers, one per turn:
 - `classify_injection` (an input: a user turn, a tool result, retrieved content, a system turn):
-  the always-on layer (heuristics and a small model, `patterns.py`) always; one fast-model call as a second
-  pass when DOCKET_INJECTION_LLM_CHECK_ENABLED is set, the input is not trivially short, and
-  either the patterns did not flag it or it is long enough to hide an injection in legitimate text.
+  the always-on layer (heuristics and a small model, `patterns.py`) always; one fast-model call
+  as a second pass when DOCKET_INJECTION_LLM_CHECK_ENABLED is set, the input is not trivially
+  short, and either the patterns did not flag it or it is long enough to hide an injection in
+  legitimate text.
 - `classify_scope_drift` (agent reply): is the reply within the scope the agent's instructions
   declare? Replies under 24 characters and agents without instructions are skipped (no call).
 - `classify_frustration` (user turn): at whom is the customer's frustration aimed: `ai`,

@@ -41,6 +41,7 @@ from injection_templates import (
 )
 
 SEED = 28
+csv.field_size_limit(1 << 24)
 PINS = {
     "microsoft/BIPIA": "1a2a91da6bb12838e05d1b2e54d98e2f37b835f3",
     "HumanCompatibleAI/tensor-trust-data": "e2385ea9cf448c9641b96e2e39f113ed4979a5b0",
@@ -295,6 +296,31 @@ def documents(rng: random.Random, wiki: list[str], prose: list[str], n: int) -> 
     return docs
 
 
+def real_documents(m: Mirrors, rng: random.Random) -> list[tuple[str, str]]:
+    """Real benign documents, with their source: Enron emails and CSV tables (Giskard's test and
+    sample data), and code with its explanation (GPTeacher's code generation set)."""
+    text = m.read("Giskard-AI/giskard", "tests/test_data/enron_data.csv")
+    emails = [
+        f"SUBJECT: {r['Subject']}|CONTENT: {r['Content']}"
+        for r in csv.DictReader(io.StringIO(text))
+        if len(r["Content"]) > 200
+    ]
+    docs = [(e, "enron-emails") for e in sample(rng, emails, 500)]
+    for path in (
+        "sample_data/classification/titanic/titanic-train.csv",
+        "sample_data/classification/credit/german_credit_prepared.csv",
+        "sample_data/regression/house-prices/train.csv",
+    ):
+        rows = list(csv.reader(io.StringIO(m.read("Giskard-AI/giskard", path))))
+        head, body = rows[0][:8], rows[1:]
+        for _ in range(100):
+            picked = [head, *rng.sample(body, rng.randint(3, 15))]
+            docs.append(("\n".join("| " + " | ".join(r[:8]) + " |" for r in picked), "csv-tables"))
+    code = json.loads(m.read("teknium1/GPTeacher", "Codegen/codegen-instruct.json"))
+    picked = sample(rng, [c["response"] for c in code if len(c["response"]) > 150], 500)
+    return docs + [(c, "gpteacher-code") for c in picked]
+
+
 def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
     goals = harmbench(m)
     rows = [row(g, "harmful", "harmful", "harmbench") for g in goals]
@@ -307,18 +333,17 @@ def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
     rows += [row(t, "benign", "trigger_words", "docket-written") for t in BENIGN_TRIGGER_WORDS]
     for t in DIRECT_ATTACKS:
         rows.append(row(t, "injection", "hijacking", "docket-written"))
-    docs = documents(rng, wiki, prose, 1600)
-    for i, doc in enumerate(docs):
+    docs = [(d, "docket-documents") for d in documents(rng, wiki, prose, 1600)]
+    docs += real_documents(m, rng)
+    for i, (doc, source) in enumerate(docs):
         channel = "tool" if i % 3 == 0 else "document"
         if i % 2:
-            rows.append(row(doc, "benign", "document", "docket-documents", channel))
+            rows.append(row(doc, "benign", "document", source, channel))
         else:
             attack = rng.choice(INDIRECT_ATTACKS)
             where = rng.choice(("start", "middle", "end", "end"))
             text = insert(rng, doc, attack, where)
-            rows.append(
-                row(text, "injection", "indirect", "docket-documents", channel, planted=attack)
-            )
+            rows.append(row(text, "injection", "indirect", source, channel, planted=attack))
     return rows
 
 

@@ -447,8 +447,8 @@ _DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
         "calls_a_tool",
         MEDIUM,
         (
-            r"\b(?:call|use|invoke|run|execute|trigger)\s+the\s+[\w.-]+\s+(?:tool|function|api|"
-            r"endpoint|action|plugin)\b|"
+            r"\b(?:call|use|invoke|run|execute|trigger)\s+the\s+[\w.-]+\s+(?:tool|action|"
+            r"plugin)\b|"
             r"\bgrant (?:admin|administrator|full|permanent|root|owner) (?:access|rights|"
             r"permissions?)\b"
         ),
@@ -572,7 +572,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         " the customer",
     ),
     "hide_from_user": ("user", "customer", "human", "reader"),
-    "calls_a_tool": ("tool", "function", "api", "endpoint", "action", "plugin", "grant"),
+    "calls_a_tool": ("tool", "action", "plugin", "grant"),
 }
 _COMPILED = [(c, n, w, re.compile(p, re.DOTALL), NEEDLES[n]) for c, n, w, p in _HEURISTICS]
 _COMPILED_DOCUMENT = [
@@ -733,7 +733,7 @@ def _encoded_hits(
 def token_flood(norm: str) -> bool:
     """Whether the text is mostly one short token said over and over: the padding that pushes
     instructions out of a model's attention (Tensor Trust's "ö ö ö ...")."""
-    words = norm.split()
+    words = [w for w in norm.split() if any(ch.isalnum() for ch in w)]  # not table rules
     if len(words) < FLOOD_MIN_TOKENS:
         return False
     top, count = Counter(words).most_common(1)[0]

@@ -346,3 +346,10 @@ def test_the_model_names_itself_in_the_hits_when_it_alone_flags():
     )
     assert r.flagged and r.hits == (("instruction_override", "model"),)
     assert r.score >= P.FLAG_AT and r.category == "instruction_override"
+
+
+def test_a_table_is_not_a_token_flood():
+    table = "\n".join(f"| {i} | kettle | {i * 3} | in stock |" for i in range(30))
+    assert P.token_flood(P.normalise("ö " * 60))
+    assert not P.token_flood(P.normalise(table))
+    assert not pattern_check(table, source="tool").flagged

@@ -387,7 +387,7 @@ _DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
         "addresses_the_model",
         STRONG,
         (
-            r"(?:^|[.!?:>\]\-\n]\s*|\b(?:note|message|instructions?|attention|important)\s+"
+            r"(?:^|[.!?:>\]\-\n\"'“‘(\[{]\s*|\b(?:note|message|instructions?|attention|important)\s+"
             r"(?:to|for)\s+(?:the\s+|any\s+)?)"
             r"(?:dear\s+|hey\s+|hi\s+)?(?:ai|llm|gpt|chatgpt|chatbot|language model|ai model|"
             r"ai assistant|assistant|bot|copilot|agent)s?\s*(?:[:,]|reading this|processing this|"

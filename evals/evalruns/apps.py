@@ -9,7 +9,11 @@ class EvalrunsConfig(AppConfig):
     verbose_name = "Eval runs"
 
     def ready(self):
-        from evals.evalruns import gate_metrics, selectors
+        from evals.evalruns import (
+            gate_metrics,
+            selectors,
+            tasks,  # noqa: F401 (registers the Celery tasks)
+        )
         from evals.gating.decision import metric_kind_register
         from evals.gating.registry import GateSource, gate_source_register
         from evals.webhooks.events import webhook_event_register

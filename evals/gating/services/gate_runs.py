@@ -79,7 +79,9 @@ def judge_missing_start(
     """
     if not pairs:
         return None
-    from evals.judging.services import runs as judging
+    from evals.judging.services import (
+        runs as judging,  # imports the LLM client: only when something is missing
+    )
 
     runner_judge = judging.llm_judge_name(judging.judge_settings().model)
     latest = {rv.rule_id: rv.number for rv in rule_versions_current()}

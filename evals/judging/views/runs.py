@@ -15,7 +15,11 @@ from core.errors import DomainError
 from core.permissions import require, user_can
 from evals.judging.client import judge_configured
 from evals.judging.selectors import runs as sel
-from evals.judging.services.runs import JudgeRunPlan, judge_run_create, judge_run_resume
+from evals.judging.services.runs import (
+    JudgeRunPlan,
+    judge_run_create,
+    judge_run_resume,
+)
 
 _SPLIT = re.compile(r"[\s,]+")
 

@@ -9,7 +9,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
 from evals.judging.selectors.runs import judge_run_errors, judge_run_get, judge_run_summary
-from evals.judging.services.runs import JudgeRunPlan, judge_run_create, judge_run_resume
+from evals.judging.services.runs import (
+    JudgeRunPlan,
+    judge_run_create,
+    judge_run_resume,
+)
 
 
 def _money(value) -> str:

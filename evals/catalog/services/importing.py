@@ -448,6 +448,29 @@ def _scopes_check(
     return {key: scope for key, (_, scope) in given.items()}
 
 
+def _parts_forget(old_pks: list[int], result: ImportResult) -> None:
+    """Drop what the registered call parts made on the old turns of replaced calls."""
+    for part in CALL_PARTS.values():
+        if part.forget:
+            for key, n in part.forget(old_pks).items():
+                result.details[key] = result.details.get(key, 0) + n
+
+
+def _parts_write(parsed, pks, replace: bool, errors: Errors, result: ImportResult) -> set[int]:
+    """Write every line's registered call parts (unchanged calls' too); return the calls they
+    changed."""
+    touched: set[int] = set()
+    for name, part in CALL_PARTS.items():
+        if not part.write:
+            continue
+        values = [(p.where, pk, p.parts.get(name)) for p, pk in zip(parsed, pks, strict=True)]
+        counts, changed = part.write(values, replace=replace, errors=errors)
+        if any(counts.values()):
+            result.details.update(counts)
+        touched |= changed
+    return touched
+
+
 def transcripts_import(
     *,
     lines: Iterable[str | bytes],
@@ -575,10 +598,7 @@ def transcripts_import(
                 batch_size=1000,
             )
             old_pks = [t.pk for t in olds]
-            for part in CALL_PARTS.values():
-                if part.forget:
-                    for key, n in part.forget(old_pks).items():
-                        result.details[key] = result.details.get(key, 0) + n
+            _parts_forget(old_pks, result)
             Turn.objects.filter(transcript_id__in=old_pks).delete()
         result.created, result.replaced = len(new), len(changed)
 
@@ -605,18 +625,8 @@ def transcripts_import(
         )
         # The parts of every line, unchanged calls too: a call imported before its decisions (or
         # before a kind that derives them) gets them now; the same ones again are a no-op.
-        touched: set[int] = set()
-        for name, part in CALL_PARTS.items():
-            if not part.write:
-                continue
-            values = [
-                (p.where, pk_of.get(p.external_id) or existing[p.external_id].pk, p.parts.get(name))
-                for p in parsed
-            ]
-            counts, changed_pks = part.write(values, replace=replace, errors=errors)
-            if any(counts.values()):
-                result.details.update(counts)
-            touched |= changed_pks
+        pks = [pk_of.get(p.external_id) or existing[p.external_id].pk for p in parsed]
+        touched = _parts_write(parsed, pks, replace, errors, result)
         # A call whose turns are unchanged but whose parts are new counts as updated.
         result.updated = len(touched - {pk_of[p.external_id] for p in todo})
         result.unchanged -= result.updated

@@ -22,6 +22,7 @@ from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from console.demo_data import DEMO_AGENT, demo_truth
 from evals.catalog.models import Transcript
 from evals.judging.models import Judge, Verdict
 from evals.judging.services.runs import judge_run_create, judge_run_item_execute
@@ -123,8 +124,6 @@ def demo_users_load(demo_dir: Path) -> str:
 
 
 def _demo_calls():
-    from console.demo_data import DEMO_AGENT
-
     return Transcript.objects.filter(agent_version__agent__name=DEMO_AGENT)
 
 
@@ -231,8 +230,6 @@ def _review(
 
 def demo_reviews_load(demo_dir: Path) -> str:
     """Make and review the past days' samples (skips a day whose sample already has reviews)."""
-    from console.demo_data import demo_truth
-
     truth = demo_truth(demo_dir)
     reviewers = [_user(name) for name in MISS_JUDGE_ERROR]
     recorded = set(_demo_calls().exclude(audio_url="").values_list("pk", flat=True))

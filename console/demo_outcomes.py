@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.db.models import Exists, OuterRef
 
+from console.demo_data import DEMO_AGENT, demo_truth
 from console.demo_history import _quiet, demo_past_days
 from evals.catalog.models import Agent
 from evals.judging.models import Verdict
@@ -73,8 +74,6 @@ def _rating(truth: dict, external_id: str, severities: dict, rng: random.Random)
 
 def demo_outcomes_load(demo_dir: Path) -> str:
     """Rate the past days' reviewed calls (skipped when they already have ratings)."""
-    from console.demo_data import DEMO_AGENT, demo_truth
-
     days = demo_past_days()
     agent = Agent.objects.filter(name=DEMO_AGENT).first()
     if agent is None or not days:

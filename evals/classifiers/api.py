@@ -19,6 +19,7 @@ from evals.classifiers.selectors import agent_scope
 from evals.classifiers.services import classifier_logs_import
 
 TEXT_MAX = 100_000
+INPUT_SOURCES = ("user", "tool", "document")
 
 
 class ClassifyTurnSerializer(serializers.Serializer):
@@ -43,11 +44,26 @@ class ClassifyRequest(serializers.Serializer):
     turns = ClassifyTurnSerializer(
         many=True, required=False, help_text="the recent turns, oldest first"
     )
+    # A plain string checked below, not a choice field: an enum named "source" would collide in
+    # the schema with the verdict's own `source` (patterns, llm, ...).
+    source = serializers.CharField(
+        required=False,
+        default="user",
+        max_length=20,
+        help_text="injection: where the text came from: user (a user turn), tool (a tool result) "
+        "or document (retrieved content); tool results and documents are also checked for "
+        "instructions aimed at the agent",
+    )
     tenant = serializers.CharField(required=False, allow_blank=True, max_length=200)
     call = serializers.CharField(
         required=False, allow_blank=True, max_length=200, help_text="the call's id, for the log"
     )
     turn = serializers.IntegerField(required=False, min_value=0, help_text="the turn's index")
+
+    def validate_source(self, value: str) -> str:
+        if value not in INPUT_SOURCES:
+            raise serializers.ValidationError(f"must be one of {', '.join(INPUT_SOURCES)}")
+        return value
 
 
 class ClassifyVerdictSerializer(serializers.Serializer):

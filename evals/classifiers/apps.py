@@ -9,7 +9,10 @@ class ClassifiersConfig(AppConfig):
     verbose_name = "Classifiers"
 
     def ready(self):
-        from evals.classifiers import checks, detectors  # noqa: F401 (registers the detectors)
+        from evals.classifiers import (
+            checks,
+            detectors,  # noqa: F401 (registers the detectors)
+        )
         from evals.judging import registry
 
         registry.verdict_hook_register(checks.verdict_categories_put)

@@ -3,7 +3,9 @@ turns, and the category each verdict carries (VerdictCategory)."""
 
 from collections.abc import Sequence
 
+from evals.classifiers.models import VerdictCategory
 from evals.classifiers.runtime import FRUSTRATION, ClassifierVerdict
+from evals.judging.models import Verdict
 from evals.rules.detectors import DetectorResult
 
 
@@ -52,9 +54,6 @@ def call_result(
 def verdict_categories_put(transcript_id: int, verdicts: dict, judges: dict) -> int:
     """Store the category of each verdict a check just wrote (fields with a "category");
     return how many."""
-    from evals.classifiers.models import VerdictCategory
-    from evals.judging.models import Verdict
-
     wanted = {
         (rv_pk, judges[rv_pk].pk): fields["category"]
         for rv_pk, fields in verdicts.items()

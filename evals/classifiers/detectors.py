@@ -6,8 +6,9 @@ runner checks stored calls with them (verdicts of the one shape, marked and cali
     loop_detector            similarity [0.6]
         a customer asks for a human, says they are asking again, or repeats a message
     injection_guard          llm [false]
-        the injection guard on every customer turn: the pattern layer, plus the model's second
-        pass when llm is true (judge "classifier/injection/patterns-v1" or ".../<model>/...")
+        the injection guard on every customer, tool and system turn (tool results with the
+        heuristics for planted instructions too): the always-on layer, plus the model's second
+        pass when llm is true (judge "classifier/injection/patterns-v2" or ".../<model>/...")
     scope_drift              (no parameters)
         every agent reply against the agent version's instructions and tools
     frustration_attribution  only_signalled [true]
@@ -28,7 +29,9 @@ from evals.classifiers import runtime as rt
 from evals.classifiers.signals import loop_check, sentiment
 from evals.rules.detectors import SPOKEN, USER, DetectorContext, DetectorResult, TurnView, register
 
-PATTERNS_JUDGE = "classifier/injection/patterns-v1"
+# v2 (issue 28): the small model joined the heuristics, and tool and system turns are checked.
+PATTERNS_JUDGE = "classifier/injection/patterns-v2"
+INPUT_SPEAKERS = (USER, "tool", "system")
 PARALLEL_TURNS = 4
 
 
@@ -113,7 +116,7 @@ def _model_judge(classifier: str) -> tuple[str, str, str, str]:
 
 def _injection_judge(params: dict) -> tuple[str, str, str, str]:
     if not params.get("llm"):
-        return PATTERNS_JUDGE, "classifier", "patterns", "patterns-v1"
+        return PATTERNS_JUDGE, "classifier", "patterns", "patterns-v2"
     return _model_judge(rt.INJECTION)
 
 
@@ -121,16 +124,21 @@ def _injection_judge(params: dict) -> tuple[str, str, str, str]:
 def injection_guard(
     turns: Sequence[TurnView], *, context: DetectorContext, llm: bool
 ) -> DetectorResult:
-    """The injection guard on every customer turn."""
+    """The injection guard on every customer, tool and system turn."""
     cfg = _config(injection_llm=llm)
     if llm and not cfg.llm_configured:
         return DetectorResult(False, error="no classifier model is configured")
-    users = [t for t in turns if t.speaker == USER and t.text.strip()]
+    inputs = [t for t in turns if t.speaker in INPUT_SPEAKERS and t.text.strip()]
     checked = _each(
-        users,
-        lambda t: (t.index, rt.classify_injection(t.text, ctx=_ctx(context, t.index), config=cfg)),
+        inputs,
+        lambda t: (
+            t.index,
+            rt.classify_injection(t.text, source=t.speaker, ctx=_ctx(context, t.index), config=cfg),
+        ),
     )
-    return checks.call_result(rt.INJECTION, checked, nothing="No customer turns to check.")
+    return checks.call_result(
+        rt.INJECTION, checked, nothing="No customer, tool or system turns to check."
+    )
 
 
 @register("scope_drift", types={}, context=True, judge=lambda params: _model_judge(rt.SCOPE_DRIFT))

@@ -17,6 +17,8 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
+from evals.classifiers import model
+
 CATEGORIES = (
     "instruction_override",
     "prompt_extraction",
@@ -109,8 +111,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
             r"tell me|give me|share|paste|write out|what (?:is|are|was|were))\b.{0,30}"
             r"\b(?:your|the)\s+(?:full\s+|exact\s+|entire\s+|complete\s+|original\s+|hidden\s+|"
             r"secret\s+|initial\s+|internal\s+)*(?:system\s+(?:prompt|message|instructions)|"
-            r"(?:initial|original|hidden|secret|internal)\s+(?:prompt|instructions|rules)|prompt\b|"
-            r"instructions you (?:were|have been) given)"
+            r"(?:initial|original|hidden|secret|internal)\s+(?:prompt|instructions|rules)|"
+            r"(?<=your )prompt\b|instructions you (?:were|have been) given)"
         ),
     ),
     (
@@ -118,7 +120,7 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         "words_above",
         STRONG,
         (
-            r"\b(?:repeat|print|output|write|summari[sz]e|translate|what was written)\b.{0,40}"
+            r"\b(?:repeat|print|output|recite|what was written)\b.{0,40}"
             r"\b(?:words|text|everything|lines?|document)\s+(?:above|before this|at the beginning)"
             r"|\b(?:print|repeat|output|show|spell.?check)\s+(?:the\s+)?(?:above|previous|earlier)\s+"
             r"(?:prompt|instructions)"
@@ -145,7 +147,75 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         MEDIUM,
         (
             r"\bwhat (?:were|have) you (?:been )?(?:told|instructed|programmed)\b|"
-            r"\b(?:your|the) (?:password|secret (?:word|key|code))\b"
+            r"\b(?:what(?:'s| is| was)|tell me|give me|say|reveal|share)\s+(?:your|the)\s+"
+            r"(?:password|passcode|pass code|access code|secret (?:word|key|code))\b"
+            r"(?!\s+(?:policy|policies|reset|requirements?|rules|for (?:my|the|wifi|wi-fi)))"
+        ),
+    ),
+    (
+        "prompt_extraction",
+        "repeat_the_above",
+        STRONG,
+        (
+            r"\b(?:repeat|print|output|reveal|recite|reproduce|dump|echo|show me|write out|"
+            r"list|format|put)\s+(?:back\s+)?(?:all\s+|everything\s+|each\s+)?(?:of\s+)?"
+            r"(?:the\s+|your\s+)?(?:above|previous|preceding|prior|earlier)\s+"
+            r"(?:words|text|lines|content|instructions|prompt|messages?|conversation|sentences?|"
+            r"paragraphs?)\b|"
+            r"\b(?:repeat|print|output|recite|reproduce|dump|echo)\s+(?:back\s+)?"
+            r"(?:all\s+(?:of\s+)?|everything\s+)(?:the\s+)?(?:text|words|content|that|it|this|"
+            r"you (?:see|have|were given))?\s*(?:above|so far|before (?:this|my message))"
+        ),
+    ),
+    (
+        "prompt_extraction",
+        "transform_secret",
+        STRONG,
+        (
+            r"\b(?:encode|encrypt|convert|translate|spell|rewrite|paraphrase|summari[sz]e|"
+            r"reverse|format|put|turn|write|express|list|describe|explain)\b[^.?!\n]{0,20}"
+            r"\b(?:your|the)\s+(?:(?:full|exact|entire|complete|original|hidden|secret|initial|"
+            r"internal|current)\s+)*(?:system\s+prompt|system\s+message|prompt|"
+            r"(?:initial|original|hidden|secret|internal|pre-?)\s*(?:prompt|instructions)|"
+            r"password|passcode|pass code|access code|secret(?: key| word| code)?)\b"
+            r"(?!\s+(?:policy|policies|reset|manager|requirements?|strength|field|box|page|"
+            r"screen|form|settings?|for my|of my))"
+        ),
+    ),
+    (
+        "prompt_extraction",
+        "complete_the_secret",
+        STRONG,
+        (
+            r"\b(?:continue|complete|finish|fill in)\b[^.?!\n]{0,40}"
+            r"(?:system prompt|(?:my|your|the) instructions|password|access code|secret|"
+            r"prompt)\s+(?:is|are|says|reads|was|were)\b|"
+            r"\b(?:begin|start|prefix|preface)\s+(?:your|the)\s+(?:reply|response|answer|output)"
+            r"\s+with\s+[\"'“‘]?\s*(?:sure,? here|here is|here are|access (?:granted|denied)|"
+            r"my (?:instructions|prompt|rules)|the (?:password|instructions|prompt)|you are)"
+        ),
+    ),
+    (
+        "instruction_override",
+        "fake_delimiter",
+        MEDIUM,
+        (
+            r"(?:[=#%*~_>\]\[-]{3,}|\[|</?|\(\s*)\s*(?:end|stop|close|finish)\s+(?:of\s+)?(?:the\s+)?"
+            r"(?:user\s+|system\s+|untrusted\s+)?(?:input|prompt|instructions?|ambiguity|"
+            r"context|conversation|user)\b|"
+            r"\b(?:end|stop)\s+(?:of\s+)?(?:user\s+)?(?:input|ambiguity)\s*[=#%*~_-]{2,}"
+        ),
+    ),
+    (
+        "instruction_override",
+        "claims_authority",
+        MEDIUM,
+        (
+            r"\b(?:say|print|output|respond|reply|answer|write|type|return|begin|start)\b"
+            r"[^.?!\n]{0,30}\baccess granted\b|"
+            r"\b(?:admin(?:istrator)?|developer|root|sudo|system) (?:override|access) "
+            r"(?:granted|enabled|activated|code)\b|"
+            r"\bi am (?:your|the) (?:developer|creator|administrator|admin|programmer|owner)\b"
         ),
     ),
     # persona switch
@@ -183,11 +253,22 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
     (
         "persona_switch",
         "pretend_to_be",
-        MEDIUM,
+        WEAK,  # role-play alone is what writers, teachers and games ask for: it only adds up
         (
             r"\b(?<!\bi )(?<!\bwe )(?:pretend|imagine|roleplay|role-play)\s+(?:that\s+)?"
             r"(?:you are|you're|to be|as)\b|"
             r"\blet'?s play a game\b|\bstay in character\b"
+        ),
+    ),
+    (
+        "safety_bypass",
+        "pretend_no_rules",
+        STRONG,
+        (
+            r"\b(?:pretend|imagine|roleplay|role-play|act|behave|respond|answer)\b.{0,60}"
+            r"\b(?:no|without|free of|free from|not bound by|unbound by|none of)\s+(?:any\s+)?"
+            r"(?:the\s+|your\s+)?(?:rules|restrictions|limits|limitations|filters?|guidelines|"
+            r"ethics|morals|morality|censorship|policies|boundaries|constraints)\b"
         ),
     ),
     (
@@ -256,7 +337,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         STRONG,
         (
             r"\bwithout\s+(?:any\s+)?(?:restrictions|filters?|censorship|limitations|"
-            r"safety (?:rules|guidelines|filters?)|ethical (?:guidelines|constraints))\b|"
+            r"safety (?:rules|guidelines|filters?)|ethical (?:guidelines|constraints))\b"
+            r"(?!\s+(?:on|for|in|of|to)\b)|"
             r"\b(?:no|free of)\s+(?:ethical|moral|safety|content)\s+(?:guidelines|constraints|"
             r"restrictions|filters?|policy|policies)\b"
         ),
@@ -268,7 +350,10 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         (
             r"\b(?:bypass|disable|turn off|switch off|circumvent|evade|get around|remove)\s+"
             r"(?:your\s+|the\s+|all\s+|any\s+)*(?:safety|content|moderation|guard|"
-            r"filter|censorship)\w*\b|\bjailbreak\w*\b"
+            r"filter|censorship)\w*\b|"
+            r"\bjailbreak(?:s|ed|ing)?\s+(?:mode|prompt|enabled|activated|(?:chat)?gpt|the (?:ai|"
+            r"model|bot|assistant|llm)|yourself|you|an? (?:ai|llm|language model))\b|"
+            r"(?:^|\s)/jailbr(?:eak|oken)\b|\b(?:act|respond) as (?:a |an )?jailbreak"
         ),
     ),
     (
@@ -284,7 +369,89 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         "safety_bypass",
         "compliance_demand",
         WEAK,
-        r"\byou (?:must|will|have to) (?:comply|answer everything|obey)\b|\bnever refuse\b",
+        (
+            r"\byou (?:must|will|have to) (?:comply|answer everything|obey)\b(?!\s+with\b)|"
+            r"\bnever refuse\b"
+        ),
+    ),
+]
+
+# Instruction-shaped text that matters where the input is data, not a request: a tool result or a
+# retrieved document (an email, a web page, a table). There nothing should speak to the model,
+# so a line that does (or that tells it what to put in its reply) is a planted instruction. A
+# user may well say "answer in French" or "when you reply, be brief": these never run on user
+# turns.
+_DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
+    (
+        "instruction_override",
+        "addresses_the_model",
+        STRONG,
+        (
+            r"(?:^|[.!?:>\]\-\n\"'“‘(\[{]\s*|\b(?:note|message|instructions?|attention|important)\s+"
+            r"(?:to|for)\s+(?:the\s+|any\s+)?)"
+            r"(?:dear\s+|hey\s+|hi\s+)?(?:ai|llm|gpt|chatgpt|chatbot|language model|ai model|"
+            r"ai assistant|assistant|bot|copilot|agent)s?\s*(?:[:,]|reading this|processing this|"
+            r"that reads this)|"
+            r"\bif you are (?:an? )?(?:ai|llm|language model|assistant|chatbot|bot|gpt|agent)\b|"
+            r"\b(?:instructions?|note|message) (?:to|for) (?:the |any )?(?:ai|llm|assistant|"
+            r"language model|chatbot|bot|model|agent)\b"
+        ),
+    ),
+    (
+        "instruction_override",
+        "shapes_the_reply",
+        STRONG,
+        (
+            r"\b(?:include|add|insert|append|prepend|put|mention|embed|incorporate|inject|write|"
+            r"feature|place|use|show|display|end|start|begin|format|make sure|ensure)\b"
+            r"[^.!?\n]{0,80}\b(?:in|into|within|to|at the (?:end|start|beginning|top|bottom) of|"
+            r"throughout)\s+(?:your|the|each|every)\s+(?:(?:final|next|own)\s+)?"
+            r"(?:response|reply|answer|output|summary|code|completion|implementation|algorithm|"
+            r"solution|script|translation)s?\b|"
+            r"\b(?:your|the assistant's|the ai's) (?:response|reply|answer|output|summary)s? "
+            r"(?:should|must|will|needs? to|has to|shall)\b|"
+            r"\b(?:respond|reply|answer|write (?:your|the) (?:answer|response|reply)|"
+            r"(?:provide|give|present|deliver|write) (?:your|the) (?:response|answer|reply|"
+            r"output))\s+(?:only\s+|entirely\s+|solely\s+)?(?:in|using|with|as)\s+"
+            r"(?:reverse|reversed|emojis?|base ?64|hex|binary|morse|pig latin|caesar|rot13|"
+            r"uppercase|all caps|a poem|rhymes?|french|spanish|german|italian|chinese|japanese|"
+            r"russian|arabic|code|leetspeak|backwards?)"
+        ),
+    ),
+    (
+        "instruction_override",
+        "when_you_read_this",
+        STRONG,
+        (
+            r"\bwhen (?:you|the (?:assistant|ai|model|bot))\s+(?:summari[sz]e|read|process|"
+            r"answer|respond|reply|translate|analy[sz]e|review|see|get to)\b|"
+            r"\b(?:before|after|while|instead of) (?:answering|responding|replying|summari[sz]ing)"
+            r"\b|\b(?:also|additionally|then)\s*,?\s+(?:tell|ask|inform|remind|instruct|urge|"
+            r"convince|warn) the (?:user|reader|customer)\b"
+        ),
+    ),
+    (
+        "instruction_override",
+        "hide_from_user",
+        STRONG,
+        (
+            r"\b(?:do not|don't|never|without) (?:tell(?:ing)?|inform(?:ing)?|mention(?:ing)?|"
+            r"reveal(?:ing)?|show(?:ing)?|let(?:ting)?|alert(?:ing)?|notify(?:ing)?) (?:this to )?"
+            r"(?:the )?(?:user|customer|human|reader)\b|"
+            r"(?:^|[.!?\n]\s*)(?:tell|ask|inform|instruct|urge|convince|persuade|warn|remind) "
+            r"the (?:user|customer|reader)\s+(?:to|that)\b"
+        ),
+    ),
+    (
+        "exfiltration",
+        "calls_a_tool",
+        MEDIUM,
+        (
+            r"\b(?:call|use|invoke|run|execute|trigger)\s+the\s+[\w.-]+\s+(?:tool|action|"
+            r"plugin)\b|"
+            r"\bgrant (?:admin|administrator|full|permanent|root|owner) (?:access|rights|"
+            r"permissions?)\b"
+        ),
     ),
 ]
 
@@ -315,6 +482,40 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "instructions_verbatim": ("verbatim", "word for word", "exactly as"),
     "starting_with_you_are": ("you are",),
     "what_were_you_told": ("told", "instructed", "programmed", "password", "secret"),
+    "repeat_the_above": ("above", "previous", "preceding", "prior", "earlier", "so far", "before"),
+    "transform_secret": (
+        "prompt",
+        "instructions",
+        "pass",
+        "access code",
+        "secret",
+        "system message",
+    ),
+    "complete_the_secret": (
+        "continue",
+        "complete",
+        "finish",
+        "fill in",
+        "begin",
+        "start",
+        "prefix",
+        "preface",
+    ),
+    "fake_delimiter": ("end", "stop", "close", "finish"),
+    "claims_authority": ("access granted", "override", "access", "i am "),
+    "pretend_no_rules": (
+        "rules",
+        "restriction",
+        "limit",
+        "filter",
+        "guideline",
+        "ethic",
+        "moral",
+        "censor",
+        "polic",
+        "boundar",
+        "constraint",
+    ),
     "dan": ("do anything now", "jailbroken", "mode"),
     "you_are_now": ("you are now", "you are no longer"),
     "act_as_unrestricted": (
@@ -349,10 +550,36 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         "napalm",
     ),
     "compliance_demand": ("comply", "answer everything", "obey", "never refuse"),
+    "addresses_the_model": (
+        "ai",
+        "llm",
+        "gpt",
+        "bot",
+        "language model",
+        "assistant",
+        "copilot",
+        "agent",
+    ),
+    "shapes_the_reply": ("your", "the assistant", "the ai", "respond", "reply", "answer"),
+    "when_you_read_this": (
+        "when ",
+        "before ",
+        "after ",
+        "while ",
+        "instead of ",
+        " the user",
+        " the reader",
+        " the customer",
+    ),
+    "hide_from_user": ("user", "customer", "human", "reader"),
+    "calls_a_tool": ("tool", "action", "plugin", "grant"),
 }
-_COMPILED = [
-    (c, n, w, re.compile(p, re.IGNORECASE | re.DOTALL), NEEDLES[n]) for c, n, w, p in _HEURISTICS
+_COMPILED = [(c, n, w, re.compile(p, re.DOTALL), NEEDLES[n]) for c, n, w, p in _HEURISTICS]
+_COMPILED_DOCUMENT = [
+    (c, n, w, re.compile(p, re.DOTALL), NEEDLES[n]) for c, n, w, p in _DOCUMENT_HEURISTICS
 ]
+SOURCES = ("user", "tool", "document", "system")
+DATA_SOURCES = ("tool", "document")  # where the input is data, so the document heuristics run
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 _B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
@@ -382,6 +609,7 @@ HASH_HEX_LENGTHS = (32, 40, 56, 64, 96, 128)  # md5, sha1, sha224, sha256, sha38
 ENCODED_TEXT_SCORE = 40  # decodes to readable text that holds no instruction: noted, not flagged
 RANDOM_BLOB_SCORE = 60  # a long random-looking blob that is no known file: flagged
 RANDOM_BLOB_MIN = 64
+FLOOD_MIN_TOKENS, FLOOD_SHARE = 40, 0.5
 MAX_SCAN_CHARS = 100_000  # longer inputs are scanned on their first and last 50,000 characters
 
 
@@ -405,11 +633,15 @@ def normalise(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def regex_hits(norm: str, *, prefilter: bool = True) -> list[tuple[str, str, int]]:
-    """Return (category, heuristic, weight) of every heuristic matching normalised text."""
+def regex_hits(
+    norm: str, *, prefilter: bool = True, source: str = "user"
+) -> list[tuple[str, str, int]]:
+    """Return (category, heuristic, weight) of every heuristic matching normalised text from
+    this source (the document heuristics run on tool results and documents only)."""
+    compiled = _COMPILED + _COMPILED_DOCUMENT if source in DATA_SOURCES else _COMPILED
     return [
         (c, n, w)
-        for c, n, w, rx, needles in _COMPILED
+        for c, n, w, rx, needles in compiled
         if (not prefilter or any(x in norm for x in needles)) and rx.search(norm)
     ]
 
@@ -446,20 +678,24 @@ def _b64decode(token: str) -> bytes | None:
         return None
 
 
-def _decoded_score(data: bytes, *, depth: int) -> tuple[int, tuple[str, str] | None]:
+def _decoded_score(
+    data: bytes, *, depth: int, source: str = "user"
+) -> tuple[int, tuple[str, str] | None]:
     """Score a decoded blob: (score, hit) where a hit means smuggled instructions or a blob."""
     if data.startswith(_FILE_MAGIC):
         return 0, None
     text = _printable_text(data)
     if text is not None:
-        inner = pattern_check(text, _depth=depth + 1)
+        inner = pattern_check(text, source=source, _depth=depth + 1)
         if inner.flagged:
             return min(99, inner.score + 5), ("encoded_payload", f"decoded_{inner.category}")
         return ENCODED_TEXT_SCORE, None
     return -1, None  # binary, no known file: the caller decides on length
 
 
-def _encoded_hits(raw: str, *, depth: int) -> tuple[int, list[tuple[str, str]]]:
+def _encoded_hits(
+    raw: str, *, depth: int, source: str = "user"
+) -> tuple[int, list[tuple[str, str]]]:
     """Score the base64, hex and random-looking tokens of the raw (not lower-cased) text."""
     best, hits = 0, []
     seen = set()
@@ -468,7 +704,7 @@ def _encoded_hits(raw: str, *, depth: int) -> tuple[int, list[tuple[str, str]]]:
         seen.add(m.start())
         if len(token) % 2:
             continue
-        score, hit = _decoded_score(bytes.fromhex(token), depth=depth)
+        score, hit = _decoded_score(bytes.fromhex(token), depth=depth, source=source)
         if score < 0:  # binary: a digest of a known length is a hash someone pasted
             if len(token) in HASH_HEX_LENGTHS or len(token) < RANDOM_BLOB_MIN:
                 continue
@@ -483,7 +719,7 @@ def _encoded_hits(raw: str, *, depth: int) -> tuple[int, list[tuple[str, str]]]:
         data = _b64decode(token)
         if data is None:
             continue
-        score, hit = _decoded_score(data, depth=depth)
+        score, hit = _decoded_score(data, depth=depth, source=source)
         if score < 0:
             if len(token) < RANDOM_BLOB_MIN or shannon_entropy(token) < 4.5:
                 continue
@@ -494,21 +730,56 @@ def _encoded_hits(raw: str, *, depth: int) -> tuple[int, list[tuple[str, str]]]:
     return best, hits
 
 
-def pattern_check(text: str, *, _depth: int = 0) -> PatternResult:
-    """Return the pattern layer's verdict on one input turn."""
+def token_flood(norm: str) -> bool:
+    """Whether the text is mostly one short token said over and over: the padding that pushes
+    instructions out of a model's attention (Tensor Trust's "ö ö ö ...")."""
+    words = [w for w in norm.split() if any(ch.isalnum() for ch in w)]  # not table rules
+    if len(words) < FLOOD_MIN_TOKENS:
+        return False
+    top, count = Counter(words).most_common(1)[0]
+    return len(top) <= 12 and count / len(words) >= FLOOD_SHARE
+
+
+def _model_hit(norm: str, source: str) -> tuple[int, float | None]:
+    """The model's score on the layer's scale (FLAG_AT and above when the model flags), and its
+    probability; 0 and None when the model is unavailable."""
+    p = model.model_score(norm)
+    if p is None:
+        return 0, None
+    t = model.threshold("user" if source not in DATA_SOURCES else source)
+    if p >= t:
+        return min(99, FLAG_AT + round((p - t) / max(1e-9, 1 - t) * (99 - FLAG_AT))), p
+    return round(p / t * (FLAG_AT - 1)), p
+
+
+def pattern_check(text: str, *, source: str = "user", _depth: int = 0) -> PatternResult:
+    """Return the always-on layer's verdict on one input: a user turn, or (source `tool`,
+    `document`) a tool result or retrieved content, where instruction-shaped text is itself
+    the sign; `system` turns get the user heuristics (they are instructions by design)."""
     if not text or not text.strip():
         return PatternResult(False, 0)
+    source = source if source in SOURCES else "user"
     if len(text) > MAX_SCAN_CHARS:
         half = MAX_SCAN_CHARS // 2
         text = text[:half] + "\n" + text[-half:]
     norm = normalise(text)
-    scored = regex_hits(norm)
+    scored = regex_hits(norm, source=source)
+    if token_flood(norm):
+        scored.append(("instruction_override", "token_flood", MEDIUM))
     hits = [(c, n) for c, n, _ in scored]
     score = max((w for *_, w in scored), default=0)
     if _depth < 2:
-        enc_score, enc_hits = _encoded_hits(text, depth=_depth)
+        enc_score, enc_hits = _encoded_hits(text, depth=_depth, source=source)
         hits += enc_hits
         score = max(score, enc_score)
+    if _depth == 0 and score < FLAG_AT:  # flagged already: the model could only agree
+        m_score, _ = _model_hit(norm, source)
+        if m_score >= FLAG_AT:
+            # The model names no category: the heaviest heuristic that matched does, if any.
+            cat = max(scored, key=lambda h: h[2])[0] if scored else "instruction_override"
+            hits.append((cat, "model"))
+            scored.append((cat, "model", m_score))
+        score = max(score, m_score)
     if len({n for _, n in hits}) > 1 and score >= FLAG_AT:
         score = min(99, score + 5 * (len({n for _, n in hits}) - 1))
     category = ""

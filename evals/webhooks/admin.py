@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from evals.webhooks.models import Webhook, WebhookDelivery
+from evals.webhooks.services import webhook_events_clean, webhook_url_clean
 
 
 @admin.register(Webhook)
@@ -10,8 +11,6 @@ class WebhookAdmin(admin.ModelAdmin):
     search_fields = ["url", "description"]
 
     def save_model(self, request, obj, form, change):
-        from evals.webhooks.services import webhook_events_clean, webhook_url_clean
-
         obj.url = webhook_url_clean(obj.url)
         obj.events = webhook_events_clean(obj.events)
         if not obj.secret:

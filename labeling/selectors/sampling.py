@@ -11,6 +11,7 @@ from evals.catalog.models import Transcript
 from evals.judging.selectors.browse import day_start
 from evals.rules.models import RuleVersion
 from labeling.models import DailySample
+from labeling.selectors.calibration import rule_version_ids_eligible
 
 
 def rule_versions_untrusted() -> QuerySet[RuleVersion]:
@@ -20,8 +21,6 @@ def rule_versions_untrusted() -> QuerySet[RuleVersion]:
     A version is trusted once a lead has gated it, or once its marks make it eligible for the gate
     (enough marks, interval lower bounds above the floors: see labeling.selectors.calibration).
     """
-    from labeling.selectors.calibration import rule_version_ids_eligible
-
     open_versions = RuleVersion.objects.exclude(
         status__in=[RuleVersion.Status.GATED, RuleVersion.Status.RETIRED]
     )

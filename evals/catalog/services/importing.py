@@ -419,6 +419,29 @@ def _enrich_unchanged(same: Sequence[ParsedTranscript]) -> set[int]:
     return {t.pk for t in changed}
 
 
+def _parts_forget(old_pks: list[int], result: ImportResult) -> None:
+    """Drop what the registered call parts made on the old turns of replaced calls."""
+    for part in CALL_PARTS.values():
+        if part.forget:
+            for key, n in part.forget(old_pks).items():
+                result.details[key] = result.details.get(key, 0) + n
+
+
+def _parts_write(parsed, pks, replace: bool, errors: Errors, result: ImportResult) -> set[int]:
+    """Write every line's registered call parts (unchanged calls' too); return the calls they
+    changed."""
+    touched: set[int] = set()
+    for name, part in CALL_PARTS.items():
+        if not part.write:
+            continue
+        values = [(p.where, pk, p.parts.get(name)) for p, pk in zip(parsed, pks, strict=True)]
+        counts, changed = part.write(values, replace=replace, errors=errors)
+        if any(counts.values()):
+            result.details.update(counts)
+        touched |= changed
+    return touched
+
+
 def transcripts_import(
     *,
     lines: Iterable[str | bytes] = (),
@@ -438,8 +461,7 @@ def transcripts_import(
 
     A known id with the same checksum is left alone (its metadata and recording link take what
     the import adds: a platform's later event about the same call); with a different checksum it
-    is an error
-    unless `replace`, which swaps in the new turns and deletes the verdicts (and, through them,
+    is an error unless `replace`, which swaps in the new turns and deletes the verdicts (and, through them,
     the marks) made on the old ones. The parts other apps keep per call (evals.catalog.registry:
     a line's `decisions`, and those its timings imply) are stored for new and known calls alike.
     Nothing is written unless every line is valid.
@@ -574,10 +596,7 @@ def transcripts_import(
                 batch_size=1000,
             )
             old_pks = [t.pk for t in olds]
-            for part in CALL_PARTS.values():
-                if part.forget:
-                    for key, n in part.forget(old_pks).items():
-                        result.details[key] = result.details.get(key, 0) + n
+            _parts_forget(old_pks, result)
             Turn.objects.filter(transcript_id__in=old_pks).delete()
         result.created, result.replaced = len(new), len(changed)
 
@@ -604,18 +623,8 @@ def transcripts_import(
         )
         # The parts of every line, unchanged calls too: a call imported before its decisions (or
         # before a kind that derives them) gets them now; the same ones again are a no-op.
-        touched: set[int] = set()
-        for name, part in CALL_PARTS.items():
-            if not part.write:
-                continue
-            values = [
-                (p.where, pk_of.get(p.external_id) or existing[p.external_id].pk, p.parts.get(name))
-                for p in parsed
-            ]
-            counts, changed_pks = part.write(values, replace=replace, errors=errors)
-            if any(counts.values()):
-                result.details.update(counts)
-            touched |= changed_pks
+        pks = [pk_of.get(p.external_id) or existing[p.external_id].pk for p in parsed]
+        touched = _parts_write(parsed, pks, replace, errors, result)
         # A call whose turns are unchanged but whose parts or metadata are new counts as updated.
         result.updated = len((touched | enriched) - {pk_of[p.external_id] for p in todo})
         result.unchanged -= result.updated

@@ -25,6 +25,7 @@ from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import Avg, Count, Q, Sum
 from django.utils import timezone
 
+from core.background import after_commit
 from core.errors import DomainError
 from evals.catalog.models import AgentVersion, Transcript
 from evals.evalruns.models import Dataset, DatasetRow, EvalRun, EvalRunRow
@@ -39,6 +40,7 @@ from evals.judging.client import JudgeCallError, judge_call, judge_configured, j
 from evals.judging.client import judge_settings as judge_cfg
 from evals.judging.models import JudgeCacheEntry
 from evals.judging.prompt import estimate_tokens
+from evals.webhooks.services import webhook_emit, webhook_link
 
 logger = logging.getLogger(__name__)
 
@@ -339,8 +341,6 @@ def eval_run_create(
         extra={"eval_run": run.pk, "rows": plan.rows, "rubric": rubric, "source": plan.source},
     )
     if background:
-        from core.background import after_commit
-
         after_commit(EVAL_RUN_TASK, run.pk, on_error=lambda: eval_run_fail(run_id=run.pk))
     return run
 
@@ -739,8 +739,6 @@ def eval_run_finished(run: EvalRun) -> None:
     """Tell the webhooks subscribed to eval_run.finished, inside the transaction that closes the
     run: its deliveries are sent once that commits, and never if it rolls back."""
     from django.urls import reverse
-
-    from evals.webhooks.services import webhook_emit, webhook_link
 
     webhook_emit(
         event="eval_run.finished",

@@ -42,25 +42,30 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
                 f"{where}.{key}: not a field of {kind.name} "
                 f"(fields: {', '.join(sorted(kind.fields))})"
             )
-    out: dict[str, Any] = {
-        "kind": kind.name,
-        "rule": None,
-        "group": "",
-        "measure": "",
-        "threshold": None,
-        "tolerance": None,
-    }
+    out: dict[str, Any] = {"kind": kind.name, **_metric_scope(raw, kind, where)}
+    out["measure"] = _metric_measure(raw, kind, where)
+    out.update(_metric_limits(raw, kind, where))
+    return out
+
+
+def _metric_scope(raw: Mapping, kind: gates.MetricKind, where: str) -> dict:
+    """The rule or group a metric counts."""
+    rule = None
     if raw.get("rule"):
         rule = Rule.objects.filter(rule_id=raw["rule"]).first()
         if rule is None:
             raise GateConfigInvalid(f"{where}.rule: no rule {raw['rule']!r}")
-        out["rule"] = rule
-    if raw.get("group"):
-        out["group"] = str(raw["group"])
-    if out["rule"] and out["group"]:
+    group = str(raw["group"]) if raw.get("group") else ""
+    if rule and group:
         raise GateConfigInvalid(f"{where}: give a rule or a group, not both")
-    if kind.scope == gates.RULE_OR_GROUP and not (out["rule"] or out["group"]):
+    if kind.scope == gates.RULE_OR_GROUP and not (rule or group):
         raise GateConfigInvalid(f"{where}: a {kind.name.replace('_', ' ')} needs a rule or a group")
+    return {"rule": rule, "group": group}
+
+
+def _metric_measure(raw: Mapping, kind: gates.MetricKind, where: str) -> str:
+    """The metric's measure, score or named thing of its layer (a decision kind)."""
+    measure = ""
     for key in ("measure", "score"):
         if key in kind.fields:
             value = raw.get(key, kind.default_option or None)
@@ -68,12 +73,18 @@ def metric_clean(raw: Any, where: str = "metric") -> dict:
                 raise GateConfigInvalid(
                     f"{where}.{key}: {value!r} is not one of {', '.join(kind.options)}"
                 )
-            out["measure"] = value
+            measure = value
     if kind.named and raw.get(kind.named):
         name = raw[kind.named]
         if kind.names is not None and name not in set(kind.names()):
             raise GateConfigInvalid(f"{where}.{kind.named}: no {kind.named} kind {name!r}")
-        out["measure"] = name
+        measure = name
+    return measure
+
+
+def _metric_limits(raw: Mapping, kind: gates.MetricKind, where: str) -> dict:
+    """The metric's threshold (max or min) and tolerance."""
+    out: dict[str, Any] = {"threshold": None, "tolerance": None}
     for key, column in (("max", "threshold"), ("min", "threshold"), ("tolerance", "tolerance")):
         if key in kind.required and key not in raw:
             hint = f" ({kind.help[key]})" if key in kind.help else ""

@@ -36,6 +36,7 @@ from evals.gating.services.gate_facts import (
 )
 from evals.gating.services.golden_sets import golden_checksum, golden_set_member_specs
 from evals.judging.models import Judge, JudgeRun
+from evals.judging.services import runs as judging
 from evals.rules.models import RuleVersion
 from evals.rules.selectors import rule_versions_current
 from evals.webhooks.services import webhook_emit, webhook_link
@@ -79,10 +80,6 @@ def judge_missing_start(
     """
     if not pairs:
         return None
-    from evals.judging.services import (
-        runs as judging,  # imports the LLM client: only when something is missing
-    )
-
     runner_judge = judging.llm_judge_name(judging.judge_settings().model)
     latest = {rv.rule_id: rv.number for rv in rule_versions_current()}
     usable = [

@@ -40,6 +40,7 @@ from evals.catalog.models import AgentVersion, Transcript, Turn
 from evals.trajectories import axes
 from evals.trajectories.axes import Call, Expectation, Trajectory
 from evals.trajectories.models import AxesReport
+from evals.trajectories.services.faithfulness import faithfulness_claims
 
 logger = logging.getLogger(__name__)
 
@@ -271,8 +272,6 @@ def axes_rows(
 ) -> list[dict]:
     """One row per transcript of the version: {id, task, task_success, tool_correctness,
     faithfulness} (each None when that axis has nothing to score against)."""
-    from evals.trajectories.services.faithfulness import faithfulness_claims
-
     tool_pass = settings.DOCKET_AXES_TOOL_PASS
     rows = []
     for t in agent_version_transcripts(agent_version):

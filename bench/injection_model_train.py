@@ -1,0 +1,168 @@
+"""Rebuild the injection guard's model (evals/classifiers/injection_model.{bin,json}).
+
+    .venv/bin/python bench/injection_corpus.py        # the training rows, into var/injection/
+    .venv/bin/python bench/injection_model_train.py [--dev PATH] [--train PATH] [--check]
+
+Fits an L2 logistic regression (scikit-learn, a dev dependency) on the hashed word unigrams and
+bigrams of evals/classifiers/model.py, over the development corpus, the development split of
+bench/corpus/injection.jsonl and the training rows bench/injection_corpus.py draws (never the
+held-out corpus). Long benign texts add their windows as negatives, since the guard scores
+windows; an instruction planted in a document adds itself as a positive. The thresholds are
+picked by cross-validation grouped by source (every source scored by a model that never saw
+it): the lowest probability at which the out-of-source benign inputs of that channel are
+flagged at most TARGET_FP of the time. Weights are quantised to one signed byte a bucket.
+`--check` prints the cross-validated rates by source and writes nothing.
+"""
+
+import argparse
+import hashlib
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import support
+from injection_guard import DEV, HANDWRITTEN, load
+from scipy.sparse import csr_matrix
+from sklearn.linear_model import LogisticRegression
+
+from evals.classifiers import model as M
+from evals.classifiers.patterns import normalise
+
+TRAIN = support.ROOT / "var" / "injection" / "train.jsonl"
+C = 4.0
+TARGET_FP = {"user": 0.005, "document": 0.005}
+MAX_WINDOWS = 12
+
+
+def vector(norm: str, a: int = 0, b: int | None = None) -> dict[int, float]:
+    feats = M.token_features(norm)[a:b]
+    k = sum(len(fs) for fs in feats)
+    out: dict[int, float] = defaultdict(float)
+    for fs in feats:
+        for f in fs:
+            out[f] += 1 / np.sqrt(k)
+    return out
+
+
+def examples(rows: list[dict]) -> tuple[list[dict], list[int], list[str], list[str]]:
+    """Return the feature rows, labels, source groups and channels the model is fitted on."""
+    xs, ys, groups, channels = [], [], [], []
+
+    def add(v, y, r):
+        if v:
+            xs.append(v)
+            ys.append(y)
+            groups.append(r["source"])
+            channels.append("user" if r["channel"] == "user" else "document")
+
+    for r in rows:
+        y = int(r["label"] == "injection")
+        norm = normalise(r["text"])
+        add(vector(norm), y, r)
+        n = len(M.token_features(norm))
+        if not y and n > M.WINDOW:
+            for a, b in M.spans(n)[1 : MAX_WINDOWS + 1]:
+                add(vector(norm, a, b), 0, r)
+        if r.get("planted"):
+            add(vector(normalise(r["planted"])), 1, r)
+    return xs, ys, groups, channels
+
+
+def matrix(xs: list[dict]) -> csr_matrix:
+    indptr, indices, data = [0], [], []
+    for v in xs:
+        indices += v.keys()
+        data += v.values()
+        indptr.append(len(indices))
+    return csr_matrix((data, indices, indptr), shape=(len(xs), 1 << M.BITS), dtype=np.float64)
+
+
+def fit(x, y) -> LogisticRegression:
+    clf = LogisticRegression(C=C, class_weight="balanced", max_iter=2000, solver="liblinear")
+    return clf.fit(x, y)
+
+
+def quantise(clf: LogisticRegression) -> tuple[np.ndarray, float, float]:
+    w = clf.coef_[0]
+    scale = float(np.abs(w).max() / 127)
+    return np.round(w / scale).astype(np.int8), scale, float(clf.intercept_[0])
+
+
+def out_of_source(rows: list[dict]) -> list[tuple[dict, float]]:
+    """Score every row with a model fitted without its source (the quantised, windowed scorer)."""
+    sources = sorted({r["source"] for r in rows})
+    scored = []
+    for held in sources:
+        rest = [r for r in rows if r["source"] != held]
+        xs, ys, _, _ = examples(rest)
+        w, scale, bias = quantise(fit(matrix(xs), ys))
+        m = M.Model(M.array("b", w.tobytes()), {"scale": scale, "bias": bias})
+        scored += [(r, m.probability(normalise(r["text"]))) for r in rows if r["source"] == held]
+    return scored
+
+
+def pick_thresholds(scored: list[tuple[dict, float]]) -> dict[str, float]:
+    out = {}
+    for channel, target in TARGET_FP.items():
+        benign = sorted(
+            p
+            for r, p in scored
+            if r["label"] != "injection" and (r["channel"] == "user") == (channel == "user")
+        )
+        k = int(len(benign) * (1 - target))
+        out[channel] = round(min(0.99, max(0.5, benign[min(k, len(benign) - 1)] + 1e-4)), 4)
+    out["tool"] = out["document"]
+    return out
+
+
+def rates(scored: list[tuple[dict, float]], thresholds: dict[str, float]) -> None:
+    by: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for r, p in scored:
+        key = (r["label"], r["source"], r["channel"])
+        by[key][0] += p >= thresholds[r["channel"]]
+        by[key][1] += 1
+    for (label, source, channel), (k, n) in sorted(by.items()):
+        print(f"  {label:10} {source:40} {channel:9} {k:5}/{n:<5} {k / n:6.1%}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dev", type=Path, default=DEV)
+    ap.add_argument("--train", type=Path, default=TRAIN)
+    ap.add_argument("--check", action="store_true")
+    args = ap.parse_args()
+    hand = [r for r in load(HANDWRITTEN) if r.get("split", "dev") == "dev"]
+    for r in hand:
+        r["source"] = "handwritten"
+    rows = load(args.dev) + hand + load(args.train)
+    print(f"{len(rows)} training inputs from {len({r['source'] for r in rows})} sources")
+    scored = out_of_source(rows)
+    thresholds = pick_thresholds(scored)
+    print(f"thresholds (cross-validated by source): {thresholds}")
+    rates(scored, thresholds)
+    if args.check:
+        return
+    xs, ys, _, _ = examples(rows)
+    w, scale, bias = quantise(fit(matrix(xs), ys))
+    M.WEIGHTS.write_bytes(w.tobytes())
+    meta = {
+        "bits": M.BITS,
+        "scale": scale,
+        "bias": bias,
+        "thresholds": thresholds,
+        "window": [M.WINDOW, M.STRIDE],
+        "c": C,
+        "trained_on": dict(sorted({r["source"]: 0 for r in rows}.items())),
+        "examples": len(xs),
+        "weights_sha256": hashlib.sha256(w.tobytes()).hexdigest(),
+    }
+    for r in rows:
+        meta["trained_on"][r["source"]] += 1
+    M.META.write_text(json.dumps(meta, indent=1) + "\n")
+    print(f"wrote {M.WEIGHTS.name} ({M.WEIGHTS.stat().st_size:,} bytes) and {M.META.name}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""The injection guard's learned part: a hashed word n-gram logistic model, pure Python.
+
+The weights (`injection_model.bin`, signed bytes, one per hash bucket) and their scale, bias and
+thresholds (`injection_model.json`) sit beside this module and load once, from the repository;
+bench/injection_model_train.py rebuilds both from public data. `model_score(norm)` takes text as
+`patterns.normalise` returns it and answers the model's probability that it is an injection: the
+highest over the whole text and over windows of it, so an instruction planted in a long
+document is scored on its own words rather than diluted by the document's. Any failure to load
+answers None (the layer then runs on its patterns alone: fail open).
+"""
+
+import hashlib
+import json
+import math
+import re
+import zlib
+from array import array
+from functools import lru_cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+WEIGHTS, META = HERE / "injection_model.bin", HERE / "injection_model.json"
+
+BITS = 18
+MASK = (1 << BITS) - 1
+WINDOW, STRIDE = 40, 20  # tokens
+LONG_TOKEN = 20
+MAX_TOKENS = 20_000  # beyond this the text is scored on its first and last halves of it
+_TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\w\s]{1,4}")
+_MIX = 0x9E3779B1
+
+
+@lru_cache(maxsize=1 << 16)
+def _hash(token: str) -> int:
+    return zlib.crc32(token.encode())
+
+
+def tokens(norm: str) -> list[str]:
+    """The model's tokens: words (with an apostrophe suffix) and short punctuation runs; numbers
+    and long runs (ids, base64, hashes) become one token each, since their spelling says nothing."""
+    toks = [
+        "<num>" if t.isdigit() else "<long>" if len(t) > LONG_TOKEN else t
+        for t in _TOKEN.findall(norm)
+    ]
+    if len(toks) > MAX_TOKENS:
+        half = MAX_TOKENS // 2
+        toks = toks[:half] + toks[-half:]
+    return toks
+
+
+def token_features(norm: str) -> list[tuple[int, ...]]:
+    """Return, per token, the hash buckets it adds: its unigram, and its bigram with the token
+    before it. Training and scoring share this, so they cannot drift apart."""
+    out, prev = [], None
+    for t in tokens(norm):
+        h = _hash(t)
+        out.append((h & MASK,) if prev is None else (h & MASK, ((prev * _MIX) ^ h) & MASK))
+        prev = h
+    return out
+
+
+def spans(n: int) -> list[tuple[int, int]]:
+    """The token spans scored: the whole text, and windows over it when it is longer than one."""
+    if n <= WINDOW:
+        return [(0, n)]
+    starts = range(0, n - WINDOW + STRIDE, STRIDE)
+    return [(0, n), *((s, min(s + WINDOW, n)) for s in starts)]
+
+
+class Model:
+    def __init__(self, weights: array, meta: dict):
+        self.w = weights
+        self.scale = float(meta["scale"])
+        self.bias = float(meta["bias"])
+        self.meta = meta
+
+    def probability(self, norm: str) -> float:
+        w, mask = self.w, MASK
+        prefix, total, prev = [0], 0, None
+        for t in tokens(norm):
+            h = _hash(t)
+            total += w[h & mask] if prev is None else w[h & mask] + w[((prev * _MIX) ^ h) & mask]
+            prefix.append(total)
+            prev = h
+        n = len(prefix) - 1
+        if not n:
+            return 0.0
+        # Token i adds one feature when it is the first, two after (its unigram and bigram).
+        best = -math.inf
+        for a, b in spans(n):
+            k = 2 * (b - a) - (a == 0)
+            best = max(best, (prefix[b] - prefix[a]) / math.sqrt(k))
+        z = best * self.scale + self.bias
+        return 1.0 / (1.0 + math.exp(-z)) if z > -50 else 0.0
+
+
+@lru_cache(maxsize=1)
+def load() -> Model | None:
+    """Return the committed model, or None when it is missing or does not match its metadata."""
+    try:
+        meta = json.loads(META.read_text())
+        weights = array("b")
+        weights.frombytes(WEIGHTS.read_bytes())
+        if meta.get("bits") != BITS or len(weights) != 1 << BITS:
+            return None
+        if hashlib.sha256(weights.tobytes()).hexdigest() != meta.get("weights_sha256"):
+            return None
+        return Model(weights, meta)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def model_score(norm: str) -> float | None:
+    """Return the model's probability that normalised text is an injection, or None when the
+    model is unavailable or fails (fail open)."""
+    try:
+        m = load()
+        return None if m is None else m.probability(norm)
+    except Exception:  # noqa: BLE001  (a broken model never breaks the guard)
+        return None
+
+
+def threshold(source: str) -> float:
+    """The probability at and above which the model flags an input from this source."""
+    m = load()
+    if m is None:
+        return 1.01
+    th = m.meta.get("thresholds", {})
+    return float(th.get(source, th.get("user", 0.9)))

@@ -462,8 +462,9 @@ def transcripts_import(
     A known id with the same checksum is left alone (its metadata and recording link take what
     the import adds: a platform's later event about the same call); with a different checksum it
     is an error unless `replace`, which swaps in the new turns and deletes the verdicts (and,
-    through them, the marks) made on the old ones. The parts other apps keep per call (evals.catalog.registry:
-    a line's `decisions`, and those its timings imply) are stored for new and known calls alike.
+    through them, the marks) made on the old ones. The parts other apps keep per call
+    (evals.catalog.registry: a line's `decisions`, and those its timings imply) are stored for
+    new and known calls alike.
     Nothing is written unless every line is valid.
     """
     errors = Errors(source)

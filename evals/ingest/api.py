@@ -31,11 +31,11 @@ class ProtobufParser(parsers.StreamParser):
     media_type = otlp.PROTOBUF
 
 
-def _body(request) -> bytes:
-    limit = settings.DOCKET_IMPORT_MAX_BYTES
-    data = body_bytes(request, limit=limit, setting="DOCKET_IMPORT_MAX_BYTES")
+def _body(request, setting: str) -> bytes:
+    limit = getattr(settings, setting)
+    data = body_bytes(request, limit=limit, setting=setting)
     if request.headers.get("Content-Encoding", "").lower() == "gzip":
-        data = otlp.gunzip(data, limit=limit)
+        data = otlp.gunzip(data, limit=limit, setting=setting)
     return data
 
 
@@ -56,7 +56,9 @@ class HookReceive(APIView):
     parser_classes = [parsers.JSONStreamParser]
 
     def post(self, request):
-        result = hook_receive(platform=self.platform, body=_body(request), headers=request.headers)
+        # One call, read before anyone is known: bounded like one record of an import.
+        body = _body(request, "DOCKET_IMPORT_MAX_LINE_BYTES")
+        result = hook_receive(platform=self.platform, body=body, headers=request.headers)
         if isinstance(result, str):
             return Response({"ignored": result}, status=status.HTTP_200_OK)
         return import_response(result)
@@ -102,11 +104,12 @@ class OtlpTraces(APIView):
         responses={
             200: OpenApiResponse(description="ExportTraceServiceResponse"),
             413: error_response("The body is larger than DOCKET_IMPORT_MAX_BYTES."),
+            415: error_response("Neither application/x-protobuf nor application/json."),
         },
     )
     def post(self, request):
         content_type = request.content_type.split(";")[0].strip().lower()
-        export = otlp.export_request(_body(request), content_type)
+        export = otlp.export_request(_body(request, "DOCKET_IMPORT_MAX_BYTES"), content_type)
         params = request.query_params
         result = otlp_receive(
             export=export,

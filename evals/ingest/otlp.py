@@ -32,7 +32,7 @@ def json_object(body: bytes, refuse: type[DomainError] = DomainError, what: str 
     return value
 
 
-def gunzip(data: bytes, *, limit: int) -> bytes:
+def gunzip(data: bytes, *, limit: int, setting: str) -> bytes:
     """The body inflated, at most `limit` bytes (a small body must not inflate without bound)."""
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:

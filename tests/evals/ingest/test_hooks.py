@@ -199,3 +199,11 @@ def test_a_lead_maps_a_platform_agent_and_sets_its_secret_never_shown_again(clie
 def test_a_hook_without_a_secret_gets_a_random_one(db):
     hook = voice_hook_save(platform="vapi", agent="a", agent_version="1")
     assert len(hook.secret) == 64
+
+
+def test_a_hook_body_is_bounded_before_anything_is_verified(client, hooks, settings):
+    settings.DOCKET_IMPORT_MAX_LINE_BYTES = 1000
+    body = (SAMPLES / "vapi-end-of-call-report.json").read_bytes()
+    response = post(client, "vapi", body, sign_headers("vapi", body, SECRET))
+    assert response.status_code == 413
+    assert "DOCKET_IMPORT_MAX_LINE_BYTES" in response.json()["detail"]

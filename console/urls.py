@@ -10,6 +10,7 @@ from .api import SchemaView, api_docs, router_urls
 PAGE_APPS = [
     "evals.webhooks",
     "evals.catalog",
+    "evals.ingest",
     "evals.judging",
     "evals.gating",
     "evals.conversation",

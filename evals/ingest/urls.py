@@ -1,8 +1,11 @@
 from django.urls import path
 
-from evals.ingest import api
+from evals.ingest import api, views
 
-urlpatterns: list = []
+urlpatterns = [
+    path("voice-hooks/", views.voice_hook_list, name="voice-hook-list"),
+    path("voice-hooks/<int:pk>/toggle/", views.voice_hook_toggle, name="voice-hook-toggle"),
+]
 
 api_urlpatterns = [
     path("hooks/vapi/", api.hook_view("vapi"), name="api-hook-vapi"),

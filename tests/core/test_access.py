@@ -216,6 +216,9 @@ TABLE = {
     ("api-hook-retell", "POST"): SIGNED,
     ("api-hook-elevenlabs", "POST"): SIGNED,
     ("api-otel-traces", "POST"): TRIAGE,
+    ("voice-hook-list", "GET"): LEAD,
+    ("voice-hook-list", "POST"): LEAD,
+    ("voice-hook-toggle", "POST"): LEAD,
     ("api-voice-hooks", "GET"): LEAD,
     ("api-voice-hooks", "POST"): LEAD,
     ("api-voice-hook", "GET"): LEAD,
@@ -327,6 +330,7 @@ def world(db):
         "webhook-toggle": {"pk": w.webhook.pk},
         "api-webhook": {"pk": w.webhook.pk},
         "api-voice-hook": {"pk": w.voice_hook.pk},
+        "voice-hook-toggle": {"pk": w.voice_hook.pk},
     }
     return w
 

@@ -127,7 +127,8 @@ class ImportResult:
         default_factory=dict
     )  # seconds per phase, for logs and benchmarks
     # Per input format other than the native one: {"calls": n, "mapped": [source field -> where
-    # it went], "metadata": [source fields kept as they came in the call's metadata]}.
+    # it went], "metadata": [source fields kept as they came in the call's metadata], and
+    # "left_out": {why: how many} for records that are not calls}.
     formats: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -173,6 +174,8 @@ class ImportResult:
                 lines.append("    mapped: " + "; ".join(report["mapped"]))
             if report.get("metadata"):
                 lines.append("    kept in metadata: " + ", ".join(report["metadata"]))
+            for reason, n in (report.get("left_out") or {}).items():
+                lines.append(f"    left out: {n} {reason}")
         return "\n".join(lines)
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from core.errors import DomainError, NotFound
 from core.importing import Errors, ImportResult, Invalid
 from evals.catalog.formats import format_of
-from evals.catalog.formats.otel import spans_from_export, spans_keyed
+from evals.catalog.formats.otel import spans_conversational, spans_from_export, spans_keyed
 from evals.catalog.formats.voice import AGENT_IDS
 from evals.catalog.models import Agent
 from evals.catalog.services.importing import transcripts_import
@@ -164,6 +164,10 @@ def otlp_receive(
             TraceSpan.objects.filter(trace_id__in=traces).values_list("trace_id", "key").distinct()
         )
         groups = spans_keyed(spans, known)
+        # Spans are kept for calls: a trace with no conversation in it (a web request's) is left
+        # out, and said so, unless spans of its call came before.
+        known_keys = set(known.values())
+        kept = {k: g for k, g in groups.items() if k in known_keys or spans_conversational(g)}
         moved = {
             s["trace_id"]: key
             for key, group in groups.items()
@@ -179,7 +183,7 @@ def otlp_receive(
             )
         }
         new, changed = [], []
-        for key, group in groups.items():
+        for key, group in kept.items():
             for s in group:
                 row = stored.get((s["trace_id"], s["span_id"]))
                 if row is None:
@@ -197,8 +201,12 @@ def otlp_receive(
                     changed.append(row)
         TraceSpan.objects.bulk_create(new, batch_size=1000)
         TraceSpan.objects.bulk_update(changed, ["data", "key", "start_ns"], batch_size=1000)
-        records = []
-        for key in sorted(groups):
+        records = [
+            (key, {"otel_key": key, "otel_spans": group})
+            for key, group in sorted(groups.items())
+            if key not in kept
+        ]
+        for key in sorted(kept):
             all_spans = list(
                 TraceSpan.objects.filter(key=key)
                 .order_by("start_ns", "span_id")

@@ -33,11 +33,12 @@ NATIVE_KEYS = (
 class Converted:
     """A record in the native shape, and what the conversion did."""
 
-    record: dict
+    record: dict | None  # None: the record is left out, for the reason `left_out` gives
     format: str
     mapped: tuple[str, ...] = ()  # "source field -> Docket field", one entry per kind of field
     kept: list[str] = field(default_factory=list)  # metadata keys holding what had no field
     defaults: dict[str, str] = field(default_factory=dict)  # agent, agent_version if none given
+    left_out: str = ""  # why a record is not a call (the import summary says so)
 
 
 @dataclass(frozen=True)

@@ -371,10 +371,23 @@ def _kept_attributes(attrs: dict) -> dict:
     return {k: v for k, v in attrs.items() if not k.startswith(MAPPED_PREFIXES)}
 
 
+LEFT_OUT = "traces with no GenAI or OpenInference span (no LLM, tool, input or output)"
+
+
+def spans_conversational(spans: list[dict]) -> bool:
+    """Whether any span is an LLM or tool span, or carries an input or output."""
+    return any(
+        span_kind(s) != "other"
+        or isinstance(s["attributes"].get("input.value"), str)
+        or isinstance(s["attributes"].get("output.value"), str)
+        for s in spans
+    )
+
+
 def spans_convert(obj: dict) -> Converted:
     spans = sorted(obj["otel_spans"], key=lambda s: (s["start_ns"], s["end_ns"], s["span_id"]))
-    if not spans:
-        raise Invalid("spans", "no span in this call")
+    if not spans_conversational(spans):  # a web request's trace, say: not a conversation
+        return Converted(record=None, format="opentelemetry", mapped=MAPPED, left_out=LEFT_OUT)
     t0 = spans[0]["start_ns"]
 
     def ms(ns: int) -> int:

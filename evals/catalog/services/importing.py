@@ -389,6 +389,10 @@ def _format_report(reports: dict, converted) -> None:
     report = reports.setdefault(
         converted.format, {"calls": 0, "mapped": list(converted.mapped), "metadata": []}
     )
+    if converted.record is None:
+        left_out = report.setdefault("left_out", {})
+        left_out[converted.left_out] = left_out.get(converted.left_out, 0) + 1
+        return
     report["calls"] += 1
     for name in converted.kept:
         if name not in report["metadata"]:
@@ -484,6 +488,9 @@ def transcripts_import(
     for where, obj in expanded():
         try:
             converted = record_convert(obj) if isinstance(obj, dict) else None
+            if converted and converted.record is None:
+                _format_report(reports, converted)
+                continue
             record = converted.record if converted else obj
             defaults = converted.defaults if converted else {}
             p = _parse(record, where, agent, agent_version, defaults)

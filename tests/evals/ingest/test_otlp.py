@@ -17,6 +17,7 @@ from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Transcript
 from evals.ingest.models import TraceSpan
+from evals.ingest.services import otlp_receive
 
 pytestmark = pytest.mark.django_db
 SAMPLES = Path(__file__).resolve().parents[3] / "examples" / "traces"
@@ -142,3 +143,21 @@ def test_otlp_needs_a_token_with_import_data(client, reviewer):
     token = Token.objects.create(user=reviewer).key
     refused = post(client, {"HTTP_AUTHORIZATION": f"Token {token}"}, export("otel-genai.json"))
     assert refused.status_code == 403
+
+
+def test_a_trace_with_no_conversation_is_left_out_and_said_so(client, auth):
+    doc = export("otel-genai.json")
+    root = doc["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    web = copy.deepcopy(root)
+    web.update(traceId="9" * 32, spanId="9" * 16, name="GET /health")
+    web["attributes"] = [{"key": "http.route", "value": {"stringValue": "/health"}}]
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"].append(web)
+    response = post(client, auth, doc)
+    assert response.status_code == 200
+    assert Transcript.objects.count() == 1
+    assert not TraceSpan.objects.filter(trace_id="9" * 32).exists()
+    result = otlp_receive(export=doc)
+    assert result.formats["opentelemetry"]["left_out"] == {
+        "traces with no GenAI or OpenInference span (no LLM, tool, input or output)": 1
+    }
+    assert "left out: 1 traces with no GenAI" in result.summary

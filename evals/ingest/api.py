@@ -17,7 +17,13 @@ from core.api.schema import error_response
 from core.permissions import api_permission
 from evals.ingest import otlp
 from evals.ingest.models import VoiceHook
-from evals.ingest.services import hook_receive, otlp_receive, voice_hook_get, voice_hook_save
+from evals.ingest.services import (
+    hook_receive,
+    otlp_receive,
+    voice_hook_endpoint,
+    voice_hook_get,
+    voice_hook_save,
+)
 
 MANAGE = [api_permission("manage_webhooks")]
 PLATFORM_HEADERS = {
@@ -147,11 +153,7 @@ class VoiceHookSerializer(serializers.ModelSerializer):
         return bool(hook.secret)
 
     def get_endpoint(self, hook) -> str:
-        path = f"/api/v1/hooks/{hook.platform}/"
-        if settings.DOCKET_PUBLIC_URL:
-            return settings.DOCKET_PUBLIC_URL.rstrip("/") + path
-        request = self.context.get("request")
-        return request.build_absolute_uri(path) if request else path
+        return voice_hook_endpoint(hook.platform, self.context.get("request"))
 
 
 class VoiceHookWrite(serializers.Serializer):

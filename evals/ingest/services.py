@@ -5,6 +5,7 @@ import secrets
 import time
 from collections.abc import Mapping
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -85,6 +86,15 @@ def voice_hook_save(
         )
     hook.save()
     return hook
+
+
+def voice_hook_endpoint(platform: str, request=None) -> str:
+    """The URL a platform is given for its webhooks: under DOCKET_PUBLIC_URL, else the host the
+    request came to."""
+    path = f"/api/v1/hooks/{platform}/"
+    if settings.DOCKET_PUBLIC_URL:
+        return settings.DOCKET_PUBLIC_URL.rstrip("/") + path
+    return request.build_absolute_uri(path) if request is not None else path
 
 
 def voice_hook_get(pk: int) -> VoiceHook:

@@ -2,7 +2,6 @@
 secret its webhooks are signed with (set here, never shown again), and when one last arrived."""
 
 from django import forms
-from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
@@ -10,7 +9,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from core.errors import DomainError
 from core.permissions import require
 from evals.ingest.models import VoiceHook
-from evals.ingest.services import voice_hook_save
+from evals.ingest.services import voice_hook_endpoint, voice_hook_save
 
 
 class VoiceHookForm(forms.Form):
@@ -19,12 +18,6 @@ class VoiceHookForm(forms.Form):
     agent = forms.SlugField(max_length=100)
     agent_version = forms.CharField(max_length=100)
     secret = forms.CharField(max_length=500, min_length=8, required=False)
-
-
-def _endpoint(request, platform: str) -> str:
-    path = f"/api/v1/hooks/{platform}/"
-    base = settings.DOCKET_PUBLIC_URL
-    return base.rstrip("/") + path if base else request.build_absolute_uri(path)
 
 
 @require("manage_webhooks")
@@ -52,7 +45,7 @@ def voice_hook_list(request):
             return redirect("voice-hook-list")
     hooks = list(VoiceHook.objects.select_related("agent").order_by("platform", "pk"))
     for h in hooks:
-        h.endpoint = _endpoint(request, h.platform)
+        h.endpoint = voice_hook_endpoint(h.platform, request)
     status = 400 if request.method == "POST" else 200
     return render(request, "ingest/voice_hooks.html", {"hooks": hooks, "form": form}, status=status)
 

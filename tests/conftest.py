@@ -1,4 +1,7 @@
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -8,6 +11,29 @@ from hypothesis import settings as hypothesis_settings
 # cores), so it is off; speed is measured in bench/.
 hypothesis_settings.register_profile("docket", deadline=None)
 hypothesis_settings.load_profile("docket")
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, tmp_path_factory):
+    """On SQLite, the test database is a file (in memory where the machine has /dev/shm), not
+    SQLite's shared-cache memory database: there, a thread's write locks a whole table and the
+    other thread fails at once ("database table is locked"), while a file in WAL mode waits for
+    the lock within the connection's timeout, as the server's own database does."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    if db["ENGINE"] == "django.db.backends.sqlite3" and not db.get("TEST", {}).get("NAME"):
+        shm = Path("/dev/shm")
+        folder = (
+            Path(tempfile.mkdtemp(prefix="docket-test-", dir=shm))
+            if shm.is_dir() and os.access(shm, os.W_OK)
+            else tmp_path_factory.mktemp("db")
+        )
+        db.setdefault("TEST", {})["NAME"] = str(folder / "test.sqlite3")
+        yield
+        shutil.rmtree(folder, ignore_errors=True)
+    else:
+        yield
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import DomainError
+from core.pages import page_or_fragment
 from core.permissions import require
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import RuleVersion
@@ -112,9 +113,7 @@ def calibration(request):
         "base_query": params.urlencode(),
         "floors": cal.floors_from_settings(),
     }
-    if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
-        return render(request, "labeling/calibration.html#cal-results", context)
-    return render(request, "labeling/calibration.html", context)
+    return page_or_fragment(request, "labeling/calibration.html", "cal-results", context)
 
 
 def _markdown(rows) -> str:

@@ -6,10 +6,10 @@ from django.http import Http404, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.pages import page_or_fragment
 from core.permissions import require
 from evals.rules.detectors import DETECTORS
 from evals.rules.models import Rule, Severity
@@ -89,16 +89,15 @@ def issue_sheet(request):
         "statuses": IssueRow.Status.choices,
         "next_url": request.get_full_path(),
     }
-    if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
-        # htmx swaps only 2xx answers: the fragment carries the error message itself.
-        response = render(request, "labeling/issue_sheet.html#sheet-table", context)
-    else:
-        context["options"] = sel.issue_sheet_options()
-        response = render(
-            request, "labeling/issue_sheet.html", context, status=400 if error else 200
-        )
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    # htmx swaps only 2xx answers: the fragment carries the error message itself.
+    return page_or_fragment(
+        request,
+        "labeling/issue_sheet.html",
+        "sheet-table",
+        context,
+        page_context=lambda: {"options": sel.issue_sheet_options()},
+        status=400 if error else 200,
+    )
 
 
 @require("triage")
@@ -181,12 +180,7 @@ def issue_trends(request):
             trends.days, trends.reviewed, ["uniform", "judge_check"], share=True
         ),
     }
-    template = (
-        "labeling/issue_trends.html#trends-panel" if request.htmx else "labeling/issue_trends.html"
-    )
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    return page_or_fragment(request, "labeling/issue_trends.html", "trends-panel", context)
 
 
 def _detail_context(row: IssueRow, **extra) -> dict:
@@ -515,6 +509,6 @@ def issue_row_fix_rule(request, number: int):
         "call_url": sel.call_link(row),
         "judged": sel.issue_row_judged_at_turn(row),
     }
-    if request.htmx and request.method == "GET" and request.htmx.target == "fix-editor":
-        return render(request, "labeling/issue_fix_rule.html#fix-editor", context)
+    if request.method == "GET":  # picking another rule swaps only the editor
+        return page_or_fragment(request, "labeling/issue_fix_rule.html", "fix-editor", context)
     return render(request, "labeling/issue_fix_rule.html", context, status=400 if error else 200)

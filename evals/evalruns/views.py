@@ -4,11 +4,10 @@ works, then shows each row's score, reason or error and the comparison with the 
 from django import forms
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseStopPolling
 
 from core.errors import DomainError
+from core.pages import page_or_fragment
 from core.permissions import require, user_can
 from evals.catalog.models import AgentVersion
 from evals.catalog.selectors import agent_version_resolve
@@ -100,9 +99,6 @@ def eval_run_detail(request, pk: int):
         "finished": finished,
         "rows": list(sel.eval_run_rows(run)) if finished else [],
     }
-    if request.htmx:
-        fragment = "evalruns/run.html#run-progress"
-        if finished:
-            return HttpResponseStopPolling(render_to_string(fragment, context, request=request))
-        return render(request, fragment, context)
-    return render(request, "evalruns/run.html", context)
+    return page_or_fragment(
+        request, "evalruns/run.html", "run-progress", context, stop_polling=finished
+    )

@@ -6,12 +6,11 @@ import re
 from django import forms
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseStopPolling
 
+from core.pages import page_or_fragment
 from core.permissions import require
 from evals.catalog.models import AgentVersion
 from evals.gating import decision as gates
@@ -301,11 +300,8 @@ def gate_run_detail(request, pk):
         "finished": finished,
         "poll_s": max(1, round(settings.GATE_POLL_S)),
     }
-    if request.htmx:
-        # The run body polls while the run is pending or running; 286 stops it once decided.
-        html = render_to_string("gating/run.html#run-body", context, request=request)
-        return HttpResponseStopPolling(html) if finished else HttpResponse(html)
-    return render(request, "gating/run.html", context)
+    # The run body polls while the run is pending or running; 286 stops it once decided.
+    return page_or_fragment(request, "gating/run.html", "run-body", context, stop_polling=finished)
 
 
 @require("run_gate")

@@ -3,9 +3,9 @@ so they live with them)."""
 
 from django.http import Http404
 from django.shortcuts import render
-from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
+from core.pages import page_or_fragment
 from core.permissions import require
 from evals.judging.forms import CallFilterForm, VerdictFilterForm
 from evals.judging.registry import CALL_SECTIONS
@@ -19,13 +19,10 @@ def _page_number(form) -> int:
 def _render_list(request, template: str, context: dict, choices):
     """Render the whole list page, or only its #results
     fragment for an htmx filter or paging request."""
-    if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
-        template += "#results"
-    else:
-        context["choices"] = choices()  # the filter form's options: only the whole page shows them
-    response = render(request, template, context)
-    patch_vary_headers(response, ["HX-Request"])
-    return response
+    # The filter form's options: only the whole page shows them.
+    return page_or_fragment(
+        request, template, "results", context, page_context=lambda: {"choices": choices()}
+    )
 
 
 @require("view_console")

@@ -7,11 +7,10 @@ from django import forms
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
-from django_htmx.http import HttpResponseStopPolling
 
 from core.errors import DomainError
+from core.pages import page_or_fragment
 from core.permissions import require, user_can
 from evals.judging.client import judge_configured
 from evals.judging.selectors import runs as sel
@@ -117,14 +116,9 @@ def judge_run_detail(request, pk: int):
         "stale": sel.judge_run_stale(run),
         "errors": sel.judge_run_error_groups(run) if finished else [],
     }
-    if request.htmx:
-        html = render_to_string("judging/judge_run.html#run-progress", context, request=request)
-        return (
-            HttpResponseStopPolling(html)
-            if finished
-            else render(request, "judging/judge_run.html#run-progress", context)
-        )
-    return render(request, "judging/judge_run.html", context)
+    return page_or_fragment(
+        request, "judging/judge_run.html", "run-progress", context, stop_polling=finished
+    )
 
 
 @require("run_judge")

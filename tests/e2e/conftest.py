@@ -1,6 +1,7 @@
 """Browser tests: Debian's Chromium driven by pytest-playwright against live_server."""
 
 import os
+import re
 
 import pytest
 
@@ -63,3 +64,67 @@ def login(page, live_server):
         return page
 
     return do_login
+
+
+# Reported to the test through a binding (it survives navigations, and the page's own Content
+# Security Policy does not apply to a script the browser injects).
+_CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  window.__docketCspViolation(
+    `${e.violatedDirective} refused ${e.blockedURI || "inline"}` +
+      ` at ${e.sourceFile || document.URL}:${e.lineNumber}`
+  );
+});
+"""
+
+
+class PageErrors:
+    """What went wrong in the browser during a test: console errors, uncaught exceptions and
+    Content Security Policy violations, from every page of the test's browser context."""
+
+    def __init__(self):
+        self.found: list[str] = []
+        self.allowed: list[re.Pattern] = []
+
+    def allow(self, pattern: str) -> None:
+        """Accept console errors matching `pattern`: what a test provokes on purpose (a refused
+        request's status, which Chromium logs as an error)."""
+        self.allowed.append(re.compile(pattern))
+
+    def add(self, where: str, text: str) -> None:
+        self.found.append(f"{where}: {text[:300]}")
+
+    def unexpected(self) -> list[str]:
+        return [f for f in self.found if not any(p.search(f) for p in self.allowed)]
+
+
+@pytest.fixture(autouse=True)
+def page_errors(request):
+    """Fail every browser test on a console error, an uncaught exception or a CSP violation."""
+    if "page" not in request.fixturenames and "context" not in request.fixturenames:
+        yield None
+        return
+    context = request.getfixturevalue("context")
+    errors = PageErrors()
+
+    def watch(page):
+        page.on(
+            "console",
+            lambda msg: (
+                errors.add(f"console.{msg.type} on {page.url}", msg.text)
+                if msg.type in ("error", "assert")
+                else None
+            ),
+        )
+        page.on("pageerror", lambda exc: errors.add(f"uncaught on {page.url}", str(exc)))
+
+    context.expose_binding(
+        "__docketCspViolation", lambda source, text: errors.add("CSP violation", text)
+    )
+    context.add_init_script(_CSP_LISTENER)
+    for page in context.pages:
+        watch(page)
+    context.on("page", watch)
+    yield errors
+    unexpected = errors.unexpected()
+    assert not unexpected, "the browser reported errors:\n" + "\n".join(unexpected)

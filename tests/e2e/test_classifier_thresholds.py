@@ -23,6 +23,12 @@ def test_a_lead_reads_where_a_blocking_threshold_would_sit(login, lead, live_ser
     page.get_by_role("link", name="classifiers.injection").click()
     expect(page.get_by_test_id("pr-curve")).to_be_visible()
     expect(page.get_by_test_id("threshold")).to_have_text("85")
+    # The confidence histogram's longest bar fills its track; an empty bucket draws nothing (its
+    # lengths were once inline styles, which the CSP refused: every bar 1 px wide).
+    longest = page.locator(".hist rect[width='100']").first.bounding_box()
+    track = page.locator(".hist svg.bar").first.bounding_box()
+    assert longest["width"] > 40 and abs(longest["width"] - track["width"]) < 1
+    assert page.locator(".hist rect[width='0']").count() > 0
     check_page(page)
     page.get_by_label("Target precision").fill("0.6")
     page.get_by_role("textbox", name="Tenant").fill("acme")

@@ -74,6 +74,12 @@ class Assignment(models.Model):
     lease_expires_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     released_at = models.DateTimeField(null=True, blank=True, help_text="Skipped or lease lapsed.")
+    version = models.PositiveIntegerField(
+        default=1,
+        help_text="Moves on with every change to the reviewer's marks on the call and when it is "
+        "finished or skipped; a page or client sends the version it saw, and a change made "
+        "from a stale view is refused.",
+    )
 
     class Meta:
         ordering = ["-claimed_at"]

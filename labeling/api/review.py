@@ -65,7 +65,16 @@ class AssignmentSerializer(serializers.ModelSerializer):
             "claimed_at",
             "lease_expires_at",
             "finished_at",
+            "version",
         ]
+        extra_kwargs = {
+            "version": {
+                "help_text": "Moves on with every change to your marks on the call and when it "
+                "is finished or skipped. Send it back with a mark, finish, skip or "
+                "mark-rest-right to be refused (409 conflict) if the call changed since: "
+                "another tab, window or client finished it or changed a mark."
+            }
+        }
 
 
 class ClaimedTranscriptSerializer(serializers.Serializer):
@@ -138,8 +147,19 @@ class QueueNext(APIView):
         return Response(_claimed_call(assignment, request.user))
 
 
+CHANGED = error_response(
+    "The call changed since the `version` sent (another tab, window or client finished it or "
+    "changed a mark): nothing was done."
+)
+VERSION_HELP = (
+    "Optional: the version of the call you last read (the assignment's `version`); when the "
+    "call changed since, nothing is done and the answer is 409 conflict."
+)
+
+
 class TranscriptRefSerializer(serializers.Serializer):
     transcript = serializers.CharField(help_text="The call's id (external id).")
+    version = serializers.IntegerField(required=False, min_value=1, help_text=VERSION_HELP)
 
 
 def _transcript(value: str) -> Transcript:
@@ -154,7 +174,9 @@ def _held_call_action(request, action) -> Response:
     data = TranscriptRefSerializer(data=request.data)
     data.is_valid(raise_exception=True)
     assignment = action(
-        reviewer=request.user, transcript=_transcript(data.validated_data["transcript"])
+        reviewer=request.user,
+        transcript=_transcript(data.validated_data["transcript"]),
+        version=data.validated_data.get("version"),
     )
     return Response(AssignmentSerializer(assignment).data)
 
@@ -164,7 +186,7 @@ class QueueFinish(APIView):
 
     @extend_schema(
         request=TranscriptRefSerializer,
-        responses={200: AssignmentSerializer},
+        responses={200: AssignmentSerializer, 409: CHANGED},
         summary="Finish the held call once every verdict on it carries your mark",
     )
     def post(self, request):
@@ -176,7 +198,7 @@ class QueueSkip(APIView):
 
     @extend_schema(
         request=TranscriptRefSerializer,
-        responses={200: AssignmentSerializer},
+        responses={200: AssignmentSerializer, 409: CHANGED},
         summary="Give the held call back to the queue for someone else",
     )
     def post(self, request):
@@ -192,7 +214,7 @@ class QueueMarkRestRight(APIView):
 
     @extend_schema(
         request=TranscriptRefSerializer,
-        responses={200: MarkedRestSerializer},
+        responses={200: MarkedRestSerializer, 409: CHANGED},
         summary="Mark right every unflagged verdict on the call you have not marked "
         "(refused while a flagged one lacks your mark)",
     )
@@ -200,7 +222,9 @@ class QueueMarkRestRight(APIView):
         data = TranscriptRefSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         ids = mark_rest_right(
-            reviewer=request.user, transcript=_transcript(data.validated_data["transcript"])
+            reviewer=request.user,
+            transcript=_transcript(data.validated_data["transcript"]),
+            version=data.validated_data.get("version"),
         )
         return Response({"marked": ids})
 
@@ -209,10 +233,18 @@ class MarkInSerializer(serializers.Serializer):
     verdict = serializers.IntegerField()
     correct = serializers.BooleanField()
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=500)
+    version = serializers.IntegerField(required=False, min_value=1, help_text=VERSION_HELP)
 
 
 class MarkSerializer(serializers.ModelSerializer):
     in_sample = serializers.SerializerMethodField()
+    version = serializers.IntegerField(
+        source="assignment.version",
+        allow_null=True,
+        read_only=True,
+        help_text="The call's version after this mark (null outside the sample): send it with "
+        "the next change.",
+    )
 
     class Meta:
         model = Mark
@@ -223,6 +255,7 @@ class MarkSerializer(serializers.ModelSerializer):
             "note",
             "assignment",
             "in_sample",
+            "version",
             "created_at",
             "updated_at",
         ]
@@ -236,7 +269,7 @@ class Marks(APIView):
 
     @extend_schema(
         request=MarkInSerializer,
-        responses={200: MarkSerializer, 201: MarkSerializer},
+        responses={200: MarkSerializer, 201: MarkSerializer, 409: CHANGED},
         summary="Mark a verdict right or wrong (idempotent: one mark per verdict and reviewer)",
     )
     def post(self, request):
@@ -253,6 +286,7 @@ class Marks(APIView):
             verdict=verdict,
             correct=data.validated_data["correct"],
             note=data.validated_data["note"],
+            version=data.validated_data.get("version"),
         )
         return Response(
             MarkSerializer(mark).data, status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED

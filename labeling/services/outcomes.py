@@ -14,7 +14,7 @@ from labeling.models_outcomes import (
     RATING_MAX,
     RATING_MIN,
 )
-from labeling.services.marks import _assignment_renewed
+from labeling.services.held import assignment_renewed
 
 logger = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def outcome_rate(
         raise ValidationError({k: [v] for k, v in errors.items()})
     if question is None:
         question = outcome_question_default(agent=agent)
-    assignment = _assignment_renewed(reviewer=reviewer, transcript_id=transcript.pk)
+    assignment = assignment_renewed(reviewer=reviewer, transcript_id=transcript.pk)
     try:
         with transaction.atomic():
             rating_row, created = OutcomeRating.objects.update_or_create(

@@ -26,6 +26,7 @@ from labeling.selectors.queue import (
     sample_items_claimable,
     verdicts_unmarked_count,
 )
+from labeling.services.held import assignment_version_bump, assignment_version_check
 
 logger = logging.getLogger(__name__)
 
@@ -90,15 +91,20 @@ def _assignment_for(*, reviewer, transcript: Transcript, lock: bool = True) -> A
 
 
 @transaction.atomic
-def assignment_skip(*, reviewer, transcript: Transcript) -> Assignment:
-    """Give the held call back to the queue for someone else."""
+def assignment_skip(*, reviewer, transcript: Transcript, version: int | None = None) -> Assignment:
+    """Give the held call back to the queue for someone else (refused, with `version`, when the
+    call changed since that version)."""
     assignment = _assignment_for(reviewer=reviewer, transcript=transcript)
+    assignment_version_check(
+        assignment=assignment, version=version, external_id=transcript.external_id
+    )
     if assignment.finished_at is not None:
         raise ValidationError(
             f"transcript: {transcript.external_id} is already finished; it cannot be skipped."
         )
     assignment.released_at = timezone.now()
     assignment.save(update_fields=["released_at"])
+    assignment_version_bump(assignment)
     logger.info(
         "assignment_skipped", extra={"assignment_id": assignment.pk, "reviewer_id": reviewer.pk}
     )
@@ -106,9 +112,15 @@ def assignment_skip(*, reviewer, transcript: Transcript) -> Assignment:
 
 
 @transaction.atomic
-def assignment_finish(*, reviewer, transcript: Transcript) -> Assignment:
-    """Finish the held call once every verdict on it carries this reviewer's mark (idempotent)."""
+def assignment_finish(
+    *, reviewer, transcript: Transcript, version: int | None = None
+) -> Assignment:
+    """Finish the held call once every verdict on it carries this reviewer's mark (idempotent;
+    refused, with `version`, when the call changed since that version)."""
     assignment = _assignment_for(reviewer=reviewer, transcript=transcript)
+    assignment_version_check(
+        assignment=assignment, version=version, external_id=transcript.external_id
+    )
     if assignment.finished_at is not None:
         return assignment
     left = verdicts_unmarked_count(reviewer=reviewer, transcript=transcript)
@@ -119,6 +131,7 @@ def assignment_finish(*, reviewer, transcript: Transcript) -> Assignment:
         )
     assignment.finished_at = timezone.now()
     assignment.save(update_fields=["finished_at"])
+    assignment_version_bump(assignment)
     logger.info(
         "assignment_finished", extra={"assignment_id": assignment.pk, "reviewer_id": reviewer.pk}
     )

@@ -6,10 +6,13 @@ from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.cache import patch_cache_control
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
+from core.errors import DomainError
 from core.permissions import require
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
@@ -27,6 +30,7 @@ from labeling.selectors.queue import (
     verdicts_unmarked_count,
 )
 from labeling.selectors.sampling import daily_sample_for_day
+from labeling.services.held import ReviewChanged
 from labeling.services.issue_rows import issue_row_create
 from labeling.services.marks import mark_rest_right, mark_set, mark_undo, mark_undo_many
 from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
@@ -140,6 +144,9 @@ def _review_context(request, transcript):
     }
 
 
+# The review page never comes from a cache: Back, the back-forward cache and a second tab must
+# show what the server holds (review.js also reloads a page restored from the back-forward cache).
+@never_cache
 @require("review")
 @require_GET
 def review_call(request, external_id):
@@ -153,87 +160,154 @@ def review_call(request, external_id):
     return render(request, PAGE, context)
 
 
-def _call_and_verdict(request, external_id, verdict_id):
-    verdict = get_object_or_404(
-        Verdict.objects.select_related("transcript", "rule_version__rule", "judge"),
-        pk=verdict_id,
-        transcript__external_id=external_id,
-    )
-    allowed = (
-        assignment_for_review(reviewer=request.user, transcript=verdict.transcript) is not None
-    )
-    return verdict.transcript, verdict, allowed
+def _version(request) -> int | None:
+    """Read the version of the call the page saw (`version`, sent with every change)."""
+    raw = (request.POST.get("version") or request.GET.get("version") or "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit():
+        raise ValueError(f"version: {raw!r} is not a whole number.")
+    return int(raw)
 
 
-_UNSET = object()
-
-
-def _verdict_response(request, transcript, verdict, *, saved, error="", mark=_UNSET):
-    if not request.htmx:
-        if error:
-            messages.error(request, error)
-        return redirect(
-            reverse("review-call", args=[transcript.external_id]) + f"#verdict-{verdict.pk}"
+def _held(request, external_id):
+    """Return the call and the reviewer's assignment on it, or a 400 answer saying it is not
+    theirs (skipped, or never claimed)."""
+    transcript = get_object_or_404(Transcript, external_id=external_id)
+    assignment = assignment_for_review(reviewer=request.user, transcript=transcript)
+    if assignment is None:
+        return (
+            transcript,
+            None,
+            HttpResponseBadRequest(
+                f"{external_id} is not held by you (skipped, or never claimed): not saved."
+            ),
         )
-    if mark is _UNSET:
-        mark = Mark.objects.filter(verdict=verdict, reviewer=request.user).first()
-    verdict.my_mark = mark
-    response = render(
-        request,
-        f"{PAGE}#verdict",
-        {"v": verdict, "call": transcript, "saved": saved, "error": error},
-    )
-    return trigger_client_event(response, "marks-changed", {"verdict": verdict.pk})
+    return transcript, assignment, None
 
 
-@require_POST
-@require("review")
-def review_mark(request, external_id, verdict_id):
-    transcript, verdict, allowed = _call_and_verdict(request, external_id, verdict_id)
-    if not allowed:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
-    correct = request.POST.get("correct")
-    if correct not in ("1", "0", "true", "false"):
-        return HttpResponseBadRequest("correct: must be 1 or 0.")
-    try:
-        mark = mark_set(
-            reviewer=request.user,
-            verdict=verdict,
-            correct=correct in ("1", "true"),
-            note=request.POST.get("note", "") if correct in ("0", "false") else "",
-        )
-    except ValidationError as exc:
-        return _verdict_response(request, transcript, verdict, saved=False, error=_error_text(exc))
-    return _verdict_response(request, transcript, verdict, saved=True, mark=mark)
-
-
-@require_POST
-@require("review")
-def review_unmark(request, external_id, verdict_id):
-    transcript, verdict, allowed = _call_and_verdict(request, external_id, verdict_id)
-    if not allowed:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
-    mark_undo(reviewer=request.user, verdict=verdict)
-    return _verdict_response(request, transcript, verdict, saved=True, mark=None)
-
-
-def _verdicts_response(request, transcript, ids, *, flash: str, undo: list[int] | None = None):
-    """Answer a bulk action: the changed verdicts swapped in place (out of band), and an event
-    that carries what the page needs to undo it and to say what happened."""
-    if not request.htmx:
-        messages.success(request, flash)
-        return redirect("review-call", external_id=transcript.external_id)
-    verdicts = list(
-        Verdict.objects.filter(pk__in=ids).select_related("rule_version__rule", "judge")
-    )
+def _answer(request, transcript, verdicts, *, saved=True, error="", notice="", status=200):
+    """Answer the review page's script: the verdicts that changed (this reviewer's marks on
+    them) and the call's progress, which carries the version the next change must send."""
+    verdicts = list(verdicts)
     marks = {
         m.verdict_id: m for m in Mark.objects.filter(verdict__in=verdicts, reviewer=request.user)
     }
     for v in verdicts:
         v.my_mark = marks.get(v.pk)
-    response = render(
-        request, f"{PAGE}#verdicts-oob", {"verdicts": verdicts, "call": transcript, "saved": True}
+    markable = verdicts_markable(transcript=transcript).count()
+    left = verdicts_unmarked_count(reviewer=request.user, transcript=transcript)
+    context = {
+        "verdicts": verdicts,
+        "call": transcript,
+        "assignment": assignment_for_review(reviewer=request.user, transcript=transcript),
+        "page": {"markable": markable, "marked": markable - left},
+        "now": timezone.now(),
+        "progress": progress_today(reviewer=request.user),
+        "queue": _queue(request),
+        "saved": saved,
+        "error": error,
+        "notice": notice,
+    }
+    response = render(request, f"{PAGE}#answer", context, status=status)
+    patch_cache_control(response, no_store=True)
+    return response
+
+
+def _call_verdicts(transcript):
+    return Verdict.objects.filter(transcript=transcript).select_related(
+        "rule_version__rule", "judge"
     )
+
+
+def _refused(request, transcript, exc: DomainError):
+    """Answer a change refused because the call changed elsewhere: 409, with every verdict and
+    the progress as the server holds them, and the refusal said where the reviewer looks."""
+    if not request.htmx:
+        messages.error(request, exc.message)
+        return redirect("review-call", external_id=transcript.external_id)
+    return _answer(
+        request,
+        transcript,
+        _call_verdicts(transcript),
+        saved=False,
+        notice=f"{exc.message} The page now shows what is saved.",
+        status=409,
+    )
+
+
+def _back_to_page(request, transcript, *, anchor="", error="", success=""):
+    if error:
+        messages.error(request, error)
+    if success:
+        messages.success(request, success)
+    return redirect(reverse("review-call", args=[transcript.external_id]) + anchor)
+
+
+@require_POST
+@require("review")
+def review_mark(request, external_id, verdict_id):
+    transcript, _assignment, refusal = _held(request, external_id)
+    if refusal:
+        return refusal
+    verdict = get_object_or_404(
+        Verdict.objects.select_related("transcript", "rule_version__rule", "judge"),
+        pk=verdict_id,
+        transcript=transcript,
+    )
+    correct = request.POST.get("correct")
+    if correct not in ("1", "0", "true", "false"):
+        return HttpResponseBadRequest("correct: must be 1 or 0.")
+    error = ""
+    try:
+        mark_set(
+            reviewer=request.user,
+            verdict=verdict,
+            correct=correct in ("1", "true"),
+            note=request.POST.get("note", "") if correct in ("0", "false") else "",
+            version=_version(request),
+        )
+    except ReviewChanged as exc:
+        return _refused(request, transcript, exc)
+    except ValueError as exc:
+        error = str(exc)
+    except ValidationError as exc:
+        error = _error_text(exc)
+    if not request.htmx:
+        return _back_to_page(request, transcript, anchor=f"#verdict-{verdict.pk}", error=error)
+    response = _answer(request, transcript, [verdict], saved=not error, error=error)
+    return trigger_client_event(response, "marks-changed", {"verdict": verdict.pk})
+
+
+@require_POST
+@require("review")
+def review_unmark(request, external_id, verdict_id):
+    transcript, _assignment, refusal = _held(request, external_id)
+    if refusal:
+        return refusal
+    verdict = get_object_or_404(
+        Verdict.objects.select_related("rule_version__rule", "judge"),
+        pk=verdict_id,
+        transcript=transcript,
+    )
+    try:
+        mark_undo(reviewer=request.user, verdict=verdict, version=_version(request))
+    except ReviewChanged as exc:
+        return _refused(request, transcript, exc)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
+    if not request.htmx:
+        return _back_to_page(request, transcript, anchor=f"#verdict-{verdict.pk}")
+    response = _answer(request, transcript, [verdict])
+    return trigger_client_event(response, "marks-changed", {"verdict": verdict.pk})
+
+
+def _bulk_answer(request, transcript, ids, *, flash: str, undo: list[int] | None = None):
+    """Answer a bulk action: the changed verdicts and the progress, and an event that carries
+    what the page needs to undo it and to say what happened."""
+    if not request.htmx:
+        return _back_to_page(request, transcript, success=flash)
+    response = _answer(request, transcript, _call_verdicts(transcript).filter(pk__in=ids))
     return trigger_client_event(
         response, "marks-changed", {"verdicts": ids, "undo": undo or [], "flash": flash}
     )
@@ -242,22 +316,26 @@ def _verdicts_response(request, transcript, ids, *, flash: str, undo: list[int] 
 @require_POST
 @require("review")
 def review_mark_rest(request, external_id):
-    transcript = get_object_or_404(Transcript, external_id=external_id)
-    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    transcript, _assignment, refusal = _held(request, external_id)
+    if refusal:
+        return refusal
     try:
-        ids = mark_rest_right(reviewer=request.user, transcript=transcript)
-    except ValidationError as exc:
+        ids = mark_rest_right(
+            reviewer=request.user, transcript=transcript, version=_version(request)
+        )
+    except ReviewChanged as exc:
+        return _refused(request, transcript, exc)
+    except (ValueError, ValidationError) as exc:
+        text = _error_text(exc) if isinstance(exc, ValidationError) else str(exc)
         if not request.htmx:
-            messages.error(request, _error_text(exc))
-            return redirect("review-call", external_id=external_id)
-        return HttpResponseBadRequest(_error_text(exc))
+            return _back_to_page(request, transcript, error=text)
+        return HttpResponseBadRequest(text)
     n = len(ids)
-    return _verdicts_response(
+    return _bulk_answer(
         request,
         transcript,
         ids,
-        flash=f"Marked {n} unflagged verdict{'s' if n != 1 else ''} right. u undoes it.",
+        flash=f"Judge right on {n} unflagged verdict{'s' if n != 1 else ''}. u undoes it.",
         undo=ids,
     )
 
@@ -265,39 +343,53 @@ def review_mark_rest(request, external_id):
 @require_POST
 @require("review")
 def review_unmark_many(request, external_id):
-    transcript = get_object_or_404(Transcript, external_id=external_id)
-    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
+    transcript, _assignment, refusal = _held(request, external_id)
+    if refusal:
+        return refusal
     try:
         ids = [int(x) for x in request.POST.getlist("verdict")]
     except ValueError:
         return HttpResponseBadRequest("verdict: must be verdict ids.")
-    n = mark_undo_many(reviewer=request.user, transcript=transcript, verdict_ids=ids)
-    return _verdicts_response(
+    try:
+        n = mark_undo_many(
+            reviewer=request.user, transcript=transcript, verdict_ids=ids, version=_version(request)
+        )
+    except ReviewChanged as exc:
+        return _refused(request, transcript, exc)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
+    return _bulk_answer(
         request, transcript, ids, flash=f"Undone: {n} mark{'s' if n != 1 else ''} removed."
     )
 
 
+@never_cache
 @require_GET
 @require("review")
 def review_call_progress(request, external_id):
-    transcript = get_object_or_404(Transcript, external_id=external_id)
-    assignment = assignment_for_review(reviewer=request.user, transcript=transcript)
-    if assignment is None:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
-    markable = verdicts_markable(transcript=transcript).count()
-    left = verdicts_unmarked_count(reviewer=request.user, transcript=transcript)
-    page = {"markable": markable, "marked": markable - left}
-    return render(
+    """The call's progress; with `version` (the page's), every verdict too when the call changed
+    since: what a page shows when it comes back (a reconnect, a tab shown again)."""
+    transcript, assignment, refusal = _held(request, external_id)
+    if refusal:
+        return refusal
+    try:
+        seen = _version(request)
+    except ValueError as exc:
+        return HttpResponseBadRequest(str(exc))
+    if seen is None or seen == assignment.version:
+        return _answer(request, transcript, [])
+    how = (
+        f" (finished at {timezone.localtime(assignment.finished_at):%H:%M})"
+        if assignment.finished_at
+        else ""
+    )
+    return _answer(
         request,
-        f"{PAGE}#call-progress",
-        {
-            "call": transcript,
-            "assignment": assignment,
-            "page": page,
-            "now": timezone.now(),
-            "progress": progress_today(reviewer=request.user),
-        },
+        transcript,
+        _call_verdicts(transcript),
+        saved=False,
+        notice=f"{external_id} changed in another tab or window{how}. "
+        "The page now shows what is saved.",
     )
 
 
@@ -306,9 +398,15 @@ def _assignment_end(request, external_id, service, level, text: str):
     so, and go to the next call (or back, on error)."""
     transcript = get_object_or_404(Transcript, external_id=external_id)
     try:
-        service(reviewer=request.user, transcript=transcript)
+        service(reviewer=request.user, transcript=transcript, version=_version(request))
     except ValidationError as exc:
         messages.error(request, _error_text(exc))
+        return redirect("review-call", external_id=external_id)
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect("review-call", external_id=external_id)
+    except ValueError as exc:
+        messages.error(request, str(exc))
         return redirect("review-call", external_id=external_id)
     level(request, text)
     return review_next(request)

@@ -12,6 +12,10 @@
 // - `scope` (a CSS selector) makes a key work only while the focus is inside that element (a
 //   panel's own keys: digits 1-5 in the outcome panel); there it wins over the page-wide key, and
 //   it also works from a radio button or checkbox inside the scope, which take no typing.
+// - hold(fn): a page module whose work is on its way to the server takes the keys pressed
+//   meanwhile (fn returns true to take one) and runs them later, in order, with replay(key): a
+//   held key runs as if pressed then, and types into the field that has the focus by then (the
+//   note that `e` opened), so text typed fast never runs as shortcuts.
 (function () {
   "use strict";
 
@@ -19,6 +23,7 @@
   var scoped = {}; // key -> [entry with a scope]
   var entries = [];
   var escapeHooks = [];
+  var holder = null;
 
   function typing(target) {
     if (!target || !target.closest) return false;
@@ -83,24 +88,69 @@
     scheduleHelp();
   }
 
-  document.addEventListener("keydown", function (ev) {
-    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
-    var inScope = scopedEntry(ev.key, ev.target);
-    if (typing(ev.target) && !(inScope && choosing(ev.target))) {
-      if (ev.key === "Escape") {
-        ev.target.blur();
-        escapeHooks.forEach(function (fn) { fn(ev); });
+  function intoField(target, key) {
+    return typing(target) && !(scopedEntry(key, target) && choosing(target));
+  }
+
+  function leaveField(field, ev) {
+    field.blur();
+    escapeHooks.forEach(function (fn) { fn(ev); });
+  }
+
+  // Run the key's entry; return whether one ran and took the key.
+  function dispatch(ev) {
+    var entry = scopedEntry(ev.key, ev.target) || keys[ev.key];
+    if (!entry || !entry.run) return false;
+    return entry.run(ev) !== false;
+  }
+
+  // Type a held key into the field as the browser would have: text at the caret, Backspace and
+  // Delete, Enter submits the field's form, Esc leaves the field.
+  function typeInto(field, key) {
+    if (key === "Escape") { leaveField(field, { key: key, target: field }); return; }
+    if (key === "Enter") {
+      if (field.tagName === "TEXTAREA") key = "\n";
+      else { if (field.form) field.form.requestSubmit(); return; }
+    }
+    var text = key.length === 1 || key === "\n" ? key : "";
+    var start = null, end = null;
+    try { start = field.selectionStart; end = field.selectionEnd; } catch (e) { start = null; }
+    if (start === null) { // a number field has no caret to write at
+      if (text) field.value += text;
+      else if (key === "Backspace") field.value = field.value.slice(0, -1);
+    } else if (text) {
+      field.setRangeText(text, start, end, "end");
+    } else if (key === "Backspace" || key === "Delete") {
+      if (start === end) {
+        if (key === "Backspace" && start > 0) start -= 1;
+        else if (key === "Delete" && end < field.value.length) end += 1;
       }
+      field.setRangeText("", start, end, "end");
+    } else {
       return;
     }
-    var entry = inScope || keys[ev.key];
-    if (!entry || !entry.run) return;
-    if (entry.run(ev) !== false) ev.preventDefault();
+    field.dispatchEvent(new Event("input", { bubbles: true }));
+  }
+
+  document.addEventListener("keydown", function (ev) {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (intoField(ev.target, ev.key)) {
+      if (ev.key === "Escape") leaveField(ev.target, ev);
+      return;
+    }
+    if (holder && holder(ev)) { ev.preventDefault(); return; }
+    if (dispatch(ev)) ev.preventDefault();
   });
 
   window.DocketKeys = {
     register: register,
     onEscape: function (fn) { escapeHooks.push(fn); },
     typing: typing,
+    hold: function (fn) { holder = fn; },
+    replay: function (key) {
+      var target = document.activeElement || document.body;
+      if (intoField(target, key)) typeInto(target, key);
+      else dispatch({ key: key, target: target, preventDefault: function () {} });
+    },
   };
 })();

@@ -3,12 +3,25 @@
 // Keys are registered with DocketKeys (keys.js), which also lists them in the help panel; another
 // panel on this page adds its own keys the same way. j/k move between verdicts in page order (the
 // ones citing a turn, in transcript order, then the whole-call list; the pane holding the current
-// one scrolls to it), r/w mark the current one right/wrong, e edits the note of a wrong mark,
-// a marks the rest right (every unflagged verdict not yet marked, once the flagged ones are),
-// u undoes the last mark or bulk action, space plays or pauses, i files an issue row on the
-// current turn, n finishes the call, ? shows the keys, Esc leaves a field.
-// A mark pressed while the previous save of the same verdict is still in flight waits for it,
-// so the last press always wins; a failed save is shown on the verdict and blocks leaving the page.
+// one scrolls to it), r/w say the judge is right/wrong on the current one, e edits the note of a
+// "judge wrong" mark, a says the judge is right on the rest (every unflagged verdict not yet
+// marked, once the flagged ones are), u undoes the last mark or bulk action, space plays or
+// pauses, i files an issue row on the current turn, n finishes the call, ? shows the keys, Esc
+// leaves a field.
+//
+// One change at a time goes to the server, and the page shows what the server answers:
+// - Every change (a mark, a note, an undo, the rest, finish, skip) waits its turn in one queue,
+//   and so does every key pressed while a change is on its way (DocketKeys.hold). A held key runs
+//   when its turn comes, against the verdicts as the server returned them; one that lands in a
+//   text field by then (the note `e` opened) is typed into it, never run as a shortcut.
+// - Each change sends the version of the call the page holds (#call-progress data-version) and
+//   gets back the verdicts it changed and the progress, with the next version. A change the server
+//   refuses because the call changed elsewhere (another tab finished it, or marked) answers 409
+//   with every verdict as saved: the page shows them, says so, and runs none of the keys held
+//   after it (it says how many).
+// - Coming back (the back-forward cache, a reconnect, a tab shown again) asks the server whether
+//   the call changed and shows what it holds; the page itself is never cached (no-store).
+// A failed save is shown on the verdict and blocks leaving the page.
 (function () {
   "use strict";
 
@@ -17,9 +30,17 @@
   // Settling "style" writes a style attribute, which the CSP (no inline styles) refuses; nothing here needs it.
   if (window.htmx) htmx.config.attributesToSettle = ["class", "width", "height"];
 
+  // Restored from the back-forward cache, the page shows what was on screen when the reviewer left
+  // (before a finish, or another tab's marks): load it again from the server.
+  window.addEventListener("pageshow", function (ev) { if (ev.persisted) window.location.reload(); });
+
+  var K = window.DocketKeys;
   var currentId = null;
   var undoStack = [];
-  var pendingAction = {}; // verdict id -> "right" | "wrong" waiting for an in-flight save
+  var queue = []; // work waiting its turn: held keys and pressed buttons, in the order they came
+  var inFlight = false; // a change is on its way to the server
+  var running = false; // a queued job is running now: what it starts runs now, not at the back
+  var leaving = false; // finish, skip or next call was sent: the page is going away
 
   function verdicts() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-verdict]"));
@@ -32,6 +53,9 @@
   }
   function markable(el) {
     return el && el.querySelector(".mark-form");
+  }
+  function progress() {
+    return document.getElementById("call-progress");
   }
   function flash(text) {
     var f = document.getElementById("review-flash");
@@ -95,8 +119,14 @@
     setCurrent(list[next]);
   }
 
+  function unmarked() {
+    return verdicts().filter(function (v) { return v.classList.contains("unmarked"); });
+  }
   function firstUnmarked() {
-    return verdicts().filter(function (v) { return v.classList.contains("unmarked"); })[0] || null;
+    return unmarked()[0] || null;
+  }
+  function unmarkedFlagged() {
+    return unmarked().filter(function (v) { return v.classList.contains("is-flagged"); });
   }
 
   function nextAfter(el) {
@@ -105,62 +135,279 @@
     return i >= 0 && i + 1 < list.length ? list[i + 1] : null;
   }
 
-  function busy(el) {
-    var form = el && el.querySelector(".mark-form");
-    return !!(form && form.classList.contains("htmx-request"));
+  // ---- The queue: one change on its way at a time; everything else waits its turn, in order.
+
+  function busy() {
+    return inFlight || (queue.length > 0 && !running);
+  }
+  function pump() {
+    while (!inFlight && queue.length) {
+      var job = queue.shift();
+      running = true;
+      try { job(); } finally { running = false; }
+    }
+  }
+  // Run now when nothing is waiting, else after what is.
+  function inTurn(job) {
+    if (busy()) queue.push(job);
+    else { running = true; try { job(); } finally { running = false; } }
   }
 
-  // Every mark, by key or mouse, goes through a click on the verdict's Right or Wrong button.
-  function press(el, kind) {
+  // Keys pressed while a change is on its way wait for it (Shift, Tab and arrows stay the browser's).
+  var HELD = { Enter: 1, Backspace: 1, Delete: 1, Escape: 1 };
+  K.hold(function (ev) {
+    if (leaving) return true;
+    if (!busy() || (ev.key.length !== 1 && !HELD[ev.key])) return false;
+    var key = ev.key;
+    queue.push(function () { K.replay(key); });
+    return true;
+  });
+
+  // Drop what waits after a refused or failed change; say how much, so nothing vanishes unsaid.
+  function dropQueue() {
+    var n = queue.length;
+    queue = [];
+    return n ? " " + n + " key" + (n > 1 ? "s" : "") + " pressed after it " + (n > 1 ? "were" : "was") + " not run." : "";
+  }
+
+  function version() {
+    var p = progress();
+    return p ? p.getAttribute("data-version") || "" : "";
+  }
+  function csrf() {
+    var input = root.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+
+  // Put the server's answer on the page: each top-level element replaces the one with its id.
+  // A field the reviewer is typing in keeps its text and the focus.
+  function swapIn(html) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    var active = document.activeElement;
+    Array.prototype.slice.call(tpl.content.children).forEach(function (fresh) {
+      var old = fresh.id && document.getElementById(fresh.id);
+      if (!old) return;
+      var typed = null, hadFocus = old === active;
+      if (active && active !== old && old.contains(active) && active.name) {
+        typed = { name: active.name, value: active.value };
+      }
+      old.replaceWith(fresh);
+      if (fresh.matches("[data-verdict]") && fresh.getAttribute("data-verdict") === currentId) {
+        fresh.classList.add("is-current");
+      }
+      if (typed) {
+        var field = fresh.querySelector("[name='" + typed.name + "']:not([type=hidden])");
+        if (field) { field.value = typed.value; field.focus({ preventScroll: true }); }
+        else flash("That verdict changed while you typed: your text was not kept.");
+      } else if (hadFocus) {
+        fresh.focus({ preventScroll: true });
+      }
+    });
+    updateRest();
+  }
+
+  function notice(text) {
+    var p = progress();
+    if (!p) { flash(text); return; }
+    var n = document.getElementById("review-notice");
+    if (!n) {
+      n = document.createElement("p");
+      n.id = "review-notice";
+      n.className = "notice";
+      n.setAttribute("role", "alert");
+      p.insertBefore(n, p.firstChild);
+    }
+    n.textContent = text;
+  }
+
+  function showUnsaved(el, text) {
+    if (!el) return;
+    el.classList.add("unsaved");
+    var state = el.querySelector(".mark-state");
+    if (state) state.textContent = text;
+  }
+
+  // Send one change; its answer comes back before the next change goes.
+  // opts: verdict (the element it changes), undo (what undoes it), bulkUndo (an undo of the rest).
+  function send(url, values, opts) {
+    opts = opts || {};
+    inFlight = true;
+    var body = new URLSearchParams();
+    body.set("csrfmiddlewaretoken", csrf());
+    body.set("version", version());
+    Object.keys(values).forEach(function (k) {
+      [].concat(values[k]).forEach(function (v) { body.append(k, v); });
+    });
+    var id = opts.verdict && opts.verdict.getAttribute("data-verdict");
+    if (opts.verdict) opts.verdict.classList.add("saving");
+    fetch(url, {
+      method: "POST", body: body, credentials: "same-origin",
+      headers: { "HX-Request": "true", "HX-Current-URL": window.location.href },
+    }).then(function (r) {
+      return r.text().then(function (text) { answered(r, text, opts, id); });
+    }, function () {
+      failed(id, "Not saved. Check the connection and mark again.");
+    }).finally(function () {
+      var el = id && byId(id);
+      if (el) el.classList.remove("saving");
+      inFlight = false;
+      pump();
+    });
+  }
+
+  function answered(r, text, opts, id) {
+    var login = root.getAttribute("data-login-url");
+    if (r.redirected && login && new URL(r.url).pathname === login) {
+      showUnsaved(id && byId(id), "Not saved: you are logged out.");
+      flash("You are logged out. Log in again in a new tab, then mark again." + dropQueue());
+      return;
+    }
+    if (r.status === 409) { // the call changed elsewhere: the answer is the server's whole state
+      swapIn(text);
+      undoStack = [];
+      var n = document.getElementById("review-notice");
+      if (n) n.textContent += dropQueue();
+      var el = current();
+      if (el) el.focus({ preventScroll: true });
+      return;
+    }
+    if (!r.ok) {
+      failed(id, r.status < 500 && text && text.length < 400 ? text : "Not saved. Try again.");
+      return;
+    }
+    swapIn(text);
+    var fresh = id && byId(id);
+    if (opts.undo && !(fresh && fresh.querySelector(".mark-state .error"))) {
+      undoStack.push(opts.undo);
+      if (undoStack.length > 200) undoStack.shift();
+    }
+    var trigger = r.headers.get("HX-Trigger");
+    if (trigger) {
+      try { marksChanged(JSON.parse(trigger)["marks-changed"] || {}); } catch (e) { /* not ours */ }
+    }
+  }
+
+  function failed(id, text) {
+    showUnsaved(id && byId(id), text);
+    flash(text + dropQueue());
+  }
+
+  // A bulk action's answer: what undoes it, and what to say.
+  function marksChanged(d) {
+    if (d.undo && d.undo.length) {
+      undoStack.push({ bulk: d.undo });
+      var el = current();
+      var next = firstUnmarked();
+      if (next && (!el || !el.classList.contains("unmarked"))) setCurrent(next);
+    }
+    if (d.flash) flash(d.flash);
+  }
+
+  // Coming back to the page (a reconnect, the tab shown again): ask whether the call changed.
+  function sync() {
+    var p = progress();
+    if (!p || leaving) return;
+    inFlight = true;
+    var url = p.getAttribute("data-progress-url") + "?version=" + encodeURIComponent(version());
+    fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } })
+      .then(function (r) {
+        return r.text().then(function (text) {
+          if (!r.ok || r.redirected) return;
+          swapIn(text);
+          if (document.getElementById("review-notice")) undoStack = [];
+        });
+      }, function () { /* still offline: the next change or reconnect asks again */ })
+      .finally(function () { inFlight = false; pump(); });
+  }
+  window.addEventListener("online", function () { inTurn(sync); });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "visible") inTurn(sync);
+  });
+
+  // ---- Marks.
+
+  // The reviewer says the judge is right or wrong on a verdict.
+  function mark(el, kind, note) {
     if (!markable(el)) { flash("This verdict errored; it needs no mark."); return; }
-    var button = el.querySelector(kind === "right" ? ".mark-right" : ".mark-wrong");
-    if (button) button.click();
+    var values = { correct: kind === "right" ? "1" : "0" };
+    // Saying "judge wrong" again keeps the note it had.
+    if (kind === "wrong") values.note = note !== undefined ? note : el.getAttribute("data-note") || "";
+    var undo = { id: el.getAttribute("data-verdict"), prev: el.getAttribute("data-mark") || null, note: el.getAttribute("data-note") || "" };
+    send(el.getAttribute("data-mark-url"), values, { verdict: el, undo: undo });
   }
-
-  document.addEventListener("click", function (ev) {
-    var button = ev.target.closest(".mark-right, .mark-wrong");
-    if (!button) {
-      var v = ev.target.closest("[data-verdict]");
-      if (v && !ev.target.closest("a, input, textarea")) setCurrent(v, { scroll: false, focus: !ev.target.closest("button") });
-      var here = ev.target.closest(".issue-here");
-      if (here) { ev.preventDefault(); openIssue(here.getAttribute("data-turn")); }
-      return;
-    }
-    var el = button.closest("[data-verdict]");
-    var kind = button.classList.contains("mark-right") ? "right" : "wrong";
-    var id = el.getAttribute("data-verdict");
-    if (id !== currentId) setCurrent(el, { scroll: false, focus: false });
-    if (busy(el)) {
-      ev.preventDefault(); // the earlier save is still on its way: send this one after it
-      pendingAction[id] = kind;
-      return;
-    }
-    undoStack.push({ id: id, prev: el.getAttribute("data-mark") || null, note: el.getAttribute("data-note") || "" });
-    if (undoStack.length > 200) undoStack.shift();
-  }, true);
 
   function undo() {
     var last = undoStack.pop();
     if (!last) { flash("Nothing to undo."); return; }
     if (last.bulk) {
-      htmx.ajax("POST", root.getAttribute("data-unmark-many-url"), {
-        source: root, target: "#call-verdicts", swap: "none", values: { verdict: last.bulk },
-      });
+      send(root.getAttribute("data-unmark-many-url"), { verdict: last.bulk }, {});
       return;
     }
     var el = byId(last.id);
     if (!el) return;
     setCurrent(el);
-    var url, values = {};
     if (last.prev === null) {
-      url = el.getAttribute("data-unmark-url");
+      send(el.getAttribute("data-unmark-url"), {}, { verdict: el });
+      flash("Mark undone.");
     } else {
-      url = el.getAttribute("data-mark-url");
-      values = { correct: last.prev === "right" ? "1" : "0", note: last.note };
+      send(el.getAttribute("data-mark-url"), { correct: last.prev === "right" ? "1" : "0", note: last.note }, { verdict: el });
+      flash("Mark set back to judge " + last.prev + ".");
     }
-    htmx.ajax("POST", url, { target: "#verdict-" + last.id, swap: "outerHTML", values: values });
-    flash(last.prev === null ? "Mark undone." : "Mark set back to " + last.prev + ".");
   }
+
+  // Mouse and keyboard meet here: a verdict's buttons, its note, the rest, finish and skip all
+  // wait their turn behind a change on its way.
+  document.addEventListener("submit", function (ev) {
+    var form = ev.target;
+    var el = form.closest("[data-verdict]");
+    if (el && form.classList.contains("mark-form")) {
+      ev.preventDefault();
+      var id = el.getAttribute("data-verdict");
+      var kind = ev.submitter && ev.submitter.classList.contains("mark-wrong") ? "wrong" : "right";
+      inTurn(function () { var v = byId(id); if (v) mark(v, kind); });
+    } else if (el && form.classList.contains("note-form")) {
+      ev.preventDefault();
+      var vid = el.getAttribute("data-verdict");
+      var note = form.querySelector("input[name=note]").value;
+      el.focus({ preventScroll: true }); // the note is said: the keys are shortcuts again
+      inTurn(function () { var v = byId(vid); if (v) mark(v, "wrong", note); });
+    } else if (form.id === "mark-rest-form") {
+      ev.preventDefault();
+      inTurn(markRest);
+    } else if (progress() && progress().contains(form) && busy()) {
+      ev.preventDefault(); // finish, skip or next call: after the change on its way
+      inTurn(function () { leave(); form.submit(); });
+    } else if (progress() && progress().contains(form)) {
+      leave();
+    }
+  }, true);
+
+  // The page is going away (finish, skip, next call): nothing more is sent from it.
+  function leave() {
+    leaving = true;
+    inFlight = true;
+    queue = [];
+  }
+
+  document.addEventListener("click", function (ev) {
+    var button = ev.target.closest(".mark-right, .mark-wrong");
+    if (button) {
+      var el = button.closest("[data-verdict]");
+      if (el.getAttribute("data-verdict") !== currentId) setCurrent(el, { scroll: false, focus: false });
+      return;
+    }
+    var v = ev.target.closest("[data-verdict]");
+    if (v && !ev.target.closest("a, input, textarea")) setCurrent(v, { scroll: false, focus: !ev.target.closest("button") });
+    var here = ev.target.closest(".issue-here");
+    if (here) { ev.preventDefault(); openIssue(here.getAttribute("data-turn")); }
+  }, true);
+
+  // A verdict that takes the focus (a click, Tab to its buttons, a link to it) is the current one.
+  document.addEventListener("focusin", function (ev) {
+    var v = ev.target.closest && ev.target.closest("[data-verdict]");
+    if (v && v.getAttribute("data-verdict") !== currentId) setCurrent(v, { scroll: false, focus: false });
+  });
 
   function activeTurn() {
     var el = current();
@@ -184,18 +431,16 @@
   function finish() {
     var finishButton = document.getElementById("finish");
     if (finishButton && !finishButton.disabled) {
-      document.getElementById("finish-form").requestSubmit(finishButton);
+      var form = document.getElementById("finish-form");
+      leave();
+      form.submit();
       return;
     }
     var nextButton = document.querySelector("[data-key=n]");
-    if (nextButton) { nextButton.click(); return; }
-    var left = verdicts().filter(function (v) { return v.classList.contains("unmarked"); }).length;
-    if (left) {
-      flash("Mark every verdict first: " + left + " left.");
-      setCurrent(firstUnmarked());
-    } else {
-      flash("Saving… press n again in a moment.");
-    }
+    if (nextButton) { leave(); nextButton.form.submit(); return; }
+    var left = unmarked().length;
+    flash(left ? "Mark every verdict first: " + left + " left." : "Nothing to finish.");
+    if (left) setCurrent(firstUnmarked());
   }
 
   function toggleKeys() {
@@ -205,20 +450,12 @@
     if (keys.open) keys.scrollIntoView({ block: "nearest" });
   }
 
-  function unmarkedFlagged() {
-    return verdicts().filter(function (v) {
-      return v.classList.contains("unmarked") && v.classList.contains("is-flagged");
-    });
-  }
-
   // The bulk button follows the page: disabled while a flagged verdict waits for a mark.
   function updateRest() {
     var button = document.getElementById("mark-rest");
     if (!button) return;
     var flagged = unmarkedFlagged().length;
-    var clean = verdicts().filter(function (v) {
-      return v.classList.contains("unmarked") && v.classList.contains("is-clean");
-    }).length;
+    var clean = unmarked().filter(function (v) { return v.classList.contains("is-clean"); }).length;
     button.disabled = flagged > 0 || clean === 0;
     var n = button.querySelector(".n");
     if (n) n.textContent = "(" + clean + ")";
@@ -237,7 +474,7 @@
     }
     var button = document.getElementById("mark-rest");
     if (!button || button.disabled) { flash("Nothing left to mark."); return; }
-    document.getElementById("mark-rest-form").requestSubmit(button);
+    send(document.getElementById("mark-rest-form").getAttribute("action"), {}, {});
   }
 
   function markKey(kind) {
@@ -245,7 +482,7 @@
       var el = current() || firstUnmarked();
       if (!el) return;
       setCurrent(el); // never mark a verdict the reviewer cannot see
-      press(el, kind);
+      mark(el, kind);
       if (kind === "right") { var next = nextAfter(el); if (next) setCurrent(next); }
     };
   }
@@ -290,18 +527,18 @@
     };
   }
 
-  var K = window.DocketKeys;
   K.register("j", { also: ["k"], help: "next / previous verdict (the turns' first, then the whole call's)", order: 10,
     run: function () { move(1); }, runAlso: { k: function () { move(-1); } } });
-  K.register("r", { help: "mark right (and move on)", order: 20, run: markKey("right") });
-  K.register("w", { help: "mark wrong (then type a note if you like)", order: 30, run: markKey("wrong") });
-  K.register("e", { help: "write a note on a wrong mark (Enter saves)", order: 40, run: function () {
+  K.register("r", { help: "the judge is right (Judge right), then the next verdict", order: 20, run: markKey("right") });
+  K.register("w", { help: "the judge is wrong (Judge wrong); then e to say why", order: 30, run: markKey("wrong") });
+  K.register("e", { help: "say why the judge is wrong: a note (Enter saves)", order: 40, run: function () {
     var el = current();
     var note = el && el.querySelector(".note-form input[name=note]");
-    if (note) note.focus(); else flash("Mark the verdict wrong (w) to add a note.");
+    if (note) { note.focus(); note.setSelectionRange(note.value.length, note.value.length); }
+    else flash("Mark the judge wrong (w) to add a note.");
   } });
-  K.register("a", { help: "mark the rest right: every unflagged verdict you have not marked", order: 50, run: markRest });
-  K.register("u", { help: "undo the last mark (or the last mark-the-rest)", order: 60, run: undo });
+  K.register("a", { help: "the judge is right on the rest: every unflagged verdict you have not marked", order: 50, run: markRest });
+  K.register("u", { help: "undo the last mark (or the last Judge right on the rest)", order: 60, run: undo });
   K.register(" ", { label: "space", help: "play / pause", order: 70, run: function (ev) {
     if (ev.target.closest && ev.target.closest("button, summary, a")) return false; // let them activate
     if (window.DocketPlayer && window.DocketPlayer.audio()) window.DocketPlayer.toggle();
@@ -315,80 +552,18 @@
   K.register("Escape", { label: "Esc", help: "leave a text field", order: 110, run: null });
   K.onEscape(function () { var c = current(); if (c) c.focus({ preventScroll: true }); });
 
-  function swappedVerdict(ev) {
-    var el = ev.detail && ev.detail.target;
-    var fresh = el && el.id && el.id.indexOf("verdict-") === 0 ? byId(el.id.slice(8)) : null;
-    if (!fresh) {
-      fresh = ev.target && ev.target.matches && ev.target.matches("[data-verdict]") ? ev.target : null;
-    }
-    return fresh;
-  }
-
-  // After a verdict comes back from the server: keep it current.
-  document.addEventListener("htmx:afterSwap", function (ev) {
-    var fresh = swappedVerdict(ev);
-    if (!fresh || fresh.getAttribute("data-verdict") !== currentId) return;
-    fresh.classList.add("is-current");
-    if (!document.activeElement || document.activeElement === document.body) fresh.focus({ preventScroll: true });
-  });
-
-  // htmx wires a swapped verdict's forms only when it settles: a press sent before that would be
-  // a plain form post (a full page load, no "Saved"). So the press that waited goes out here.
-  document.addEventListener("htmx:afterSettle", function (ev) {
-    var el = current();
-    if (el && !el.classList.contains("is-current")) el.classList.add("is-current");
-    var fresh = swappedVerdict(ev);
-    var id = fresh && fresh.getAttribute("data-verdict");
-    if (id && pendingAction[id]) {
-      var kind = pendingAction[id];
-      delete pendingAction[id];
-      press(fresh, kind);
-    }
-    updateRest();
-  });
-
-  // A bulk action answers with the verdicts it changed (swapped out of band) and this event.
-  document.body.addEventListener("marks-changed", function (ev) {
-    var d = ev.detail || {};
-    if (d.undo && d.undo.length) {
-      undoStack.push({ bulk: d.undo });
-      var el = current();
-      var next = firstUnmarked();
-      if (next && (!el || !el.classList.contains("unmarked"))) setCurrent(next);
-    }
-    if (d.flash) flash(d.flash);
-  });
-
-  // A lapsed session answers with the login page: never swap that in; keep the verdict as it was.
+  // The page's other panels (issue rows, outcomes, decision points) still save through htmx.
+  // A lapsed session answers with the login page: never swap that in.
   document.addEventListener("htmx:beforeSwap", function (ev) {
     var url = ev.detail.xhr && ev.detail.xhr.responseURL;
     var login = root.getAttribute("data-login-url");
     if (!url || !login || new URL(url).pathname !== login) return;
     ev.detail.shouldSwap = false;
-    var v = ev.detail.target && ev.detail.target.closest && ev.detail.target.closest("[data-verdict]");
-    if (v) {
-      v.classList.add("unsaved");
-      var state = v.querySelector(".mark-state");
-      if (state) state.textContent = "Not saved: you are logged out.";
-    }
-    flash("You are logged out. Log in again in a new tab, then mark again.");
+    flash("You are logged out. Log in again in a new tab, then try again.");
   });
 
   document.addEventListener("htmx:afterRequest", function (ev) {
-    if (ev.detail && ev.detail.failed && ev.detail.elt && ev.detail.elt.id === "mark-rest-form") {
-      flash(ev.detail.xhr && ev.detail.xhr.status === 400 ? ev.detail.xhr.responseText : "Not saved. Try again.");
-      return;
-    }
-    if (ev.detail && ev.detail.failed) {
-      var v = ev.detail.elt && ev.detail.elt.closest && ev.detail.elt.closest("[data-verdict]");
-      if (!v && ev.detail.target && ev.detail.target.matches && ev.detail.target.matches("[data-verdict]")) v = ev.detail.target;
-      if (v) {
-        v.classList.add("unsaved");
-        var state = v.querySelector(".mark-state");
-        if (state) state.textContent = "Not saved. Check the connection and mark again.";
-      }
-      flash("Not saved. Check the connection and try again.");
-    }
+    if (ev.detail && ev.detail.failed) flash("Not saved. Check the connection and try again.");
   });
 
   document.body.addEventListener("issue-filed", function (ev) {
@@ -396,9 +571,11 @@
     flash(n ? "Filed row " + n + "." : "Filed.");
   });
 
-  // Leaving while a mark is still on its way, a save failed, or an issue row is typed but not filed: ask first.
+  // Leaving while a change is on its way or waits its turn, a save failed, or an issue row is
+  // typed but not filed: ask first.
   window.addEventListener("beforeunload", function (ev) {
-    var saving = document.querySelector(".mark-form.htmx-request, .note-form.htmx-request, #issue-form.htmx-request");
+    if (leaving) return;
+    var saving = inFlight || queue.length || document.querySelector("#issue-form.htmx-request");
     var unsaved = document.querySelector("[data-verdict].unsaved");
     var what = document.getElementById("issue-what");
     if (saving || unsaved || (what && what.value.trim())) { ev.preventDefault(); ev.returnValue = ""; }

@@ -110,8 +110,6 @@ def test_clicking_a_turn_seeks_the_audio_and_speed_buttons_set_the_rate(
 ):
     _call("call-audio", audio_url)
     page = login(reviewer)
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(f"{live_server.url}/calls/call-audio/")
     audio = page.locator("audio#player[data-player]")
     expect(audio).to_have_count(1)
@@ -142,7 +140,6 @@ def test_clicking_a_turn_seeks_the_audio_and_speed_buttons_set_the_rate(
     page.locator("#turn-0 .bubble").click()
     expect(page.locator("#turn-0")).to_have_class("turn turn-agent speaking")
     wait_until(page, "document.querySelector('.turn.speaking')?.id === 'turn-1'")
-    assert errors == []
 
 
 def test_turn_in_the_address_cues_the_audio(login, reviewer, live_server, audio_url):

@@ -117,14 +117,14 @@ def test_a_reviewers_day(login, reviewer, live_server, sampled_call, page, size)
         page.keyboard.press("Escape")  # out of the issue form, as a reviewer would
         page.keyboard.press("n")
     else:
-        # Taps: Right and Wrong are real touch targets; progress with Finish stays on screen.
-        b = current.get_by_role("button", name="Right").bounding_box()
+        # Taps: the Judge right and wrong buttons are real touch targets; Finish stays on screen.
+        b = current.get_by_role("button", name="Judge right").bounding_box()
         assert b["height"] >= TOUCH_PX and b["width"] >= TOUCH_PX, b
         expect(page.locator("#call-progress")).to_be_in_viewport()
         flagged = page.locator("[data-verdict].is-flagged")
         ids = [flagged.nth(i).get_attribute("data-verdict") for i in range(flagged.count())]
         for vid in ids:  # by id: a locator on "unmarked" would match the one still saving
-            page.locator(f"#verdict-{vid}").get_by_role("button", name="Right").click()
+            page.locator(f"#verdict-{vid}").get_by_role("button", name="Judge right").click()
             expect(page.locator(f"#verdict-{vid} .mark-state")).to_have_text("Saved")
         expect(page.locator("#mark-rest")).to_be_enabled()
         page.locator("#mark-rest").click()

@@ -74,11 +74,6 @@ def current_id(page):
 def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
     login, reviewer, live_server, long_call, page, tmp_path
 ):
-    csp_errors = []
-    page.on(
-        "console",
-        lambda m: csp_errors.append(m.text[:120]) if "Content Security Policy" in m.text else None,
-    )
     page.set_viewport_size({"width": 1400, "height": 900})
     login(reviewer)
     page.goto(f"{live_server.url}/review/")
@@ -142,7 +137,6 @@ def test_transcript_and_verdicts_side_by_side_and_j_k_scroll_their_own_pane(
         CURRENT
     )
     expect(page.locator(f"#turn-{CITED[-1]}")).to_be_in_viewport()
-    assert not csp_errors, csp_errors
 
 
 def test_a_narrow_screen_falls_back_to_one_column(

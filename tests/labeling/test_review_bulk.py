@@ -65,6 +65,7 @@ def test_the_page_marks_the_rest_and_undoes_it_in_one_step(client, reviewer, cal
     client.post(reverse("review-next"))
     page = client.get(reverse("review-call", args=["call-bulk"])).content.decode()
     assert 'id="mark-rest" disabled' in page and "Mark the 2 flagged first." in page
+    assert "Judge right on the rest" in page
     url = reverse("review-mark-rest", args=["call-bulk"])
     refused = client.post(url, headers={"HX-Request": "true"})
     assert refused.status_code == 400 and b"flagged" in refused.content
@@ -73,10 +74,12 @@ def test_the_page_marks_the_rest_and_undoes_it_in_one_step(client, reviewer, cal
     done = client.post(url, headers={"HX-Request": "true"})
     assert done.status_code == 200
     html = done.content.decode()
-    assert html.count('hx-swap-oob="true"') == 3 and html.count("Saved") == 3
+    # The three verdicts it marked and the progress, which carries the call's next version.
+    assert html.count("<article ") == 3 and html.count("Saved") == 3
+    assert 'id="call-progress"' in html and "<strong>5</strong> of 5" in html
     assert (
         '"undo": [' in done.headers["HX-Trigger"]
-        and "Marked 3 unflagged" in (done.headers["HX-Trigger"])
+        and "Judge right on 3 unflagged" in (done.headers["HX-Trigger"])
     )
     assert Mark.objects.filter(reviewer=reviewer).count() == 5
     undo = client.post(

@@ -72,7 +72,7 @@ def test_start_reviewing_claims_and_opens_the_call(client, reviewer, call):
     )
     assert "Asked two questions." in html and "Ask one question per turn." in html
     assert "speaker-user" in html and "<details" in html and "phase-mark" in html
-    assert html.count(">Right</button>") == 2  # the errored verdict has no buttons
+    assert html.count(">Judge right</button>") == 2  # the errored verdict has no buttons
     assert "0</strong> of 2 verdicts marked" in html and "disabled" in html
 
 

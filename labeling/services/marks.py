@@ -2,10 +2,10 @@
 
 import logging
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 
+from core.errors import DomainError
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
 from labeling.models import Assignment, Mark
@@ -24,7 +24,7 @@ NOTE_MAX = Mark._meta.get_field("note").max_length
 def _clean_note(note: str) -> str:
     note = " ".join((note or "").split())  # one line
     if len(note) > NOTE_MAX:
-        raise ValidationError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
+        raise DomainError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
     return note
 
 
@@ -40,7 +40,7 @@ def mark_set(
     assignment's version the client saw), a call that changed since is refused (ReviewChanged).
     """
     if verdict.error:
-        raise ValidationError(
+        raise DomainError(
             f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked."
         )
     note = _clean_note(note)
@@ -93,7 +93,7 @@ def mark_rest_right(*, reviewer, transcript: Transcript, version: int | None = N
     unmarked = markable.exclude(Exists(mine))
     flagged_left = unmarked.filter(flagged=True).count()
     if flagged_left:
-        raise ValidationError(
+        raise DomainError(
             f"verdicts: mark the {flagged_left} flagged verdict"
             f"{'s' if flagged_left != 1 else ''} on {transcript.external_id} first."
         )

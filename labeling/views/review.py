@@ -1,7 +1,6 @@
 """The review page and its queue: thin views over labeling.services and labeling.selectors."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -42,7 +41,7 @@ QUEUE_SESSION_KEY = "review_queue"
 # Panels the review page shows under the issue panel, one template each (a <section class="panel">
 # with its own id, given the page's context): a decision-point panel, an outcome rating form...
 REVIEW_EXTRA_PANELS: list[str] = [
-    "labeling/partials/decision_panel.html",  # decision points (labeling.views_decisions)
+    "labeling/partials/decision_panel.html",  # decision points (labeling.views.decisions)
     "labeling/partials/outcome_panel.html",
 ]
 
@@ -51,10 +50,8 @@ def _queue(request) -> ReviewQueue:
     return ReviewQueue.parse(request.session.get(QUEUE_SESSION_KEY))
 
 
-def _error_text(exc: ValidationError) -> str:
-    if hasattr(exc, "error_dict"):
-        return " ".join(f"{field}: {' '.join(errs)}" for field, errs in exc.message_dict.items())
-    return " ".join(exc.messages)
+def _error_text(exc: DomainError | ValueError) -> str:
+    return str(exc)
 
 
 @require("review")
@@ -269,9 +266,7 @@ def review_mark(request, external_id, verdict_id):
         )
     except ReviewChanged as exc:
         return _refused(request, transcript, exc)
-    except ValueError as exc:
-        error = str(exc)
-    except ValidationError as exc:
+    except (ValueError, DomainError) as exc:
         error = _error_text(exc)
     if not request.htmx:
         return _back_to_page(request, transcript, anchor=f"#verdict-{verdict.pk}", error=error)
@@ -325,8 +320,8 @@ def review_mark_rest(request, external_id):
         )
     except ReviewChanged as exc:
         return _refused(request, transcript, exc)
-    except (ValueError, ValidationError) as exc:
-        text = _error_text(exc) if isinstance(exc, ValidationError) else str(exc)
+    except (ValueError, DomainError) as exc:
+        text = _error_text(exc)
         if not request.htmx:
             return _back_to_page(request, transcript, error=text)
         return HttpResponseBadRequest(text)
@@ -399,14 +394,11 @@ def _assignment_end(request, external_id, service, level, text: str):
     transcript = get_object_or_404(Transcript, external_id=external_id)
     try:
         service(reviewer=request.user, transcript=transcript, version=_version(request))
-    except ValidationError as exc:
-        messages.error(request, _error_text(exc))
-        return redirect("review-call", external_id=external_id)
-    except DomainError as exc:
+    except ReviewChanged as exc:
         messages.error(request, exc.message)
         return redirect("review-call", external_id=external_id)
-    except ValueError as exc:
-        messages.error(request, str(exc))
+    except (ValueError, DomainError) as exc:
+        messages.error(request, _error_text(exc))
         return redirect("review-call", external_id=external_id)
     level(request, text)
     return review_next(request)
@@ -476,7 +468,7 @@ def review_issue(request, external_id):
         )
     except ValueError as exc:
         error = str(exc)
-    except ValidationError as exc:
+    except DomainError as exc:
         error = _error_text(exc).replace("start_ms:", "from:").replace("end_ms:", "to:")
     if not request.htmx:
         if error:

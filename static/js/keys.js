@@ -112,7 +112,7 @@
       if (field.tagName === "TEXTAREA") key = "\n";
       else { if (field.form) field.form.requestSubmit(); return; }
     }
-    var text = key.length === 1 || key === "\n" ? key : "";
+    var text = key.length === 1 ? key : "";
     var start = null, end = null;
     try { start = field.selectionStart; end = field.selectionEnd; } catch (e) { start = null; }
     if (start === null) { // a number field has no caret to write at

@@ -41,6 +41,7 @@
   var inFlight = false; // a change is on its way to the server
   var running = false; // a queued job is running now: what it starts runs now, not at the back
   var leaving = false; // finish, skip or next call was sent: the page is going away
+  var syncing = false; // what is on its way only asks whether the call changed
 
   function verdicts() {
     return Array.prototype.slice.call(document.querySelectorAll("[data-verdict]"));
@@ -308,7 +309,7 @@
   function sync() {
     var p = progress();
     if (!p || leaving) return;
-    inFlight = true;
+    inFlight = syncing = true;
     var url = p.getAttribute("data-progress-url") + "?version=" + encodeURIComponent(version());
     fetch(url, { credentials: "same-origin", headers: { "HX-Request": "true" } })
       .then(function (r) {
@@ -318,7 +319,7 @@
           if (document.getElementById("review-notice")) undoStack = [];
         });
       }, function () { /* still offline: the next change or reconnect asks again */ })
-      .finally(function () { inFlight = false; pump(); });
+      .finally(function () { inFlight = syncing = false; pump(); });
   }
   window.addEventListener("online", function () { inTurn(sync); });
   document.addEventListener("visibilitychange", function () {
@@ -575,7 +576,7 @@
   // typed but not filed: ask first.
   window.addEventListener("beforeunload", function (ev) {
     if (leaving) return;
-    var saving = inFlight || queue.length || document.querySelector("#issue-form.htmx-request");
+    var saving = (inFlight && !syncing) || queue.length || document.querySelector("#issue-form.htmx-request");
     var unsaved = document.querySelector("[data-verdict].unsaved");
     var what = document.getElementById("issue-what");
     if (saving || unsaved || (what && what.value.trim())) { ev.preventDefault(); ev.returnValue = ""; }

@@ -61,7 +61,6 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_htmx",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our own static files (no CDN, CSP-friendly)
     "axes",  # login lockout after repeated failures (DOCKET_LOGIN_FAILURE_LIMIT)
@@ -212,7 +211,8 @@ SECURE_CSP = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "core.api.throttling.TokenAuthentication",  # DRF's, bad tokens counted (429 past the rate)
+        # `Token KEY` checked against stored digests (core.tokens); bad tokens counted (429)
+        "core.api.throttling.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "core.api.throttling.AnonymousThrottle",  # last: throttles what no class authenticated
     ],
@@ -391,6 +391,8 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 DOCKET_API_BAD_TOKEN_RATE = os.environ.get("DOCKET_API_BAD_TOKEN_RATE", "10/min")
 DOCKET_API_ANON_RATE = os.environ.get("DOCKET_API_ANON_RATE", "120/min")
 DOCKET_API_USER_RATE = os.environ.get("DOCKET_API_USER_RATE", "3000/min")
+# An API token's "last used" is written at most once in this many seconds (not on every request).
+DOCKET_API_TOKEN_TOUCH_S = env_int("DOCKET_API_TOKEN_TOUCH_S", 60)
 DOCKET_BEHIND_PROXY = env_bool("DJANGO_BEHIND_PROXY")
 # Throttle counts must be shared by every server process: a Redis URL in production.
 if os.environ.get("DOCKET_CACHE_URL"):

@@ -5,7 +5,6 @@ import json
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Transcript, Turn
 from evals.catalog.services.importing import transcripts_import
@@ -14,6 +13,7 @@ from evals.judging.services.importing import verdicts_import
 from evals.rules.importing import rules_import
 from evals.rules.models import Rule
 from tests.evals.import_helpers import RULES_YAML, call
+from tests.factories import api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -90,9 +90,9 @@ def test_reviewer_may_not_import_and_anonymous_must_authenticate(client, reviewe
 
 
 def test_token_authentication_imports_transcripts(client, engineer):
-    token = Token.objects.create(user=engineer)
+    key = api_key(engineer)
     body = "\n".join([call("call-1"), call("call-2")]) + "\n"
-    response = post(client, "transcripts/import/", body, HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = post(client, "transcripts/import/", body, HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 201, response.content
     assert response.json()["created"] == 2 and response.json()["details"]["turns"] == 6
     bad = post(client, "transcripts/import/", body, HTTP_AUTHORIZATION="Token not-a-key")

@@ -15,10 +15,12 @@ from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
 from core.importing import (
+    COMMAND,
     Errors,
     ImportResult,
     Invalid,
     Progress,
+    Spelling,
     copy_rows,
     json_records,
     json_text,
@@ -239,7 +241,12 @@ def _shape_turns(obj: dict) -> list:
 
 
 def _parse(
-    obj: Any, where: str, agent: str | None, agent_version: str | None, defaults: dict
+    obj: Any,
+    where: str,
+    agent: str | None,
+    agent_version: str | None,
+    defaults: dict,
+    spelling: Spelling,
 ) -> ParsedTranscript:
     if not isinstance(obj, dict):
         raise Invalid("transcript", "must be a JSON object")
@@ -249,7 +256,11 @@ def _parse(
         raise Invalid("id", "must not contain '/' or surrounding spaces")
     agent_name = _str(obj, "agent", max_length=100) or agent or defaults.get("agent") or ""
     if not agent_name:
-        raise Invalid("agent", "missing: set it on the line or give a default agent (--agent)")
+        raise Invalid(
+            "agent",
+            "missing: set it on the line, or give the agent and version of lines that name "
+            f"none ({spelling.options('agent', 'agent_version')})",
+        )
     if not AGENT_RE.match(agent_name):
         raise Invalid("agent", f"{agent_name!r}: use letters, digits, '-' and '_'")
     version = obj.get("agent_version")
@@ -264,7 +275,9 @@ def _parse(
     )
     if not version:
         raise Invalid(
-            "agent_version", "missing: set it on the line or give a default (--agent-version)"
+            "agent_version",
+            "missing: set it on the line, or give the version of lines that name none "
+            f"({spelling.options('agent_version')})",
         )
     started_at = obj.get("started_at")
     if started_at not in (None, ""):
@@ -456,6 +469,7 @@ def transcripts_import(
     agent: str | None = None,
     agent_version: str | None = None,
     progress: Progress | None = None,
+    spelling: Spelling = COMMAND,
 ) -> ImportResult:
     """Import transcripts: JSON Lines, or one JSON document (one call, an array of calls, or a
     container such as a tau2-bench results document; `document` as json_records takes it), in
@@ -493,7 +507,7 @@ def transcripts_import(
                 continue
             record = converted.record if converted else obj
             defaults = converted.defaults if converted else {}
-            p = _parse(record, where, agent, agent_version, defaults)
+            p = _parse(record, where, agent, agent_version, defaults, spelling)
             p.parts = {name: parse(record, p.turns) for name, parse in parsers.items()}
         except Invalid as exc:
             errors.add(where, exc.field, exc.reason)

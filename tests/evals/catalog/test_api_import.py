@@ -125,7 +125,14 @@ def test_transcripts_import_accepts_a_json_array_body(client, engineer):
 def test_transcript_replace_and_default_agent_through_query_parameters(client, engineer):
     client.force_login(engineer)
     bare = call("call-1", agent=None, agent_version=None)
-    assert post(client, "transcripts/import/", bare).status_code == 400
+    missing = post(client, "transcripts/import/", bare)
+    assert missing.status_code == 400
+    # The API names its own query parameters, not the command's flags.
+    assert missing.json()["detail"] == (
+        "body:1: agent: missing: set it on the line, or give the agent and version of lines that "
+        "name none (?agent=&agent_version=)"
+    )
+    assert "--agent" not in missing.content.decode()
     response = post(client, "transcripts/import/?agent=phone-screen&agent_version=v9", bare)
     assert response.status_code == 201
     changed = call("call-1", turns=[{"speaker": "agent", "text": "New."}])

@@ -170,6 +170,13 @@ STORAGES = {
             else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },
+    # Files uploaded on the import page, kept until their import is done (or a week): with
+    # Celery workers on other machines, DOCKET_IMPORT_DIR must be a folder they all share (or
+    # point this storage at an object store).
+    "imports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": os.environ.get("DOCKET_IMPORT_DIR") or str(VAR_DIR / "imports")},
+    },
 }
 # Recordings are large and seeked with range requests; serve them without the manifest.
 WHITENOISE_USE_FINDERS = DEBUG or TESTING
@@ -369,6 +376,8 @@ DOCKET_IMPORT_MAX_LINE_BYTES = env_int("DOCKET_IMPORT_MAX_LINE_BYTES", 16 * 1024
 DOCKET_IMPORT_MAX_TURNS = env_int("DOCKET_IMPORT_MAX_TURNS", 10_000)
 # A rules or gates file (YAML or JSON), parsed whole.
 DOCKET_CONFIG_MAX_BYTES = env_int("DOCKET_CONFIG_MAX_BYTES", 1024**2)
+# Seconds an import from the page may run in a Celery worker (it imports nothing past them).
+DOCKET_IMPORT_TIME_LIMIT_S = env_int("DOCKET_IMPORT_TIME_LIMIT_S", 3600)
 # Any other request body (Django's setting; JSON bodies are held whole).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 

@@ -69,3 +69,47 @@ class ServiceAccount(models.Model):
 
     def __str__(self) -> str:
         return str(self.user)
+
+
+class ImportJob(models.Model):
+    """A file uploaded on the import page: previewed, then imported in the background by its
+    kind's importer (core.import_kinds); the result or the errors, each with its line, are kept."""
+
+    class Status(models.TextChoices):
+        UPLOADED = "uploaded", "uploaded"  # stored and previewed; waits for its options
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "importing"
+        DONE = "done", "imported"
+        FAILED = "failed", "nothing imported"
+
+    kind = models.CharField(max_length=40)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.UPLOADED)
+    file_name = models.CharField(max_length=255)  # as uploaded
+    file = models.CharField(max_length=300, blank=True)  # in the imports storage; "" once removed
+    size = models.BigIntegerField(default=0)
+    options = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)  # ImportResult.as_dict()
+    detail = models.TextField(blank=True)  # why nothing was imported, in one line
+    # [{line, field, reason, message, text}]: each error with the text of its line, if it has one
+    errors = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["created_by", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} from {self.file_name}"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    @property
+    def startable(self) -> bool:
+        return self.status in (self.Status.UPLOADED, self.Status.FAILED) and bool(self.file)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
 
+from core.models import ImportJob
 from core.tokens import api_token_create
 from evals.evalruns.models import Dataset, EvalRun
 from evals.gating.models import GateMetric
@@ -224,6 +225,12 @@ TABLE = {
     ("api-voice-hook", "GET"): LEAD,
     ("api-voice-hook", "PATCH"): LEAD,
     ("api-voice-hook", "DELETE"): LEAD,
+    # the import page: whoever may import (engineers, leads); a job is seen by its uploader only
+    ("import-list", "GET"): TRIAGE,
+    ("import-list", "POST"): TRIAGE,
+    ("import-detail", "GET"): TRIAGE,
+    ("import-start", "POST"): TRIAGE,
+    ("import-discard", "POST"): TRIAGE,
     # API tokens: everyone in the console makes and revokes their own (a token of another user
     # is not found); leads make them for service accounts
     ("token-list", "GET"): CONSOLE,
@@ -289,6 +296,7 @@ def world(db):
     w.voice_hook = voice_hook_save(
         platform="vapi", agent=av.agent.name, agent_version=av.version, secret="s" * 16
     )
+    w.import_job = ImportJob.objects.create(kind="rules", file_name="rules.yaml", size=1)
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -338,6 +346,9 @@ def world(db):
         "api-webhook": {"pk": w.webhook.pk},
         "api-voice-hook": {"pk": w.voice_hook.pk},
         "voice-hook-toggle": {"pk": w.voice_hook.pk},
+        "import-detail": {"pk": w.import_job.pk},
+        "import-start": {"pk": w.import_job.pk},
+        "import-discard": {"pk": w.import_job.pk},
         "token-revoke": {"pk": api_token_create(user=w.users[R], name="access")[0].pk},
     }
     return w

@@ -70,9 +70,9 @@ def _limit(kind: ImportKind) -> tuple[int, str]:
 def import_job_upload(*, kind: str, upload, actor) -> ImportJob:
     """Store an uploaded file (a Django UploadedFile) for an import of `kind`; nothing is imported
     until the job is started. Files of jobs left for a week are removed first."""
-    if not user_can(actor, "import_data"):
-        raise DomainError("Needs permission: import_data.")
     found = _kind(kind)
+    if not user_can(actor, "import_data", found.permission):
+        raise DomainError(f"Needs permission: {found.permission}.")
     if upload is None:
         raise DomainError("choose a file", field="file")
     limit, setting = _limit(found)
@@ -194,7 +194,10 @@ def import_job_start(*, job_id: int, actor, values) -> ImportJob:
         job = ImportJob.objects.select_for_update().get(pk=job.pk)
         if not (job.startable or import_job_stale(job)) or not job.file:
             raise Conflict(f"This import is {job.get_status_display()}; upload the file again.")
-        job.options = import_job_options_clean(_kind(job.kind), values)
+        kind = _kind(job.kind)
+        if not user_can(actor, kind.permission):
+            raise DomainError(f"Needs permission: {kind.permission}.")
+        job.options = import_job_options_clean(kind, values)
         job.status = Status.QUEUED
         job.result, job.errors, job.detail = {}, [], ""
         job.started_at = job.finished_at = None

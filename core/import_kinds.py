@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.importing import ImportResult
+from core.permissions import user_can
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,7 @@ class ImportKind:
     whole: bool = False  # read as one text (YAML): bounded by DOCKET_CONFIG_MAX_BYTES
     command: str = ""  # the management command that imports the same files
     api: str = ""  # the URL name of the API endpoint that does
+    permission: str = "import_data"  # what its command's API endpoint needs too
     order: int = 100  # place in the page's list
 
 
@@ -51,6 +53,7 @@ def import_kind_register(kind: ImportKind) -> None:
     IMPORT_KINDS[kind.name] = kind
 
 
-def import_kinds() -> list[ImportKind]:
-    """Return the registered kinds in the page's order."""
-    return sorted(IMPORT_KINDS.values(), key=lambda k: (k.order, k.name))
+def import_kinds(user=None) -> list[ImportKind]:
+    """Return the registered kinds in the page's order (those `user` may import, if given)."""
+    kinds = sorted(IMPORT_KINDS.values(), key=lambda k: (k.order, k.name))
+    return [k for k in kinds if user is None or user_can(user, k.permission)]

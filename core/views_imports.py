@@ -45,7 +45,7 @@ def import_list(request):
         else:
             url = reverse("import-detail", args=[job.pk])
             return HttpResponseClientRedirect(url) if request.htmx else redirect(url)
-    kinds = import_kinds()
+    kinds = import_kinds(request.user)
     labels = [k.label.split(" (")[0].lower() for k in kinds]
     return render(
         request,

@@ -27,19 +27,7 @@ from evals.rules.models import Rule
 from tests.evals.import_helpers import RULES_YAML, call
 from tests.factories import UserFactory
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def import_dir(settings, tmp_path):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "imports": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path / "imports")},
-        },
-    }
-    return tmp_path / "imports"
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("import_dir")]
 
 
 def upload(client, name: str, body: str | bytes, kind: str = "transcripts"):

@@ -12,18 +12,7 @@ from evals.catalog.models import Transcript
 from tests.e2e.axe import assert_no_serious_axe
 from tests.e2e.test_axes import DESK, PHONE, no_sideways_scroll
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def import_dir(settings, tmp_path):
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "imports": {
-            "BACKEND": "django.core.files.storage.FileSystemStorage",
-            "OPTIONS": {"location": str(tmp_path / "imports")},
-        },
-    }
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("import_dir")]
 
 
 def call_line(n: int, speaker: str = "user") -> str:

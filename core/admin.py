@@ -1,10 +1,10 @@
-"""API tokens and service accounts for operators: a token is named by its prefix (the key is
-never stored; its digest is not shown); tokens are made on the API tokens page or with
-`manage.py api_token`, and revoked here, there or with the command."""
+"""API tokens, service accounts and the import page's jobs, for operators. A token is named by
+its prefix (the key is never stored; its digest is not shown); tokens are made on the API tokens
+page or with `manage.py api_token`, and revoked here, there or with the command."""
 
 from django.contrib import admin, messages
 
-from core.models import ApiToken, ServiceAccount
+from core.models import ApiToken, ImportJob, ServiceAccount
 from core.tokens import api_token_revoke
 
 
@@ -39,3 +39,14 @@ class ServiceAccountAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False  # made with its first token, on the API tokens page or by the command
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(admin.ModelAdmin):
+    list_display = ["file_name", "kind", "status", "size", "created_by", "created_at"]
+    list_filter = ["kind", "status"]
+    search_fields = ["file_name", "created_by__username"]
+    readonly_fields = [f.name for f in ImportJob._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # files come in on the import page

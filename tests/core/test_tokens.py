@@ -169,6 +169,8 @@ def test_the_admin_shows_a_prefix_never_the_key_or_its_digest(client):
         assert f"{token.prefix}…" in page
         assert key not in page and token.digest not in page
     assert client.get(reverse("admin:core_apitoken_add")).status_code == 403
+    for model in ("serviceaccount", "importjob"):
+        assert client.get(reverse(f"admin:core_{model}_changelist")).status_code == 200
 
 
 def test_the_commands_make_list_and_revoke_tokens(client, engineer):

@@ -4,11 +4,11 @@ Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME. It creates NAME_p
 NAME and drops it at the end (BENCH_KEEP=1 keeps it). For a verdicts file (BENCH_VERDICT_MB, 200
 MB by default: the importer streams) and a transcripts file (BENCH_CALL_MB, 50 MB: that importer
 checks every call before it writes any, so it holds them), it writes the file, stores it as the
-page stores an upload (`import_job_upload`), starts the job and runs the worker's task body
-(`import_job_run`) in a thread, while this thread reads the progress the page polls
-(`import_job_progress`) every second. It prints, for each, a line per tenth of the file read (the
-page's figures, the elapsed time and the process's resident memory), then the total time, the
-peak memory above the start, and that peak per MB of input.
+page stores an upload (`import_job_upload`) and starts the job: without a broker its task runs in
+a thread of this process, as under `make run`, while this thread reads the progress the page
+polls (`import_job_progress`) every second. It prints, for each, a line per tenth of the file
+read (the page's figures, the elapsed time and the process's resident memory), then the total
+time, the peak memory above the start, and that peak per MB of input.
 """
 
 import json
@@ -17,7 +17,6 @@ import random
 import resource
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from urllib.parse import urlparse
@@ -85,50 +84,38 @@ WORDS = ["the", "candidate", "built", "payment", "systems", "and", "cut", "a", "
 
 
 def run_job(kind: str, path: Path, user, **values) -> None:
+    """Store the file as an upload, start its import (without a broker the task runs in a
+    thread of this process, as under `make run`), and follow it as the page does."""
     from django.core.files.uploadedfile import UploadedFile
 
-    from core.import_jobs import import_job_progress, import_job_run, import_job_start
+    from core.import_jobs import import_job_progress, import_job_start
     from core.import_jobs import import_job_upload as upload
-    from core.models import ImportJob
 
     with path.open("rb") as handle:
         stored = UploadedFile(handle, name=path.name, size=path.stat().st_size)
         job = upload(kind=kind, upload=stored, actor=user)
-    import_job_start(job_id=job.pk, actor=user, values=values)
     start_rss, started = rss_mb(), time.monotonic()
-    outcome: dict = {}
-
-    def work():
-        from django.db import connections
-
-        try:
-            outcome["status"] = import_job_run(job.pk)
-        finally:
-            connections.close_all()
-
-    thread = threading.Thread(target=work)
-    thread.start()
+    import_job_start(job_id=job.pk, actor=user, values=values)
     size_mb = job.size / MB
     print(f"\n{kind}: {path.name}, {size_mb:,.0f} MB; resident memory at start {start_rss:.0f} MB")
     next_tenth, top = 10, start_rss
-    while thread.is_alive():
-        thread.join(1.0)
+    while not job.finished:
+        time.sleep(1.0)
         job.refresh_from_db()
         seen = import_job_progress(job)
         top = max(top, rss_mb())
-        if seen["percent"] >= next_tenth or not thread.is_alive():
+        if seen["percent"] >= next_tenth or job.finished:
             rows = f", {seen['rows']:,} rows written" if seen["rows"] is not None else ""
             print(
-                f"  {time.monotonic() - started:6.1f} s  {job.get_status_display():10} "
+                f"  {time.monotonic() - started:6.1f} s  {job.get_status_display():16} "
                 f"read {seen['percent']:3d}%{rows}; resident {rss_mb():.0f} MB"
             )
             next_tenth = (seen["percent"] // 10 + 1) * 10
-    job = ImportJob.objects.get(pk=job.pk)
     elapsed = time.monotonic() - started
     grown = top - start_rss
     print(
         f"  {job.get_status_display()} in {elapsed:.1f} s ({size_mb / elapsed:.1f} MB/s): "
-        f"{job.result.get('summary', job.detail).splitlines()[0]}"
+        f"{(job.result.get('summary') or job.detail).splitlines()[0]}"
     )
     print(
         f"  resident memory: +{grown:.0f} MB at most ({grown / size_mb:.2f} MB per MB of input); "

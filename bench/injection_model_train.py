@@ -7,10 +7,13 @@ Fits an L2 logistic regression (scikit-learn, a dev dependency) on the hashed wo
 bigrams of evals/classifiers/model.py, over the development corpus, the development split of
 bench/corpus/injection.jsonl and the training rows bench/injection_corpus.py draws (never the
 held-out corpus). Long benign texts add their windows as negatives, since the guard scores
-windows; an instruction planted in a document adds itself as a positive. The thresholds are
-picked by cross-validation grouped by source (every source scored by a model that never saw
-it): the lowest probability at which the out-of-source benign inputs of that channel are
-flagged at most TARGET_FP of the time. Weights are quantised to one signed byte a bucket.
+windows; an instruction planted in a document adds itself as a positive. C (regularisation)
+and the width (BITS in model.py) were chosen by the same cross-validation. The thresholds are
+picked by cross-validation grouped by source: the sources are dealt into FOLDS folds and every
+source is scored by a model fitted on the other folds only; per channel, the threshold is the
+lowest probability at which the model adds at most TARGET_FP to the benign inputs the
+heuristics already flag, averaged over sources. Weights are quantised to one signed byte a
+bucket.
 `--check` prints the cross-validated rates by source and writes nothing.
 """
 
@@ -33,11 +36,11 @@ from evals.classifiers import patterns as P
 from evals.classifiers.patterns import normalise
 
 TRAIN = support.ROOT / "var" / "injection" / "train.jsonl"
-C = float(os.environ.get("INJECTION_C", "4.0"))
+C = float(os.environ.get("INJECTION_C", "1.0"))
 M.BITS = int(os.environ.get("INJECTION_BITS", M.BITS))  # to try a width; the runtime reads meta
 M.MASK = (1 << M.BITS) - 1
-TARGET_FP = {"user": 0.01, "document": 0.02}  # the whole layer's, mean over sources
-MIN_T, MAX_T = 0.5, 0.995
+TARGET_FP = {"user": 0.01, "document": 0.02}  # added by the model, mean over sources
+MIN_T, MAX_T = 0.5, 0.999
 MAX_WINDOWS = 12
 FOLDS = 6
 
@@ -142,8 +145,8 @@ def _channel(r: dict) -> str:
 
 
 def pick_thresholds(scored: list[tuple[dict, float]], rules: list[bool]) -> dict[str, float]:
-    """Per channel, the lowest model threshold at which the whole layer (heuristics or model)
-    flags out-of-source benign inputs at most TARGET_FP of the time, averaged over sources (so
+    """Per channel, the lowest model threshold at which the model adds at most TARGET_FP to the
+    share of out-of-source benign inputs the heuristics already flag, averaged over sources (so
     a large easy source cannot hide a small hard one)."""
     out = {}
     for channel, target in TARGET_FP.items():
@@ -154,7 +157,9 @@ def pick_thresholds(scored: list[tuple[dict, float]], rules: list[bool]) -> dict
 
         def macro_fp(t: float, by_source=by_source) -> float:
             return float(
-                np.mean([np.mean([rule or p >= t for p, rule in v]) for v in by_source.values()])
+                np.mean(
+                    [np.mean([p >= t and not rule for p, rule in v]) for v in by_source.values()]
+                )
             )
 
         candidates = sorted({round(p, 4) + 1e-4 for v in by_source.values() for p, _ in v})

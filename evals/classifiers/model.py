@@ -23,7 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WEIGHTS, META = HERE / "injection_model.bin", HERE / "injection_model.json"
 
-BITS = 18
+BITS = 20
 MASK = (1 << BITS) - 1
 WINDOW, STRIDE = 40, 20  # tokens
 LONG_TOKEN = 20

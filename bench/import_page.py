@@ -15,7 +15,6 @@ import json
 import os
 import random
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,8 +22,6 @@ from urllib.parse import urlparse
 
 from support import django_setup, postgres_url, scratch_database
 
-# This folder's axes.py would shadow django-axes, whose login backend a permission check loads.
-sys.path.remove(str(Path(__file__).resolve().parent))
 MB = 1024 * 1024
 
 

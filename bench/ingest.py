@@ -20,16 +20,11 @@ import copy
 import json
 import os
 import resource
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 from support import ROOT, django_setup, postgres_url, scratch_database
-
-# This folder holds bench/axes.py, which would shadow django-axes once Django loads its
-# middleware: support is imported, the folder is no longer needed on the path.
-sys.path.remove(str(Path(__file__).resolve().parent))
 
 SAMPLES = ROOT / "examples" / "traces"
 

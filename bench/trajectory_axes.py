@@ -92,7 +92,7 @@ def child() -> None:
 
 def main() -> None:
     if not TAU.exists():
-        print(f"bench/axes.py needs {TAU}", file=sys.stderr)
+        print(f"bench/trajectory_axes.py needs {TAU}", file=sys.stderr)
         sys.exit(2)
     if "--child" in sys.argv:
         child()

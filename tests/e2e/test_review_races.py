@@ -88,6 +88,16 @@ def open_call(page, live_server):
     return page
 
 
+def second_tab_on_call_a(page, live_server, page_errors):
+    """Open call-a in a second tab of the same browser; come back to the first."""
+    page_errors.allow(r"status of 409")  # a refusal, as Chromium logs it
+    other = page.context.new_page()
+    other.goto(f"{live_server.url}/review/calls/call-a/")
+    expect(other.get_by_text("0 of 9 verdicts marked")).to_be_visible()
+    page.bring_to_front()
+    return other
+
+
 def mark_all_one_at_a_time(page):
     """r on each flagged verdict and then a, each waiting for its save: no race in the marking."""
     for n in range(1, FLAGGED + 1):
@@ -202,14 +212,10 @@ def test_back_after_finishing_shows_the_call_finished(
 def test_a_mark_from_a_tab_that_missed_the_finish_is_refused_and_said(
     login, reviewer, live_server, busy_call, page, page_errors
 ):
-    page_errors.allow(r"status of 409")  # the refusal, as Chromium logs it
     flagged, clean = busy_call
     login(reviewer)
     open_call(page, live_server)
-    other = page.context.new_page()
-    other.goto(f"{live_server.url}/review/calls/call-a/")
-    expect(other.get_by_text("0 of 9 verdicts marked")).to_be_visible()
-    page.bring_to_front()
+    other = second_tab_on_call_a(page, live_server, page_errors)
     mark_all_one_at_a_time(page)
     page.keyboard.press("n")
     page.wait_for_url(f"{live_server.url}/review/calls/call-b/")
@@ -233,13 +239,10 @@ def test_a_mark_from_a_tab_that_missed_the_finish_is_refused_and_said(
 def test_a_mark_from_a_stale_tab_on_an_open_call_is_refused_and_the_tab_catches_up(
     login, reviewer, live_server, busy_call, page, page_errors
 ):
-    page_errors.allow(r"status of 409")  # the refusal, as Chromium logs it
     flagged, _clean = busy_call
     login(reviewer)
     open_call(page, live_server)
-    other = page.context.new_page()
-    other.goto(f"{live_server.url}/review/calls/call-a/")
-    page.bring_to_front()
+    other = second_tab_on_call_a(page, live_server, page_errors)
     page.keyboard.press("w")
     expect(page.locator(f"#verdict-{flagged[0].pk}")).to_have_attribute("data-mark", "wrong")
 

@@ -118,7 +118,7 @@ def test_run_the_judge_says_before_it_is_pressed_that_it_needs_a_model(
     html = " ".join(
         client.get(reverse("issue-row-detail", args=[row.number])).content.decode().split()
     )
-    assert re.search(r'<button[^>]*disabled[^>]*>Run the judge on call-ctx</button>', html)
+    assert re.search(r"<button[^>]*disabled[^>]*>Run the judge on call-ctx</button>", html)
     assert "no answer is recorded for" in html and 'href="/judge-connection/"' in html
     settings.JUDGE_BASE_URL = "http://127.0.0.1:9/v1"
     html = " ".join(

@@ -4,11 +4,11 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from core.errors import DomainError
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
 from labeling.models import Assignment, Mark
@@ -21,7 +21,7 @@ NOTE_MAX = Mark._meta.get_field("note").max_length
 def _clean_note(note: str) -> str:
     note = " ".join((note or "").split())  # one line
     if len(note) > NOTE_MAX:
-        raise ValidationError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
+        raise DomainError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
     return note
 
 
@@ -34,7 +34,7 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
     outside the sample (through the API) has none and counts with weight 1.
     """
     if verdict.error:
-        raise ValidationError(
+        raise DomainError(
             f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked."
         )
     note = _clean_note(note)
@@ -80,7 +80,7 @@ def mark_rest_right(*, reviewer, transcript: Transcript) -> list[int]:
     unmarked = markable.exclude(Exists(mine))
     flagged_left = unmarked.filter(flagged=True).count()
     if flagged_left:
-        raise ValidationError(
+        raise DomainError(
             f"verdicts: mark the {flagged_left} flagged verdict"
             f"{'s' if flagged_left != 1 else ''} on {transcript.external_id} first."
         )

@@ -5,7 +5,6 @@ import csv
 import io
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -77,8 +76,8 @@ def _rows_from_request(request):
 def calibration(request):
     try:
         _filters, rows, sort, desc = _rows_from_request(request)
-    except ValidationError as e:
-        return HttpResponseBadRequest("; ".join(e.messages))
+    except DomainError as e:
+        return HttpResponseBadRequest(str(e))
     params = request.GET.copy()
     for key in ("sort", "dir"):
         params.pop(key, None)
@@ -214,8 +213,8 @@ def calibration_export(request, fmt: str):
         raise Http404("Export as .md or .csv.")
     try:
         _, rows, _, _ = _rows_from_request(request)
-    except ValidationError as e:
-        return HttpResponseBadRequest("; ".join(e.messages))
+    except DomainError as e:
+        return HttpResponseBadRequest(str(e))
     if fmt == "md":
         # text/plain so the browser shows it, ready to copy into a pull request.
         return HttpResponse(_markdown(rows), content_type="text/plain; charset=utf-8")
@@ -381,9 +380,9 @@ def calibration_settle(request, pk: int):
             correct=value == "right",
             reason=request.POST.get("reason", ""),
         )
-    except ValidationError as e:
+    except DomainError as e:
         if request.htmx:
-            return HttpResponseBadRequest(" ".join(e.messages))
+            return HttpResponseBadRequest(str(e))
         messages.error(request, " ".join(e.messages))
     else:
         if request.htmx:

@@ -8,10 +8,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.http import Http404
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import HttpResponseClientRedirect, HttpResponseStopPolling
+from django_htmx.http import HttpResponseClientRedirect
 
 from core.errors import DomainError, NotFound
 from core.import_jobs import (
@@ -25,6 +24,7 @@ from core.import_jobs import (
     import_jobs_of,
 )
 from core.import_kinds import IMPORT_KINDS, import_kinds
+from core.pages import page_or_fragment
 from core.permissions import require
 
 
@@ -106,12 +106,10 @@ def import_detail(request, pk: int):
     """One import: the file's first lines, its options, then its progress, result or errors."""
     job = _job(request, pk)
     context = _context(job)
-    if request.htmx:
-        html = render_to_string("core/import_job.html#import-state", context, request=request)
-        if job.finished or context["stale"] or job.status == job.Status.UPLOADED:
-            return HttpResponseStopPolling(html)
-        return render(request, "core/import_job.html#import-state", context)
-    return render(request, "core/import_job.html", context)
+    ended = job.finished or context["stale"] or job.status == job.Status.UPLOADED
+    return page_or_fragment(
+        request, "core/import_job.html", "import-state", context, stop_polling=ended
+    )
 
 
 @require("import_data")

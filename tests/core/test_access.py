@@ -73,6 +73,10 @@ TABLE = {
     ("judge-run-detail", "GET"): CONSOLE,
     ("judge-run-start", "POST"): TRIAGE,
     ("judge-run-resume", "POST"): TRIAGE,
+    # the judge's and classifiers' model connections: those who start judge runs see them and
+    # test them (one call; a judge run spends far more)
+    ("judge-connection", "GET"): TRIAGE,
+    ("judge-connection-test", "POST"): TRIAGE,
     ("api-judge-runs", "GET"): CONSOLE,
     ("api-judge-runs", "POST"): TRIAGE,
     ("api-judge-run", "GET"): CONSOLE,
@@ -296,7 +300,9 @@ def world(db):
     w.voice_hook = voice_hook_save(
         platform="vapi", agent=av.agent.name, agent_version=av.version, secret="s" * 16
     )
-    w.import_job = ImportJob.objects.create(kind="rules", file_name="rules.yaml", size=1)
+    w.import_job = ImportJob.objects.create(
+        kind="rules", file_name="rules.yaml", size=1, created_by=w.users[L]
+    )
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -309,6 +315,7 @@ def world(db):
         "api-classify": {"name": "injection"},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
+        "judge-connection-test": {"which": "judge"},
         "api-judge-run": {"pk": w.judge_run.pk},
         "eval-run-detail": {"pk": w.eval_run.pk},
         "api-eval-run": {"pk": w.eval_run.pk},

@@ -115,6 +115,7 @@ def judge_run_detail(request, pk: int):
         "finished": finished,
         "stale": sel.judge_run_stale(run),
         "errors": sel.judge_run_error_groups(run) if finished else [],
+        "needs_model": sel.judge_run_needs_model(run) if finished else [],
     }
     return page_or_fragment(
         request, "judging/judge_run.html", "run-progress", context, stop_polling=finished

@@ -20,4 +20,5 @@ class Access(models.Model):
             ("manage_gates", "Edit golden sets and gates"),
             ("run_gate", "Run gates and read gate results"),
             ("manage_webhooks", "Register webhook URLs and read their deliveries"),
+            ("import_marks", "Import marks made elsewhere (a spreadsheet, Label Studio)"),
         ]

@@ -21,6 +21,7 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
         "manage_gates",
         "run_gate",
         "manage_webhooks",
+        "import_marks",
     ],
 }
 

@@ -99,6 +99,13 @@ class Mark(models.Model):
     assignment = models.ForeignKey(
         Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="marks"
     )
+    source = models.CharField(
+        max_length=200,
+        blank=True,
+        db_default="",
+        help_text="Where an imported mark came from (the import's file or `body`, and its "
+        "format); blank for a mark made in Docket.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -641,8 +641,7 @@ def calibration_cell_verdicts(
         ]
         qs = Verdict.objects.filter(pk__in=ids)
     return (
-        qs
-        .select_related("transcript", "judge", "settlement__settled_by")
+        qs.select_related("transcript", "judge", "settlement__settled_by")
         .prefetch_related("marks__reviewer")
         .order_by("transcript__external_id")
     )

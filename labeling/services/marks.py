@@ -1,6 +1,13 @@
-"""Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer)."""
+"""Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer).
+
+Every mark is written by `marks_write`, whoever makes it: the review page and the API one at a time
+(`mark_set`), an import many at once (labeling.services.marks_import). The verdict tally follows
+through its database triggers in the same transaction.
+"""
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
@@ -9,6 +16,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from core.importing import chunked
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
 from labeling.models import Assignment, Mark
@@ -16,6 +24,7 @@ from labeling.models import Assignment, Mark
 logger = logging.getLogger(__name__)
 
 NOTE_MAX = Mark._meta.get_field("note").max_length
+SOURCE_MAX = Mark._meta.get_field("source").max_length
 
 
 def _clean_note(note: str) -> str:
@@ -23,6 +32,121 @@ def _clean_note(note: str) -> str:
     if len(note) > NOTE_MAX:
         raise ValidationError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
     return note
+
+
+def mark_refusal(*, verdict_id: int, error: str) -> str | None:
+    """Return why a verdict cannot be marked (it errored in the judge: there is no answer to call
+    right or wrong), or None when it can."""
+    if error:
+        return f"verdict {verdict_id} errored in the judge; an errored verdict cannot be marked."
+    return None
+
+
+@dataclass(frozen=True)
+class MarkInput:
+    """One mark to write: checked (markable verdict, clean note) by its caller."""
+
+    verdict_id: int
+    transcript_id: int
+    reviewer_id: int
+    correct: bool
+    note: str = ""
+
+
+@dataclass
+class MarksWritten:
+    """What marks_write did."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    assignments: dict = field(default_factory=dict)  # (reviewer, transcript) -> Assignment
+
+
+def marks_write(
+    marks: Sequence[MarkInput], *, source: str = "", renew_leases: bool = False
+) -> MarksWritten:
+    """Create or change reviewers' marks (idempotent: a mark that says the same stays as it is,
+    source included).
+
+    Each mark is tied to the reviewer's assignment on the call when there is one (so it weighs as
+    the sample says); a mark made outside the sample has none and weighs 1. `source` says where
+    imported marks came from ("" for marks made in Docket). With `renew_leases` (a reviewer at
+    work) a held call's lease is renewed. Must run inside a transaction.
+    """
+    done = MarksWritten()
+    done.assignments = _assignments({(m.reviewer_id, m.transcript_id) for m in marks})
+    source = source[:SOURCE_MAX]
+    now = timezone.now()
+    new, changed = [], []
+    for part in chunked(list(marks), 2000):
+        existing = {
+            (v, r): (pk, correct, note, assignment, src)
+            for pk, v, r, correct, note, assignment, src in Mark.objects.filter(
+                verdict_id__in={m.verdict_id for m in part},
+                reviewer_id__in={m.reviewer_id for m in part},
+            ).values_list(
+                "pk", "verdict_id", "reviewer_id", "correct", "note", "assignment_id", "source"
+            )
+        }
+        for m in part:
+            a = done.assignments.get((m.reviewer_id, m.transcript_id))
+            a_id = a.pk if a is not None else None
+            old = existing.get((m.verdict_id, m.reviewer_id))
+            if old is None:
+                new.append(
+                    Mark(
+                        verdict_id=m.verdict_id,
+                        reviewer_id=m.reviewer_id,
+                        correct=m.correct,
+                        note=m.note,
+                        assignment_id=a_id,
+                        source=source,
+                    )
+                )
+            elif old[1:4] == (m.correct, m.note, a_id):  # it says the same: keep its source
+                done.unchanged += 1
+            else:
+                changed.append(
+                    Mark(
+                        pk=old[0],
+                        correct=m.correct,
+                        note=m.note,
+                        assignment_id=a_id,
+                        source=source,
+                        updated_at=now,
+                    )
+                )
+    Mark.objects.bulk_create(new, batch_size=2000)
+    Mark.objects.bulk_update(
+        changed, ["correct", "note", "assignment", "source", "updated_at"], batch_size=1000
+    )
+    done.created, done.updated = len(new), len(changed)
+    if renew_leases:
+        for a in done.assignments.values():
+            if a.finished_at is None:
+                _lease_renew(a)
+    return done
+
+
+def _assignments(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], Assignment]:
+    """Return each (reviewer, call)'s assignment that its marks belong to: the latest claim not
+    given back (held or finished)."""
+    out: dict[tuple[int, int], Assignment] = {}
+    transcripts = sorted({t for _, t in pairs})
+    reviewers = {r for r, _ in pairs}
+    for part in chunked(transcripts):
+        for a in (
+            Assignment.objects.filter(
+                reviewer_id__in=reviewers, item__transcript_id__in=part, released_at__isnull=True
+            )
+            .select_related("item")
+            .order_by("claimed_at")
+        ):
+            key = (a.reviewer_id, a.item.transcript_id)
+            if key in pairs:
+                out[key] = a  # the latest claim wins
+    return out
 
 
 @transaction.atomic
@@ -33,24 +157,22 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
     The mark is tied to the reviewer's assignment on the call when there is one; a mark made
     outside the sample (through the API) has none and counts with weight 1.
     """
-    if verdict.error:
-        raise ValidationError(
-            f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked."
-        )
+    refusal = mark_refusal(verdict_id=verdict.pk, error=verdict.error)
+    if refusal:
+        raise ValidationError(f"verdict: {refusal}")
     note = _clean_note(note)
-    assignment = _assignment_renewed(reviewer=reviewer, transcript_id=verdict.transcript_id)
-    mark, created = Mark.objects.update_or_create(
-        verdict=verdict,
-        reviewer=reviewer,
-        defaults={"correct": bool(correct), "note": note, "assignment": assignment},
+    written = marks_write(
+        [MarkInput(verdict.pk, verdict.transcript_id, reviewer.pk, bool(correct), note)],
+        renew_leases=True,
     )
+    mark = Mark.objects.get(verdict=verdict, reviewer=reviewer)
     logger.info(
         "mark_set",
         extra={
             "verdict_id": verdict.pk,
             "reviewer_id": reviewer.pk,
             "correct": bool(correct),
-            "mark_created": created,
+            "mark_created": bool(written.created),
         },
     )
     return mark
@@ -58,13 +180,7 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
 
 def _assignment_renewed(*, reviewer, transcript_id: int) -> Assignment | None:
     """Return the reviewer's live assignment on the call (lease renewed if held), or None."""
-    assignment = (
-        Assignment.objects.filter(
-            reviewer=reviewer, item__transcript_id=transcript_id, released_at__isnull=True
-        )
-        .order_by("-claimed_at")
-        .first()
-    )
+    assignment = _assignments({(reviewer.pk, transcript_id)}).get((reviewer.pk, transcript_id))
     if assignment is not None and assignment.finished_at is None:
         _lease_renew(assignment)
     return assignment

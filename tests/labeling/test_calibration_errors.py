@@ -8,9 +8,12 @@ come from the spec through scikit-learn, not through Docket's SQL.
 """
 
 import datetime as dt
+import io
+import json
 
 import numpy as np
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
@@ -186,3 +189,17 @@ def test_the_errored_cell_lists_every_errored_verdict(world):
         rule_version=world["rv"], judge=world["judges"][B], cell="errored"
     )
     assert sorted(v.transcript.external_id for v in verdicts) == ["c5", "c6", "c7", "c8"]
+
+
+def test_the_command_prints_the_same(world, lead):
+    out = io.StringIO()
+    call_command("calibration", "--format", "json", "--errors", "as_wrong", stdout=out)
+    api = f.token_client(lead).get("/api/v1/calibration/?errors=as_wrong").json()
+    assert json.loads(out.getvalue()) == api
+    out = io.StringIO()
+    call_command("calibration", "--errors", "as_wrong", stdout=out)
+    table = out.getvalue()
+    a_line = next(line for line in table.splitlines() if f" {A} " in f" {line} ")
+    assert " 3 (2) " in a_line and "0.67 [" in a_line
+    assert "counted wrong in accuracy, F1, specificity and judge κ" in table
+    assert f"asking.one-question v1  {A} · {B} (positional)  8 calls  agreement 0.62" in table

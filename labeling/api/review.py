@@ -223,6 +223,7 @@ class MarkSerializer(serializers.ModelSerializer):
             "note",
             "assignment",
             "in_sample",
+            "source",
             "created_at",
             "updated_at",
         ]

@@ -1,90 +1,32 @@
 """Errored verdicts counted, the agreement figures with errors left out or counted wrong, and two
 judges (one judge's two prompt orders, and another) compared over the same calls.
 
-The calls below are built so each case happens once: an errored verdict whose truth another
+The calls (tests/labeling/errors_world.py) are built so each case happens once: an errored verdict whose truth another
 judge's marks settle, one whose call's verdicts contradict each other, one on a tied call, one
 alone on its call, two on the same call, and weighted calls from the sample. The expected figures
 come from the spec through scikit-learn, not through Docket's SQL.
 """
 
-import datetime as dt
 import io
 import json
 
 import numpy as np
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 from core import stats as m
-from labeling import models as lm
 from labeling.selectors import calibration as cal
 from labeling.selectors.judge_pairs import judge_pairs_attach
 from tests import factories as f
+from tests.labeling.errors_world import SPEC, A, B, C, E, build_errors_world
 
 pytestmark = pytest.mark.django_db
-
-E = "err"
-A, B, C = "pairwise/v1", "pairwise/v1@ba", "solo/v1"
-# call: ({judge: what it said}, the truth (True broken) or None, inclusion probability or None)
-SPEC = {
-    "c0": ({A: True, B: True}, True, None),
-    "c1": ({A: False, B: False}, False, None),
-    "c2": ({A: True, B: False}, True, None),
-    "c3": ({A: False, B: True}, False, None),
-    "c4": ({A: E, B: True}, True, None),  # A errored; B's mark settles the call: broken
-    "c5": ({A: True, B: E}, False, None),  # B errored; A's mark settles it: not broken
-    "c6": ({A: E, B: E, C: True}, True, 0.5),  # both errored; C's mark (weight 2) settles it
-    "c7": ({A: True, B: E, C: True}, "conflict", None),  # A marked right, C wrong: unsettled
-    "c8": ({A: True, B: E}, "tie", None),  # A's marks tie: nothing settled
-    "c9": ({A: E}, None, None),  # alone on its call: nothing settles it
-    "c10": ({A: False, B: False}, False, 0.25),  # weight 4
-}
 
 
 @pytest.fixture
 def world(reviewer, make_user):
-    sam = make_user("reviewer", username="sam")
-    rv = f.RuleVersionFactory(rule=f.RuleFactory(rule_id="asking.one-question"), number=1)
-    judges = {name: f.JudgeFactory(name=name) for name in (A, B, C)}
-    sample = f.DailySampleFactory(day=dt.date(2026, 11, 2))
-    now = timezone.now()
-    for call, (said, truth, p) in SPEC.items():
-        t = f.TranscriptFactory(external_id=call)
-        assignment = {}
-        if p is not None:
-            item = f.SampleItemFactory(sample=sample, transcript=t, inclusion_probability=p)
-            for who in (reviewer, sam):
-                assignment[who] = lm.Assignment.objects.create(
-                    item=item,
-                    reviewer=who,
-                    claimed_at=now,
-                    lease_expires_at=now + dt.timedelta(minutes=45),
-                    finished_at=now,
-                )
-        for name, answer in said.items():
-            v = f.VerdictFactory(
-                transcript=t,
-                rule_version=rv,
-                judge=judges[name],
-                flagged=answer is True,
-                turn=0 if answer is True else None,
-                error="timeout" if answer == E else "",
-            )
-            if answer == E or truth is None:
-                continue
-            if truth == "conflict":
-                right = name == A  # A flagged and was right; C flagged and was wrong
-            elif truth == "tie":
-                lm.Mark.objects.create(verdict=v, reviewer=sam, correct=False)
-                right = True
-            else:
-                right = answer == truth
-            lm.Mark.objects.create(
-                verdict=v, reviewer=reviewer, correct=right, assignment=assignment.get(reviewer)
-            )
-    return {"rv": rv, "judges": judges}
+    return build_errors_world(reviewer, make_user("reviewer", username="sam"))
 
 
 def _rows(judge):

@@ -1,10 +1,10 @@
 """Errored verdicts counted, the agreement figures with errors left out or counted wrong, and two
 judges (one judge's two prompt orders, and another) compared over the same calls.
 
-The calls (tests/labeling/errors_world.py) are built so each case happens once: an errored verdict whose truth another
-judge's marks settle, one whose call's verdicts contradict each other, one on a tied call, one
-alone on its call, two on the same call, and weighted calls from the sample. The expected figures
-come from the spec through scikit-learn, not through Docket's SQL.
+The calls (tests/labeling/errors_world.py) are built so each case happens once: an errored verdict
+whose truth another judge's marks settle, one whose call's verdicts contradict each other, one on
+a tied call, one alone on its call, two on the same call, and weighted calls from the sample. The
+expected figures come from the spec through scikit-learn, not through Docket's SQL.
 """
 
 import io

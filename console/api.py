@@ -25,10 +25,10 @@ API_APPS = [
     "evals.decisions",
     "evals.evalruns",
     "evals.trajectories",
+    "labeling",
 ]
 router_urls = [
     *[path("", include(import_string(f"{app}.urls.api_urlpatterns"))) for app in API_APPS],
-    path("", include("labeling.api.urls")),
 ]
 
 

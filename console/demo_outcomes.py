@@ -19,8 +19,7 @@ from console.demo_history import _quiet, demo_past_days
 from evals.catalog.models import Agent
 from evals.judging.models import Verdict
 from evals.rules.models import Rule
-from labeling.models import Assignment, OutcomeRating
-from labeling.models_outcomes import BAD_AT_MOST, RATING_MAX, RATING_MIN
+from labeling.models import BAD_AT_MOST, RATING_MAX, RATING_MIN, Assignment, OutcomeRating
 from labeling.services.outcomes import outcome_question_default, outcome_rate
 
 OUTCOME_SEED = "docket-demo-outcomes"

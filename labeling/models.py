@@ -1,10 +1,12 @@
-"""Where people meet verdicts: samples, claims, marks, issue rows, promotion decisions."""
+"""Where people meet verdicts: samples, claims, marks, issue rows, promotion decisions, decision
+labels and outcome ratings."""
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from evals.catalog.models import Transcript
+from evals.catalog.models import Agent, Transcript
+from evals.decisions.models import Decision
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion, Severity
 
@@ -297,6 +299,123 @@ class PromotionDecision(models.Model):
         ordering = ["-at"]
 
 
-# Decision-point labels live in their own module; importing them here registers them.
-from labeling.models_decisions import DecisionLabel, HardMoment  # noqa: F401
-from labeling.models_outcomes import OutcomeQuestion, OutcomeRating  # noqa: F401
+# Decision points: reviewers' labels, and the hard moments a lead queues for labeling.
+
+
+class DecisionLabel(models.Model):
+    """A reviewer's answer at one decision point: what the agent should have chosen."""
+
+    decision = models.ForeignKey(Decision, on_delete=models.CASCADE, related_name="labels")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="decision_labels"
+    )
+    answer = models.CharField(max_length=100)
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["decision", "reviewer"], name="decision_label_once_per_reviewer"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.answer} at {self.decision_id}"
+
+
+class HardMoment(models.Model):
+    """A decision point a lead queued for labeling because it is hard: the agent was unsure, or
+    the gap sat near the timing boundary where it decides."""
+
+    decision = models.OneToOneField(Decision, on_delete=models.CASCADE, related_name="hard_moment")
+    reason = models.CharField(max_length=200)
+    queued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    queued_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-queued_at"]
+
+    def __str__(self):
+        return f"hard {self.decision_id}"
+
+
+# Outcomes: was the call actually good? A question per agent, a 1-5 rating per reviewer and call.
+
+RATING_MIN, RATING_MAX = 1, 5
+# At or below this rating a reason is required, and the call counts as a bad outcome.
+BAD_AT_MOST = 2
+DEFAULT_QUESTION_KEY = "overall"
+DEFAULT_QUESTION_TEXT = "Was this call good for the candidate and the company?"
+
+
+class OutcomeQuestion(models.Model):
+    """A question reviewers answer about a whole call of one agent, on a 1-5 scale."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="outcome_questions")
+    key = models.SlugField(max_length=50, help_text="Stable id, e.g. overall.")
+    text = models.CharField(max_length=300)
+    position = models.PositiveSmallIntegerField(default=0, help_text="Order on the review page.")
+    active = models.BooleanField(default=True, help_text="Inactive: kept for its ratings only.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent__name", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "key"], name="outcome_question_key_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.agent.name}: {self.key}"
+
+
+class OutcomeRating(models.Model):
+    """One reviewer's answer to one outcome question on one call. Rating again replaces it."""
+
+    transcript = models.ForeignKey(
+        Transcript, on_delete=models.CASCADE, related_name="outcome_ratings"
+    )
+    question = models.ForeignKey(OutcomeQuestion, on_delete=models.PROTECT, related_name="ratings")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="outcome_ratings"
+    )
+    rating = models.PositiveSmallIntegerField()
+    reason = models.TextField(
+        blank=True, help_text=f"Required for a rating of {BAD_AT_MOST} or less."
+    )
+    key_factor = models.CharField(
+        max_length=300, blank=True, help_text="The one thing that made the call good or bad."
+    )
+    assignment = models.ForeignKey(
+        "labeling.Assignment",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="outcome_ratings",
+        help_text="The claim it was given under; its sample item weighs it.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["transcript", "question", "reviewer"], name="outcome_rating_once"
+            ),
+            models.CheckConstraint(
+                condition=Q(rating__gte=RATING_MIN, rating__lte=RATING_MAX),
+                name="outcome_rating_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(rating__gt=BAD_AT_MOST) | ~Q(reason=""),
+                name="outcome_rating_bad_has_reason",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.rating} on {self.transcript_id}"

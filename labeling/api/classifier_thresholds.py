@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from core.permissions import api_permission
 from labeling.selectors import classifier_thresholds as sel
-from labeling.views_classifiers import figures_json, threshold_params
+from labeling.views.classifiers import figures_json, threshold_params
 
 
 class ClassifierThresholds(APIView):

@@ -17,7 +17,7 @@ from labeling.models import IssueRow
 from labeling.selectors import issue_rows as sel
 from labeling.services import triage
 from labeling.services.issue_rows import issue_row_create
-from labeling.views_issues import csv_response
+from labeling.views.issues import csv_response
 
 
 class CSVRenderer(renderers.BaseRenderer):

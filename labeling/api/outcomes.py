@@ -11,8 +11,7 @@ from rest_framework.views import APIView
 from core.permissions import api_permission
 from evals.catalog.models import Transcript
 from labeling.api.calibration import _interval
-from labeling.models import OutcomeQuestion, OutcomeRating
-from labeling.models_outcomes import RATING_MAX, RATING_MIN
+from labeling.models import RATING_MAX, RATING_MIN, OutcomeQuestion, OutcomeRating
 from labeling.selectors.outcomes import outcome_agent, outcome_data, outcome_question
 from labeling.services.outcomes import outcome_question_set, outcome_rate
 

@@ -31,7 +31,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
@@ -46,6 +45,7 @@ from django.db.models import (
 )
 
 from core import stats as metrics
+from core.errors import DomainError
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
 from labeling.models import Mark, Settlement, VerdictTally
@@ -695,13 +695,13 @@ def calibration_filters(params) -> dict:
     query parameters (the pages, the API, the command)."""
     status = (params.get("status") or "").strip()
     if status and status not in RuleVersion.Status.values:
-        raise ValidationError(
+        raise DomainError(
             f"status: expected one of {', '.join(RuleVersion.Status.values)}, got {status!r}."
         )
     rule_ids = [r.strip() for r in (params.get("rule") or "").split(",") if r.strip()]
     errors = (params.get("errors") or "").strip() or metrics.ERRORS_EXCLUDE
     if errors not in metrics.ERRORS:
-        raise ValidationError(
+        raise DomainError(
             f"errors: expected one of {', '.join(metrics.ERRORS)}, got {errors!r}."
         )
     return {

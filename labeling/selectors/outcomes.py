@@ -20,7 +20,6 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import (
     Avg,
@@ -37,16 +36,19 @@ from django.db.models import (
 from django.utils import timezone
 
 from core import stats as metrics
+from core.errors import DomainError
 from evals.catalog.models import Agent, Transcript
 from evals.conversation.models import ConversationScore
 from evals.judging.models import Judge, Verdict
-from labeling.models import IssueRow, OutcomeQuestion, OutcomeRating
-from labeling.models_outcomes import (
+from labeling.models import (
     BAD_AT_MOST,
     DEFAULT_QUESTION_KEY,
     DEFAULT_QUESTION_TEXT,
     RATING_MAX,
     RATING_MIN,
+    IssueRow,
+    OutcomeQuestion,
+    OutcomeRating,
 )
 from labeling.selectors.calibration import _tune
 from labeling.selectors.resolution import sample_weight, weight_sql
@@ -117,16 +119,16 @@ class CallOutcome:
 
 
 def outcome_agent(name: str | None) -> Agent:
-    """Return the agent named (or the only one there is); ValidationError naming the field."""
+    """Return the agent named (or the only one there is); DomainError naming the field."""
     if name:
         agent = Agent.objects.filter(name=name).first()
         if agent is None:
             known = ", ".join(Agent.objects.values_list("name", flat=True)[:20]) or "none yet"
-            raise ValidationError({"agent": [f"no agent named {name!r} (known: {known})."]})
+            raise DomainError(errors={"agent": f"no agent named {name!r} (known: {known})."})
         return agent
     agents = list(Agent.objects.all()[:2])
     if len(agents) != 1:
-        raise ValidationError({"agent": ["required: name the agent."]})
+        raise DomainError(errors={"agent": "required: name the agent."})
     return agents[0]
 
 
@@ -138,7 +140,7 @@ def outcome_question(*, agent: Agent, key: str | None) -> OutcomeQuestion:
     if question is None:
         if key == DEFAULT_QUESTION_KEY:
             return outcome_questions(agent=agent)[0]
-        raise ValidationError({"question": [f"{agent.name} has no outcome question {key!r}."]})
+        raise DomainError(errors={"question": f"{agent.name} has no outcome question {key!r}."})
     return question
 
 
@@ -227,7 +229,7 @@ def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
     """Return the figures per agent version (all periods), and per agent version and period
     (week of the calls' start, its Monday, or day), oldest first."""
     if by not in BY_CHOICES:
-        raise ValidationError({"by": [f"expected week or day, got {by!r}."]})
+        raise DomainError(errors={"by": f"expected week or day, got {by!r}."})
     per_version: dict[str, list[CallOutcome]] = defaultdict(list)
     per_period: dict[tuple[str, dt.date], list[CallOutcome]] = defaultdict(list)
     for c in calls:

@@ -3,11 +3,11 @@
 import logging
 from collections import Counter
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.errors import DomainError
 from evals.decisions.models import Decision
 from labeling.models import DecisionLabel, HardMoment
 from labeling.services.marks import _clean_note
@@ -35,9 +35,7 @@ def decision_labels_bulk(labels: list[tuple[object, Decision, str]]) -> int:
     as it is) and settle the truth of every decision they touch; return how many were new."""
     for _, decision, answer in labels:
         if answer not in decision.kind_version.answers:
-            raise ValidationError(
-                f"answer: {answer!r} is not one of {decision.kind_version.answers}."
-            )
+            raise DomainError(f"answer: {answer!r} is not one of {decision.kind_version.answers}.")
     before = DecisionLabel.objects.count()
     DecisionLabel.objects.bulk_create(
         [DecisionLabel(decision=d, reviewer=r, answer=a) for r, d, a in labels],
@@ -80,7 +78,7 @@ def decision_label_set(
     )
     answers = decision.kind_version.answers
     if answer not in answers:
-        raise ValidationError(f"answer: {answer!r} is not one of {', '.join(answers)}.")
+        raise DomainError(f"answer: {answer!r} is not one of {', '.join(answers)}.")
     label, created = DecisionLabel.objects.update_or_create(
         decision=decision,
         reviewer=reviewer,
@@ -127,9 +125,9 @@ def hard_moments_queue(
     put their calls in today's review queue. Moments already queued stay as they are;
     `transcript_ids` keeps to those calls."""
     if not 0 <= max_confidence <= 1:
-        raise ValidationError("max_confidence: a number from 0 to 1.")
+        raise DomainError("max_confidence: a number from 0 to 1.")
     if within_ms < 0 or limit < 1:
-        raise ValidationError("within_ms and limit: positive numbers.")
+        raise DomainError("within_ms and limit: positive numbers.")
     near = Q(gap_ms__gte=boundary_ms - within_ms, gap_ms__lte=boundary_ms + within_ms)
     qs = (
         Decision.objects.filter(Q(confidence__lte=max_confidence) | near, truth="")

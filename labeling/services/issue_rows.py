@@ -2,10 +2,10 @@
 
 import logging
 
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
+from core.errors import DomainError
 from evals.catalog.models import Transcript, Turn
 from evals.rules.models import Severity
 from labeling.models import IssueRow, IssueRowEvent
@@ -39,21 +39,21 @@ def issue_row_create(
     sequential number. With a range and no turn, the turn is the one spoken at the range's start."""
     what = (what or "").strip()
     if not what:
-        raise ValidationError({"what": "Say what happened."})
+        raise DomainError(errors={"what": "Say what happened."})
     if severity not in Severity.values:
-        raise ValidationError(
-            {"severity": f"Must be one of {', '.join(Severity.values)}, got {severity!r}."}
+        raise DomainError(
+            errors={"severity": f"Must be one of {', '.join(Severity.values)}, got {severity!r}."}
         )
     if turn is not None and (
         turn < 0 or not Turn.objects.filter(transcript=transcript, index=turn).exists()
     ):
-        raise ValidationError({"turn": f"{transcript.external_id} has no turn {turn}."})
+        raise DomainError(errors={"turn": f"{transcript.external_id} has no turn {turn}."})
     if (start_ms is None) != (end_ms is None):
-        raise ValidationError({"end_ms" if end_ms is None else "start_ms": "Give both ends."})
+        raise DomainError(errors={"end_ms" if end_ms is None else "start_ms": "Give both ends."})
     if start_ms is not None:
         if start_ms < 0 or end_ms <= start_ms:
-            raise ValidationError(
-                {"end_ms": f"The range must end after it starts ({start_ms}–{end_ms} ms)."}
+            raise DomainError(
+                errors={"end_ms": f"The range must end after it starts ({start_ms}–{end_ms} ms)."}
             )
         if turn is None:
             spoken = (

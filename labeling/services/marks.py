@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
+from core.errors import DomainError
 from core.importing import chunked
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
@@ -30,7 +30,7 @@ SOURCE_MAX = Mark._meta.get_field("source").max_length
 def _clean_note(note: str) -> str:
     note = " ".join((note or "").split())  # one line
     if len(note) > NOTE_MAX:
-        raise ValidationError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
+        raise DomainError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
     return note
 
 
@@ -159,7 +159,7 @@ def mark_set(*, reviewer, verdict: Verdict, correct: bool, note: str = "") -> Ma
     """
     refusal = mark_refusal(verdict_id=verdict.pk, error=verdict.error)
     if refusal:
-        raise ValidationError(f"verdict: {refusal}")
+        raise DomainError(f"verdict: {refusal}")
     note = _clean_note(note)
     written = marks_write(
         [MarkInput(verdict.pk, verdict.transcript_id, reviewer.pk, bool(correct), note)],
@@ -196,7 +196,7 @@ def mark_rest_right(*, reviewer, transcript: Transcript) -> list[int]:
     unmarked = markable.exclude(Exists(mine))
     flagged_left = unmarked.filter(flagged=True).count()
     if flagged_left:
-        raise ValidationError(
+        raise DomainError(
             f"verdicts: mark the {flagged_left} flagged verdict"
             f"{'s' if flagged_left != 1 else ''} on {transcript.external_id} first."
         )

@@ -34,6 +34,7 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from core.errors import DomainError
 from core.importing import (
     Errors,
     ImportResult,
@@ -102,8 +103,8 @@ def _note(value: Any, field: str = "note") -> str:
         raise Invalid(field, "must be a string")
     try:
         return _clean_note(value)
-    except ValidationError as exc:
-        raise Invalid(field, exc.messages[0].removeprefix("note: ")) from None
+    except DomainError as exc:
+        raise Invalid(field, str(exc).removeprefix("note: ")) from None
 
 
 def _key(obj: dict, where: str = "") -> tuple[str, str, int, str]:

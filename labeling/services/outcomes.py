@@ -5,14 +5,16 @@ import logging
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from core.errors import DomainError
 from evals.catalog.models import Agent, Transcript
-from labeling.models import OutcomeQuestion, OutcomeRating
-from labeling.models_outcomes import (
+from labeling.models import (
     BAD_AT_MOST,
     DEFAULT_QUESTION_KEY,
     DEFAULT_QUESTION_TEXT,
     RATING_MAX,
     RATING_MIN,
+    OutcomeQuestion,
+    OutcomeRating,
 )
 from labeling.services.marks import _assignment_renewed
 
@@ -44,14 +46,14 @@ def outcome_question_set(
     else:
         try:
             OutcomeQuestion._meta.get_field("key").run_validators(key)
-        except ValidationError as exc:
+        except ValidationError as exc:  # the field's own validators speak Django's idiom
             errors["key"] = " ".join(exc.messages)
     if not text:
         errors["text"] = "required."
     elif len(text) > TEXT_MAX:
         errors["text"] = f"at most {TEXT_MAX} characters, got {len(text)}."
     if errors:
-        raise ValidationError({k: [v] for k, v in errors.items()})
+        raise DomainError(errors=errors)
     defaults = {"text": text, "active": bool(active)}
     if position is not None:
         defaults["position"] = position
@@ -103,7 +105,7 @@ def outcome_rate(
             f"{question.key!r} is a question of {question.agent.name}, not {agent}."
         )
     if errors:
-        raise ValidationError({k: [v] for k, v in errors.items()})
+        raise DomainError(errors=errors)
     if question is None:
         question = outcome_question_default(agent=agent)
     assignment = _assignment_renewed(reviewer=reviewer, transcript_id=transcript.pk)

@@ -12,11 +12,11 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.errors import DomainError
 from evals.catalog.models import Transcript
 from labeling.models import Assignment
 from labeling.selectors.queue import (
@@ -82,7 +82,7 @@ def _assignment_for(*, reviewer, transcript: Transcript, lock: bool = True) -> A
         qs = qs.select_for_update()
     assignment = qs.order_by(F("finished_at").asc(nulls_first=True), "-claimed_at").first()
     if assignment is None:
-        raise ValidationError(
+        raise DomainError(
             f"transcript: {transcript.external_id} is not "
             "held by you; claim it from the queue first."
         )
@@ -94,7 +94,7 @@ def assignment_skip(*, reviewer, transcript: Transcript) -> Assignment:
     """Give the held call back to the queue for someone else."""
     assignment = _assignment_for(reviewer=reviewer, transcript=transcript)
     if assignment.finished_at is not None:
-        raise ValidationError(
+        raise DomainError(
             f"transcript: {transcript.external_id} is already finished; it cannot be skipped."
         )
     assignment.released_at = timezone.now()
@@ -113,7 +113,7 @@ def assignment_finish(*, reviewer, transcript: Transcript) -> Assignment:
         return assignment
     left = verdicts_unmarked_count(reviewer=reviewer, transcript=transcript)
     if left:
-        raise ValidationError(
+        raise DomainError(
             f"transcript: {transcript.external_id} has {left} verdict{'s' if left != 1 else ''} "
             "without your mark; mark every verdict before finishing."
         )

@@ -2,9 +2,10 @@
 
 import logging
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from core.errors import DomainError
 from core.permissions import user_can
 from evals.judging.models import Verdict
 from labeling.models import Settlement
@@ -19,15 +20,15 @@ def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") 
     if not user_can(actor, "promote"):
         raise PermissionDenied("Only leads (permission: promote) can settle disagreements.")
     if verdict.error:
-        raise ValidationError(
+        raise DomainError(
             f"verdict: {verdict.pk} errored in the judge; errored verdicts are not counted."
         )
     if not verdict.marks.exists():
-        raise ValidationError(f"verdict: {verdict.pk} has no marks; there is nothing to settle.")
+        raise DomainError(f"verdict: {verdict.pk} has no marks; there is nothing to settle.")
     reason = " ".join((reason or "").split())
     max_len = Settlement._meta.get_field("reason").max_length
     if len(reason) > max_len:
-        raise ValidationError(f"reason: at most {max_len} characters, got {len(reason)}.")
+        raise DomainError(f"reason: at most {max_len} characters, got {len(reason)}.")
     settlement, created = Settlement.objects.update_or_create(
         verdict=verdict, defaults={"correct": bool(correct), "settled_by": actor, "reason": reason}
     )

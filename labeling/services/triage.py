@@ -6,7 +6,7 @@ Every change writes one IssueRowEvent carrying the old and new value of each fie
 import logging
 
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
 from core.errors import DomainError
@@ -114,13 +114,12 @@ def _rule_error(exc: Exception) -> TriageError:
         return exc
     if hasattr(exc, "field") and hasattr(exc, "reason"):  # evals.rules.services.RuleInvalid
         return TriageError({"id": "rule_id"}.get(exc.field, exc.field), exc.reason)
-    message = "; ".join(exc.messages) if isinstance(exc, ValidationError) else str(exc)
+    if isinstance(exc, DomainError) and exc.field:
+        return TriageError({"id": "rule_id"}.get(exc.field, exc.field), exc.message)
+    message = str(exc)
     field, sep, rest = message.partition(":")
     if sep and field.strip() in {"rule_id", "group", "text", "severity", "phase", "detector"}:
         return TriageError(field.strip(), rest.strip())
-    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
-        field = next(iter(exc.error_dict))
-        return TriageError(field, "; ".join(exc.message_dict[field]))
     return TriageError("rule", message)
 
 
@@ -298,7 +297,7 @@ def _rule_create_from_row(row: IssueRow, *, rule_id: str, **fields) -> RuleVersi
         raise TriageError("rule_id", f"a rule {rule_id!r} already exists")
     try:
         return rule_create(rule_id=rule_id, source=f"issue row {row.number}", **fields)
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, DomainError) as exc:
         raise _rule_error(exc) from exc
 
 
@@ -465,7 +464,7 @@ def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVe
             status=RuleVersion.Status.CANDIDATE,
             source=f"issue row {row.number}",
         )
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, DomainError) as exc:
         raise _rule_error(exc) from exc
     _change(
         row,

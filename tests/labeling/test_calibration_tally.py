@@ -5,13 +5,13 @@ import datetime as dt
 import threading
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.errors import DomainError
 from labeling.models import Assignment, Mark, SampleItem, Settlement, VerdictTally
 from labeling.selectors import calibration as cal
 from labeling.services.marks import mark_set, mark_undo
@@ -156,7 +156,7 @@ def test_random_marks_undos_and_settlements_keep_the_tally_equal_to_a_recount(ma
                     verdict_settle(
                         verdict=verdicts[o[1]], actor=lead, correct=o[2], reason="listened"
                     )
-                except ValidationError:
+                except DomainError:
                     assert not Mark.objects.filter(verdict=verdicts[o[1]]).exists()
             elif o[0] == "probability":
                 SampleItem.objects.filter(pk=item.pk).update(inclusion_probability=o[1])

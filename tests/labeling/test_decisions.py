@@ -5,11 +5,11 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from core.errors import DomainError
 from evals.catalog.services.importing import transcripts_import
 from evals.decisions.models import Decision
 from evals.decisions.services.kinds import decision_kinds_import
@@ -77,7 +77,7 @@ def test_truth_is_the_majority_and_a_tie_is_nothing(calls, make_user):
     decision_label_undo(reviewer=c, decision=d)
     d.refresh_from_db()
     assert d.truth == ""
-    with pytest.raises(ValidationError, match="answer: 'maybe' is not one of"):
+    with pytest.raises(DomainError, match="answer: 'maybe' is not one of"):
         decision_label_set(reviewer=a, decision=d, answer="maybe")
     assert decision_truth([]) == ""
 

@@ -4,12 +4,12 @@ flagged, the review page's panel and the outcomes page."""
 import datetime as dt
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
 from core import stats as metrics
+from core.errors import DomainError
 from labeling.models import Assignment, OutcomeQuestion, OutcomeRating
 from labeling.selectors.outcomes import (
     call_outcomes,
@@ -69,13 +69,13 @@ def test_rating_again_replaces_it_and_creates_the_default_question_once(reviewer
 
 def test_a_bad_rating_needs_a_reason_and_the_rating_its_range(reviewer):
     call = TranscriptFactory()
-    with pytest.raises(ValidationError) as exc:
+    with pytest.raises(DomainError) as exc:
         outcome_rate(reviewer=reviewer, transcript=call, rating=2, reason="  ")
-    assert set(exc.value.message_dict) == {"reason"}
+    assert set(exc.value.field_errors) == {"reason"}
     for bad in (0, 6, "x", None, "3.5"):
-        with pytest.raises(ValidationError) as exc:
+        with pytest.raises(DomainError) as exc:
             outcome_rate(reviewer=reviewer, transcript=call, rating=bad)
-        assert "rating" in exc.value.message_dict
+        assert "rating" in exc.value.field_errors
     assert not OutcomeRating.objects.exists()
     outcome_rate(reviewer=reviewer, transcript=call, rating=1, reason="Hung up on her.")
     assert OutcomeRating.objects.get().assignment is None  # outside the sample: weight 1
@@ -96,12 +96,12 @@ def test_questions_are_per_agent(reviewer):
     call = TranscriptFactory()
     other = AgentFactory(name="support")
     q = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
-    with pytest.raises(ValidationError) as exc:
+    with pytest.raises(DomainError) as exc:
         outcome_rate(reviewer=reviewer, transcript=call, rating=4, question=q)
-    assert "question" in exc.value.message_dict
-    with pytest.raises(ValidationError) as exc:
+    assert "question" in exc.value.field_errors
+    with pytest.raises(DomainError) as exc:
         outcome_question_set(agent=other, key="not a slug!", text="")
-    assert set(exc.value.message_dict) == {"key", "text"}
+    assert set(exc.value.field_errors) == {"key", "text"}
     same = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
     assert same.pk == q.pk and OutcomeQuestion.objects.count() == 1
 
@@ -184,11 +184,11 @@ def test_figures_per_version_and_week_are_weighted(rated):
     assert week["mean_ci"][0] <= week["mean"] <= week["mean_ci"][1]
     days = outcome_data({"agent": "phone-screen", "by": "day"})["trend"]
     assert {r["period"] for r in days} == {"2026-11-17", "2026-11-23", "2026-11-24", "2026-11-29"}
-    with pytest.raises(ValidationError):
+    with pytest.raises(DomainError):
         outcome_data({"agent": "phone-screen", "by": "month"})
-    with pytest.raises(ValidationError) as exc:
+    with pytest.raises(DomainError) as exc:
         outcome_data({"agent": "nobody"})
-    assert "agent" in exc.value.message_dict
+    assert "agent" in exc.value.field_errors
 
 
 def test_predictors_compare_fired_with_not_fired(rated):

@@ -2,7 +2,7 @@
 replacement of the gated version, the audit record."""
 
 import pytest
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 
 from core.errors import DomainError
 from evals.rules.models import RuleVersion
@@ -139,7 +139,7 @@ def test_settlement_moves_a_tie_into_the_counts(lead, reviewer, make_user, judge
     assert (row.counts.waiting, row.counts.fp, row.counts.marked) == (0, 1, 1)
     errored = f.VerdictFactory(rule_version=rv, judge=judge, error="timeout")
     Mark.objects.create(verdict=errored, reviewer=reviewer, correct=True)
-    with pytest.raises(ValidationError, match="errored"):
+    with pytest.raises(DomainError, match="errored"):
         verdict_settle(verdict=errored, actor=lead, correct=True)
 
 

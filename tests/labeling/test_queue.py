@@ -1,9 +1,9 @@
 from datetime import timedelta
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from core.errors import DomainError
 from labeling.models import Assignment, Mark
 from labeling.selectors.queue import progress_today
 from labeling.services.issue_rows import issue_row_create
@@ -100,7 +100,7 @@ def test_finish_only_when_every_verdict_is_marked(today_sample, reviewer):
     verdicts = list(it.transcript.verdicts.filter(error=""))
     mark_set(reviewer=reviewer, verdict=verdicts[0], correct=True)
     mark_set(reviewer=reviewer, verdict=verdicts[1], correct=False, note="asked one")
-    with pytest.raises(ValidationError, match="1 verdict without your mark"):
+    with pytest.raises(DomainError, match="1 verdict without your mark"):
         assignment_finish(reviewer=reviewer, transcript=it.transcript)
     mark_set(reviewer=reviewer, verdict=verdicts[2], correct=True)
     done = assignment_finish(reviewer=reviewer, transcript=it.transcript)
@@ -113,7 +113,7 @@ def test_finish_only_when_every_verdict_is_marked(today_sample, reviewer):
 
 def test_finish_needs_a_held_call(today_sample, reviewer):
     it = item(today_sample)
-    with pytest.raises(ValidationError, match="not held by you"):
+    with pytest.raises(DomainError, match="not held by you"):
         assignment_finish(reviewer=reviewer, transcript=it.transcript)
 
 
@@ -134,7 +134,7 @@ def test_marks_are_idempotent_changeable_and_undoable(today_sample, reviewer):
 def test_errored_verdicts_cannot_be_marked_and_marks_outside_the_sample_have_no_assignment(
     reviewer,
 ):
-    with pytest.raises(ValidationError, match="errored"):
+    with pytest.raises(DomainError, match="errored"):
         mark_set(reviewer=reviewer, verdict=VerdictFactory(error="judge timeout"), correct=True)
     m = mark_set(reviewer=reviewer, verdict=VerdictFactory(), correct=False)
     assert m.assignment is None
@@ -171,11 +171,11 @@ def test_issue_rows_get_sequential_numbers_and_validate(reviewer):
     )
     assert (r1.number, r2.number) == (1, 2)
     assert r1.audio_only and r1.events.get().kind == "filed"
-    with pytest.raises(ValidationError, match="no turn 7"):
+    with pytest.raises(DomainError, match="no turn 7"):
         issue_row_create(reporter=reviewer, transcript=t, turn=7, what="x", severity="minor")
-    with pytest.raises(ValidationError, match="severity"):
+    with pytest.raises(DomainError, match="severity"):
         issue_row_create(reporter=reviewer, transcript=t, turn=0, what="x", severity="awful")
-    with pytest.raises(ValidationError, match="what"):
+    with pytest.raises(DomainError, match="what"):
         issue_row_create(reporter=reviewer, transcript=t, turn=0, what="  ", severity="minor")
 
 

@@ -1,10 +1,10 @@
 """Mark the rest right (with undo) and the reviewer's choice of queue: service, page and API."""
 
 import pytest
-from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
+from core.errors import DomainError
 from labeling.models import Mark
 from labeling.selectors.queue import ReviewQueue
 from labeling.services.marks import mark_rest_right, mark_set, mark_undo_many
@@ -38,7 +38,7 @@ def test_rest_right_waits_for_the_flagged_ones_then_marks_only_unmarked_clean_ve
 ):
     t, flagged, clean = call
     sample_claim_next(reviewer=reviewer)
-    with pytest.raises(ValidationError, match="mark the 2 flagged verdicts on call-bulk first"):
+    with pytest.raises(DomainError, match="mark the 2 flagged verdicts on call-bulk first"):
         mark_rest_right(reviewer=reviewer, transcript=t)
     assert not Mark.objects.exists()
     for v in flagged:

@@ -3,9 +3,9 @@ the calibration figures (the JSON is the API's)."""
 
 import json
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import DomainError
 from labeling.selectors.calibration import calibration_data
 
 
@@ -46,8 +46,8 @@ class Command(BaseCommand):
         params = {k: options[k] for k in keys if options.get(k)}
         try:
             rows = calibration_data(params)
-        except ValidationError as e:
-            raise CommandError("; ".join(e.messages)) from None
+        except DomainError as e:
+            raise CommandError(str(e)) from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(rows, indent=2))
             return

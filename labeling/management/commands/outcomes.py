@@ -3,9 +3,9 @@ the outcome report (the JSON is the API's)."""
 
 import json
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from core.errors import DomainError
 from labeling.selectors.outcomes import outcome_data
 
 
@@ -36,10 +36,8 @@ class Command(BaseCommand):
         params = {k: options[k] for k in ("agent", "question", "by") if options.get(k)}
         try:
             data = outcome_data(params)
-        except ValidationError as e:
-            raise CommandError(
-                "; ".join(f"{k}: {' '.join(v)}" for k, v in e.message_dict.items())
-            ) from None
+        except DomainError as e:
+            raise CommandError(str(e)) from None
         if options["format"] == "json":
             self.stdout.write(json.dumps(data, indent=2))
             return

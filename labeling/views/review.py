@@ -1,7 +1,6 @@
 """The review page and its queue: thin views over labeling.services and labeling.selectors."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -10,6 +9,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
+from core.errors import DomainError
 from core.permissions import require
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
@@ -38,7 +38,7 @@ QUEUE_SESSION_KEY = "review_queue"
 # Panels the review page shows under the issue panel, one template each (a <section class="panel">
 # with its own id, given the page's context): a decision-point panel, an outcome rating form...
 REVIEW_EXTRA_PANELS: list[str] = [
-    "labeling/partials/decision_panel.html",  # decision points (labeling.views_decisions)
+    "labeling/partials/decision_panel.html",  # decision points (labeling.views.decisions)
     "labeling/partials/outcome_panel.html",
 ]
 
@@ -47,10 +47,8 @@ def _queue(request) -> ReviewQueue:
     return ReviewQueue.parse(request.session.get(QUEUE_SESSION_KEY))
 
 
-def _error_text(exc: ValidationError) -> str:
-    if hasattr(exc, "error_dict"):
-        return " ".join(f"{field}: {' '.join(errs)}" for field, errs in exc.message_dict.items())
-    return " ".join(exc.messages)
+def _error_text(exc: DomainError) -> str:
+    return str(exc)
 
 
 @require("review")
@@ -202,7 +200,7 @@ def review_mark(request, external_id, verdict_id):
             correct=correct in ("1", "true"),
             note=request.POST.get("note", "") if correct in ("0", "false") else "",
         )
-    except ValidationError as exc:
+    except DomainError as exc:
         return _verdict_response(request, transcript, verdict, saved=False, error=_error_text(exc))
     return _verdict_response(request, transcript, verdict, saved=True, mark=mark)
 
@@ -247,7 +245,7 @@ def review_mark_rest(request, external_id):
         return HttpResponseBadRequest(f"{external_id} is not held by you.")
     try:
         ids = mark_rest_right(reviewer=request.user, transcript=transcript)
-    except ValidationError as exc:
+    except DomainError as exc:
         if not request.htmx:
             messages.error(request, _error_text(exc))
             return redirect("review-call", external_id=external_id)
@@ -307,7 +305,7 @@ def _assignment_end(request, external_id, service, level, text: str):
     transcript = get_object_or_404(Transcript, external_id=external_id)
     try:
         service(reviewer=request.user, transcript=transcript)
-    except ValidationError as exc:
+    except DomainError as exc:
         messages.error(request, _error_text(exc))
         return redirect("review-call", external_id=external_id)
     level(request, text)
@@ -378,7 +376,7 @@ def review_issue(request, external_id):
         )
     except ValueError as exc:
         error = str(exc)
-    except ValidationError as exc:
+    except DomainError as exc:
         error = _error_text(exc).replace("start_ms:", "from:").replace("end_ms:", "to:")
     if not request.htmx:
         if error:

@@ -5,7 +5,6 @@ import csv
 import io
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
@@ -86,8 +85,8 @@ def _rows_from_request(request):
 def calibration(request):
     try:
         filters, rows, sort, desc = _rows_from_request(request)
-    except ValidationError as e:
-        return HttpResponseBadRequest("; ".join(e.messages))
+    except DomainError as e:
+        return HttpResponseBadRequest(str(e))
     params = request.GET.copy()
     for key in ("sort", "dir"):
         params.pop(key, None)
@@ -279,8 +278,8 @@ def calibration_export(request, fmt: str):
         raise Http404("Export as .md or .csv.")
     try:
         filters, rows, _, _ = _rows_from_request(request)
-    except ValidationError as e:
-        return HttpResponseBadRequest("; ".join(e.messages))
+    except DomainError as e:
+        return HttpResponseBadRequest(str(e))
     if fmt == "md":
         # text/plain so the browser shows it, ready to copy into a pull request.
         return HttpResponse(
@@ -318,8 +317,8 @@ def calibration_detail(request, pk: int):
     rv = _rule_version(pk)
     try:
         errors = cal.calibration_filters({"errors": request.GET.get("errors")})["errors"]
-    except ValidationError as e:
-        return HttpResponseBadRequest("; ".join(e.messages))
+    except DomainError as e:
+        return HttpResponseBadRequest(str(e))
     row, rows = _judge(request, rv, errors)
     judge_pairs_attach(rows, errors=errors)
     floors = cal.floors_from_settings()
@@ -457,9 +456,9 @@ def calibration_settle(request, pk: int):
             correct=value == "right",
             reason=request.POST.get("reason", ""),
         )
-    except ValidationError as e:
+    except DomainError as e:
         if request.htmx:
-            return HttpResponseBadRequest(" ".join(e.messages))
+            return HttpResponseBadRequest(str(e))
         messages.error(request, " ".join(e.messages))
     else:
         if request.htmx:

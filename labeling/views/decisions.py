@@ -1,13 +1,13 @@
 """Decision points: the label a reviewer gives on the review page, and the accuracy page."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
+from core.errors import DomainError
 from core.permissions import require, user_can
 from evals.catalog.models import AgentVersion
 from evals.decisions.models import Decision
@@ -44,8 +44,8 @@ def review_decision_label(request, external_id, decision_id):
     error = ""
     try:
         _label_set(reviewer=request.user, decision=decision, answer=request.POST.get("answer", ""))
-    except ValidationError as exc:
-        error = " ".join(exc.messages)
+    except DomainError as exc:
+        error = str(exc)
     if not request.htmx:
         if error:
             messages.error(request, error)
@@ -149,7 +149,7 @@ def _number(request, name: str, default, cast):
     try:
         return cast(raw)
     except ValueError:
-        raise ValidationError(f"{name}: {raw!r} is not a number.") from None
+        raise DomainError(f"{raw!r} is not a number.", field=name) from None
 
 
 @require_POST
@@ -164,7 +164,7 @@ def decision_hard_queue(request):
             within_ms=_number(request, "within_ms", HARD_WITHIN_MS, int),
             limit=_number(request, "limit", HARD_LIMIT, int),
         )
-    except ValidationError as exc:
+    except DomainError as exc:
         messages.error(request, " ".join(exc.messages))
         return redirect("decision-accuracy")
     calls = len({m.decision.transcript_id for m in made})

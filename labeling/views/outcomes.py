@@ -3,12 +3,12 @@ nothing flagged) and an issue form for one such call. Thin views over the outcom
 services."""
 
 from django.contrib import messages
-from django.core.exceptions import ValidationError
 from django.http import HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from core.errors import DomainError
 from core.permissions import require
 from evals.catalog.models import Agent, Transcript
 from evals.rules.models import Severity
@@ -21,10 +21,8 @@ from labeling.services.outcomes import outcome_rate
 PANEL = "labeling/partials/outcome_panel.html#outcome-panel"
 
 
-def _field_errors(exc: ValidationError) -> dict[str, str]:
-    if hasattr(exc, "error_dict"):
-        return {field: " ".join(errs) for field, errs in exc.message_dict.items()}
-    return {"rating": " ".join(exc.messages)}
+def _field_errors(exc: DomainError) -> dict[str, str]:
+    return {field or "rating": message for field, message in exc.field_messages().items()}
 
 
 @require_POST
@@ -55,7 +53,7 @@ def review_outcome(request, external_id):
             key_factor=posted["key_factor"],
             question=question if question.pk else None,
         )
-    except ValidationError as exc:
+    except DomainError as exc:
         errors = _field_errors(exc)
         if posted["rating"] == "" and "rating" in errors:
             errors["rating"] = "pick a rating from 1 to 5."
@@ -96,8 +94,8 @@ def outcomes(request):
     error, data = "", None
     try:
         data = outcome_data(params) if params.get("agent") else None
-    except ValidationError as exc:
-        error = " ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())
+    except DomainError as exc:
+        error = str(exc)
     questions = (
         OutcomeQuestion.objects.filter(agent__name=data["agent"])
         if data

@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
                     ("manage_webhooks", "Register webhook URLs and read their deliveries"),
                     (
                         "import_marks",
-                        "Import reviewers' marks made elsewhere (a spreadsheet, Label Studio)",
+                        "Import marks made elsewhere (a spreadsheet, Label Studio)",
                     ),
                 ],
             },

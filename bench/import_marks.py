@@ -25,7 +25,15 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from support import copy_rows, django_setup, postgres_url, scratch_database, sequences_reset
+from support import (
+    copy_rows,
+    cpu_seconds,
+    cpu_since,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    sequences_reset,
+)
 
 REVIEWERS = 20
 
@@ -37,6 +45,7 @@ def build(n_marks: int, n_rules: int) -> list[tuple[str, str, str]]:
 
     from evals.catalog.models import Agent, AgentVersion
     from evals.judging.models import Judge
+    from evals.judging.services.importing import VERDICT_COLUMNS
     from evals.rules.models import Rule, RuleVersion
     from tests.factories import UserFactory
 
@@ -80,19 +89,7 @@ def build(n_marks: int, n_rules: int) -> list[tuple[str, str, str]]:
             copy_rows(
                 cur.cursor,
                 "evals_verdict",
-                [
-                    "transcript_id",
-                    "rule_version_id",
-                    "judge_id",
-                    "flagged",
-                    "turn",
-                    "turns",
-                    "severity",
-                    "rationale",
-                    "confidence",
-                    "error",
-                    "created_at",
-                ],
+                list(VERDICT_COLUMNS),
                 (
                     (t, rv.pk, judge.pk, flagged, None, "[]", "", "", 80, "", now)
                     for t in range(1, n_calls + 1)
@@ -127,29 +124,6 @@ def write_lines(marks, path: Path) -> None:
                 "note": "" if rng.random() < 0.9 else "asked two questions in one turn",
             }
             f.write(json.dumps(line) + "\n")
-
-
-def cpu_seconds() -> tuple[float, float | None]:
-    """Return CPU seconds used so far by this process and by its PostgreSQL backend."""
-    from django.db import connection
-
-    connection.ensure_connection()
-    pid = connection.connection.info.backend_pid
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except OSError:
-        server = None
-    return time.process_time(), server
-
-
-def cpu_since(start) -> str:
-    now = cpu_seconds()
-    client = now[0] - start[0]
-    if start[1] is None or now[1] is None:
-        return f"CPU client {client:.1f} s"
-    server = now[1] - start[1]
-    return f"CPU client {client:.1f} s + server {server:.1f} s = {client + server:.1f} s"
 
 
 def main() -> None:

@@ -297,6 +297,10 @@ def test_the_api_is_for_leads(world, lead, engineer):
     assert r.status_code == 200 and r.json()["unchanged"] == 2
     r = client.post("/api/v1/marks/import/", CSV, content_type="text/csv")
     assert r.status_code == 201 and r.json()["updated"] == 1
+    export = [_task("call-3", [_annotation({"id": 1, "email": "priya"}, "Right")])]
+    r = client.post("/api/v1/marks/import/", json.dumps(export), content_type="application/json")
+    assert r.status_code == 201 and r.json()["created"] == 1
+    assert Mark.objects.get(verdict=world["verdicts"][3]).source == "body from lena (Label Studio)"
     r = client.post(
         "/api/v1/marks/import/?create_reviewers=1",
         line("call-2", reviewer="noor2"),
@@ -310,4 +314,4 @@ def test_the_api_is_for_leads(world, lead, engineer):
     )
     assert r.status_code == 400 and r.json()["code"] == "import_failed"
     assert r.json()["errors"][0]["line"] == "1" and r.json()["errors"][0]["field"] == "reviewer"
-    assert not Mark.objects.filter(verdict=world["verdicts"][3]).exists()
+    assert Mark.objects.filter(verdict=world["verdicts"][3]).count() == 1

@@ -363,19 +363,32 @@ def backend_cpu_s() -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None]:
-    """Return min and median wall seconds, the result, and the median backend CPU seconds."""
+def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None, float]:
+    """Return min and median wall seconds, the result, and the median CPU seconds of PostgreSQL's
+    backend and of this process (on a shared machine the wall time includes waiting for a core;
+    the CPU seconds do not)."""
     fn()  # warm the cache
-    times, cpus, result = [], [], None
+    times, cpus, pys, result = [], [], [], None
     for _ in range(repeat):
-        c0 = backend_cpu_s()
+        c0, p0 = backend_cpu_s(), time.process_time()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-        c1 = backend_cpu_s()
+        c1, p1 = backend_cpu_s(), time.process_time()
+        pys.append(p1 - p0)
         if c0 is not None and c1 is not None:
             cpus.append(c1 - c0)
-    return min(times), statistics.median(times), result, (statistics.median(cpus) if cpus else None)
+    pg = statistics.median(cpus) if cpus else None
+    return min(times), statistics.median(times), result, pg, statistics.median(pys)
+
+
+def report(label: str, t) -> None:
+    """Print one timing line: wall min and median, then the CPU seconds."""
+    wall_min, wall_med, _, pg, py = t
+    pg_text = f", PostgreSQL CPU {pg:.3f} s" if pg is not None else ""
+    print(
+        f"{label:<50} min {wall_min:.3f} s, median {wall_med:.3f} s{pg_text}, Python CPU {py:.3f} s"
+    )
 
 
 def main() -> None:
@@ -420,9 +433,37 @@ def main() -> None:
             judge_pairs_attach(rows, errors=errors)
             return rows
 
-        sel_min, sel_med, rows, sel_cpu = timed(calibration_rows)
-        page_min, page_med, page_rows, page_cpu = timed(page_data)
-        wrong_min, wrong_med, _, wrong_cpu = timed(lambda: page_data("as_wrong"))
+        from django.db import transaction
+
+        from labeling.selectors.calibration import (
+            _aggregate_sql,
+            _errored_aggregate_sql,
+            calibration_judges,
+        )
+
+        def one_sql(sql):
+            def run():
+                with transaction.atomic(), connection.cursor() as cur:
+                    cur.execute("SET LOCAL jit = off")
+                    cur.execute(sql)
+                    return cur.fetchall()
+
+            return run
+
+        t_sel = timed(calibration_rows)
+        rows = t_sel[2]
+        t_tally = timed(one_sql(_aggregate_sql("")))
+        t_errored = timed(one_sql(_errored_aggregate_sql("", "")))
+
+        def pairs_only():
+            for r in rows:
+                r.other_judges = []
+            judge_pairs_attach(rows, errors="as_wrong")
+
+        t_pairs = timed(pairs_only)
+        t_page = timed(page_data)
+        page_rows = t_page[2]
+        t_wrong = timed(lambda: page_data("as_wrong"))
         client = bench_client("bench-lead-page", "lead")
 
         def get_page():
@@ -430,15 +471,14 @@ def main() -> None:
             assert response.status_code == 200
             return response
 
-        get_min, get_med, _, get_cpu = timed(get_page)
-        agg_min, agg_med, _, agg_cpu = timed(calibration_counts)
-        marks_min, marks_med, _, marks_cpu = timed(
-            lambda: calibration_counts(from_marks=True), repeat=3
-        )
-        one_min, one_med, _, one_cpu = timed(lambda: calibration_rows(group="boundaries"))
+        t_get = timed(get_page)
+        t_judges = timed(lambda: list(calibration_judges()))
+        t_marks = timed(lambda: calibration_counts(from_marks=True), repeat=3)
+        t_one = timed(lambda: calibration_rows(group="boundaries"))
         rv = RuleVersion.objects.order_by("pk").first()
-        rv_min, rv_med, _, rv_cpu = timed(lambda: calibration_row(rule_version=rv))
-        hand_min, hand_med, (hand_rows, hand_errored), hand_cpu = timed(hand, repeat=3)
+        t_rv = timed(lambda: calibration_row(rule_version=rv))
+        t_hand = timed(hand, repeat=3)
+        hand_rows, hand_errored = t_hand[2]
         load1 = os.getloadavg()[0]
 
         by_key = {(r.rule_version.pk, r.judge.pk): r.counts for r in rows if r.judge}
@@ -462,49 +502,22 @@ def main() -> None:
             f"judge pairs compared: {pairs}"
         )
 
-        def cpu(x):
-            return f", PostgreSQL CPU {x:.3f} s" if x is not None else ""
-
         print(
             f"machine: {os.cpu_count()} cores, load average "
             f"{load1:.1f} while timing (wall times include waiting)"
         )
-        print(
-            "calibration selector, all rows (SQL + figures): min "
-            f"{sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}"
-        )
-        print(
-            "  of which the SQL aggregates (tally, errored):  min "
-            f"{agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}"
-        )
-        print(
-            "the page's data: rows + judges compared:        min "
-            f"{page_min:.3f} s, median {page_med:.3f} s{cpu(page_cpu)}"
-        )
-        print(
-            "  the same with errors=as_wrong:                min "
-            f"{wrong_min:.3f} s, median {wrong_med:.3f} s{cpu(wrong_cpu)}"
-        )
-        print(
-            "GET /calibration/?errors=as_wrong (rendered):   min "
-            f"{get_min:.3f} s, median {get_med:.3f} s{cpu(get_cpu)}"
-        )
-        print(
-            "the same aggregate from the marks (no tally):   min "
-            f"{marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}"
-        )
-        print(
-            "calibration selector, one group (25 versions):  min "
-            f"{one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}"
-        )
-        print(
-            "calibration_row, one rule version (5,000):      min "
-            f"{rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}"
-        )
-        print(
-            "hand-written SQL of the same counts:            min "
-            f"{hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}"
-        )
+        report("calibration selector, all rows (SQL + figures):", t_sel)
+        report("  its aggregate over the tally (as before):", t_tally)
+        report("  its aggregate over the errored verdicts (new):", t_errored)
+        report("  the judges compared, as_wrong (new):", t_pairs)
+        report("the page's data: rows + judges compared:", t_page)
+        report("  the same with errors=as_wrong:", t_wrong)
+        report("GET /calibration/?errors=as_wrong (rendered):", t_get)
+        report("  of which the judge filter's options:", t_judges)
+        report("the same counts from the marks (no tally):", t_marks)
+        report("calibration selector, one group (25 versions):", t_one)
+        report("calibration_row, one rule version (5,000):", t_rv)
+        report("hand-written SQL of the same counts:", t_hand)
         agree = mismatches == 0 and len(hand_rows) == len(by_key)
         print(f"counts agree: {'yes' if agree else f'NO ({mismatches})'}")
 

@@ -466,12 +466,16 @@ def main() -> None:
         t_wrong = timed(lambda: page_data("as_wrong"))
         client = bench_client("bench-lead-page", "lead")
 
-        def get_page():
-            response = client.get("/calibration/?errors=as_wrong")
-            assert response.status_code == 200
-            return response
+        def get(path):
+            def run():
+                response = client.get(path)
+                assert response.status_code == 200
+                return response
 
-        t_get = timed(get_page)
+            return run
+
+        t_get = timed(get("/calibration/?errors=as_wrong"))
+        t_get_pairs = timed(get("/calibration/?errors=as_wrong&part=pairs"))
         t_judges = timed(lambda: list(calibration_judges()))
         t_marks = timed(lambda: calibration_counts(from_marks=True), repeat=3)
         t_one = timed(lambda: calibration_rows(group="boundaries"))
@@ -510,9 +514,10 @@ def main() -> None:
         report("  its aggregate over the tally (as before):", t_tally)
         report("  its aggregate over the errored verdicts (new):", t_errored)
         report("  the judges compared, as_wrong (new):", t_pairs)
-        report("the page's data: rows + judges compared:", t_page)
+        report("the API's data: rows + judges compared:", t_page)
         report("  the same with errors=as_wrong:", t_wrong)
-        report("GET /calibration/?errors=as_wrong (rendered):", t_get)
+        report("GET /calibration/?errors=as_wrong (the table):", t_get)
+        report("GET ...&part=pairs (judges compared, fetched after):", t_get_pairs)
         report("  of which the judge filter's options:", t_judges)
         report("the same counts from the marks (no tally):", t_marks)
         report("calibration selector, one group (25 versions):", t_one)

@@ -701,9 +701,7 @@ def calibration_filters(params) -> dict:
     rule_ids = [r.strip() for r in (params.get("rule") or "").split(",") if r.strip()]
     errors = (params.get("errors") or "").strip() or metrics.ERRORS_EXCLUDE
     if errors not in metrics.ERRORS:
-        raise DomainError(
-            f"errors: expected one of {', '.join(metrics.ERRORS)}, got {errors!r}."
-        )
+        raise DomainError(f"errors: expected one of {', '.join(metrics.ERRORS)}, got {errors!r}.")
     return {
         "errors": errors,
         "judge": (params.get("judge") or "").strip() or None,

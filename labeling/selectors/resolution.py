@@ -96,10 +96,12 @@ def resolved_verdicts_sql(
 # the same call and rule version. A marked verdict's cell says whether the rule was broken there:
 # tp (3) and fn (0) say broken, fp (2) and tn (1) say not; a tie (4) settles nothing. b is 1
 # (broken) or 0 (not) when every such verdict says the same, NULL when none does or they differ.
-# Its weight is theirs (1 / the largest inclusion probability of the call's marks). The partial
-# index verdict_errored holds just the errored verdicts, so this reads only them.
+# Its weight is theirs (1 / the largest inclusion probability of the call's marks). Grouped by the
+# verdict's key (rule version, judge, call: one errored verdict each), so the partial index
+# verdict_errored, which holds just the errored verdicts and those columns, is all it reads of
+# them; the other verdicts are found by the key index, the call's and rule version's prefix.
 _ERRORED = """
-SELECT e.id AS verdict_id, e.rule_version_id AS rule_version_id, e.judge_id AS judge_id,
+SELECT e.rule_version_id AS rule_version_id, e.judge_id AS judge_id,
        e.transcript_id AS transcript_id,
        CASE WHEN COUNT(t.verdict_id) = 0 THEN NULL
             WHEN SUM(CASE WHEN t.cell IN (0, 3) THEN 1 ELSE 0 END) = COUNT(t.verdict_id) THEN 1
@@ -108,15 +110,15 @@ SELECT e.id AS verdict_id, e.rule_version_id AS rule_version_id, e.judge_id AS j
 FROM {verdict} e
 {joins}
 LEFT JOIN {verdict} o ON o.transcript_id = e.transcript_id
-     AND o.rule_version_id = e.rule_version_id AND o.id <> e.id
+     AND o.rule_version_id = e.rule_version_id AND o.judge_id <> e.judge_id
 LEFT JOIN {tally} t ON t.verdict_id = o.id AND t.cell < 4
 WHERE e.error <> ''{conds}
-GROUP BY e.id
+GROUP BY e.rule_version_id, e.judge_id, e.transcript_id
 """
 
 
 def errored_verdicts_sql(joins: str = "", conds: str = "") -> str:
-    """Return the SELECT of errored verdicts (alias e; columns verdict_id, rule_version_id,
-    judge_id, transcript_id, b, w) with their call's settled truth b; `joins` and `conds` (ANDed,
-    each starting with AND) narrow them."""
+    """Return the SELECT of errored verdicts (alias e; columns rule_version_id, judge_id,
+    transcript_id, b, w) with their call's settled truth b; `joins` and `conds` (ANDed, each
+    starting with AND) narrow them."""
     return _ERRORED.format(joins=joins, conds=conds, **TABLES)

@@ -68,27 +68,42 @@ def _sorted(rows, sort: str, desc: bool):
     return sorted(known, key=key, reverse=desc) + unknown
 
 
-def _rows_from_request(request):
+def _rows_from_request(request, *, pairs: bool = True):
     filters = cal.calibration_filters(request.GET)
     selected = [int(x) for x in request.GET.getlist("rv") if x.isdigit()]
     if selected:
         filters["rule_version_ids"] = selected
     rows = cal.calibration_rows(**filters)
-    judge_pairs_attach(rows, errors=filters["errors"])
+    if pairs:
+        judge_pairs_attach(rows, errors=filters["errors"])
     sort = request.GET.get("sort", "rule")
     desc = request.GET.get("dir") == "desc"
     return filters, _sorted(rows, sort, desc), sort, desc
 
 
+def _shared_rule_versions(rows) -> int:
+    """How many of the rows' rule versions two or more judges share (the judges compared)."""
+    judges: dict[int, int] = {}
+    for r in rows:
+        if r.judge is not None:
+            judges[r.rule_version.pk] = judges.get(r.rule_version.pk, 0) + 1
+    return sum(1 for n in judges.values() if n >= 2)
+
+
 @require("view_calibration")
 @require_GET
 def calibration(request):
+    # The judges compared read every verdict of the rule versions two judges share: they come in a
+    # fragment of their own (?part=pairs, fetched once the table is shown; ?pairs=1 without JS),
+    # so the table is never slower for them.
+    part = request.GET.get("part")
+    with_pairs = part == "pairs" or request.GET.get("pairs") == "1"
     try:
-        filters, rows, sort, desc = _rows_from_request(request)
+        filters, rows, sort, desc = _rows_from_request(request, pairs=with_pairs)
     except DomainError as e:
         return HttpResponseBadRequest(str(e))
     params = request.GET.copy()
-    for key in ("sort", "dir"):
+    for key in ("sort", "dir", "part", "pairs"):
         params.pop(key, None)
     text_columns = ("rule", "group", "judge", "status")
 
@@ -110,7 +125,12 @@ def calibration(request):
     context = {
         "rows": rows,
         "overall": cal.calibration_overall(rows),
-        "compared": [(r, o) for r in rows for o in r.other_judges if r.judge.name < o.judge.name],
+        "compared": (
+            [(r, o) for r in rows for o in r.other_judges if r.judge.name < o.judge.name]
+            if with_pairs
+            else None
+        ),
+        "shared": _shared_rule_versions(rows),
         "errors": filters["errors"],
         "filters": {
             **{k: request.GET.get(k, "") for k in ("judge", "group", "status", "rule")},
@@ -126,6 +146,8 @@ def calibration(request):
         "base_query": params.urlencode(),
         "floors": cal.floors_from_settings(),
     }
+    if part == "pairs":
+        return render(request, "labeling/calibration.html#judges-compared", context)
     if request.htmx and not request.htmx.boosted and not request.htmx.history_restore_request:
         return render(request, "labeling/calibration.html#cal-results", context)
     return render(request, "labeling/calibration.html", context)

@@ -145,3 +145,17 @@ def test_the_command_prints_the_same(world, lead):
     assert " 3 (2) " in a_line and "0.67 [" in a_line
     assert "counted wrong in accuracy, F1, specificity and judge κ" in table
     assert f"asking.one-question v1  {A} · {B} (positional)  8 calls  agreement 0.62" in table
+
+
+def test_the_page_fetches_the_judges_compared_apart(world, lead, client):
+    client.force_login(lead)
+    page = client.get("/calibration/?errors=as_wrong").content.decode()
+    # The table comes first; the comparison is fetched after it (or linked, without JS).
+    assert 'data-testid="judge-pair"' not in page
+    assert 'hx-get="/calibration/?errors=as_wrong&amp;part=pairs"' in page
+    assert 'href="?errors=as_wrong&amp;pairs=1">Compare the judges</a>' in page
+    part = client.get("/calibration/?errors=as_wrong&part=pairs").content.decode()
+    assert "<html" not in part and part.count('data-testid="judge-pair"') == 3
+    assert "positional" in part
+    inline = client.get("/calibration/?errors=as_wrong&pairs=1").content.decode()
+    assert "<html" in inline and inline.count('data-testid="judge-pair"') == 3

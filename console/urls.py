@@ -8,6 +8,7 @@ from .api import SchemaView, api_docs, router_urls
 
 # The apps with pages, lowest first (a lower app's routes are tried first).
 PAGE_APPS = [
+    "core",
     "evals.webhooks",
     "evals.catalog",
     "evals.ingest",
@@ -22,6 +23,12 @@ PAGE_APPS = [
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("layers/", views.layers, name="layers"),
+    path("judge-connection/", views.judge_connection_page, name="judge-connection"),
+    path(
+        "judge-connection/<slug:which>/test/",
+        views.judge_connection_test_view,
+        name="judge-connection-test",
+    ),
     path(
         "login/",
         auth_views.LoginView.as_view(

@@ -123,8 +123,8 @@ class OtherJudgeSerializer(serializers.Serializer):
 
 
 class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
-    """One (rule version, judge): DESIGN.md's calibration object, plus errored verdicts, the
-    agreement figures, the other judges compared and counts."""
+    """One (rule version, judge): docs/contract.md's calibration object, plus errored verdicts,
+    the agreement figures, the other judges compared and counts."""
 
     weighted = WeightedSerializer()
     reviewer_kappa = serializers.FloatField(

@@ -399,8 +399,8 @@ class CalibrationRow:
         return f.safety_recall if self.rule_version.rule.safety else f.recall
 
     def as_dict(self) -> dict:
-        """Return the DESIGN.md calibration object (plus the agreement figures, errored verdicts,
-        the other judges compared and the counts)."""
+        """Return the calibration object of docs/contract.md (plus the agreement figures, errored
+        verdicts, the other judges compared and the counts)."""
         rv = self.rule_version
         return {
             "rule": rv.rule.rule_id,

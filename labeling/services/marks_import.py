@@ -2,7 +2,7 @@
 
 Three shapes, each naming the verdict by its key and the reviewer by username:
 
-- JSON Lines (DESIGN.md's public contract), or one JSON array of the same objects:
+- JSON Lines (docs/contract.md), or one JSON array of the same objects:
   {"transcript": ID, "rule": ID, "rule_version": N, "judge": NAME, "reviewer": USERNAME,
    "correct": true|false, "note": "..."}
 - CSV with a header row naming the same columns (`note` may be left out); `correct` is true/false,

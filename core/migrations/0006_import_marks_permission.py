@@ -8,7 +8,7 @@ from django.db import migrations
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("core", "0003_manage_webhooks_permission"),
+        ("core", "0005_import_jobs"),
     ]
 
     operations = [
@@ -30,6 +30,7 @@ class Migration(migrations.Migration):
                     ("manage_gates", "Edit golden sets and gates"),
                     ("run_gate", "Run gates and read gate results"),
                     ("manage_webhooks", "Register webhook URLs and read their deliveries"),
+                    ("manage_service_accounts", "Make service accounts and their API tokens"),
                     (
                         "import_marks",
                         "Import marks made elsewhere (a spreadsheet, Label Studio)",

@@ -183,7 +183,7 @@ def test_an_unknown_errors_mode_is_refused():
 
 
 def test_kappa_interval_of_a_worked_example():
-    # 40 TP, 6 FP, 9 FN, 159 TN (DESIGN.md's row): kappa 0.7971, Wald interval from statsmodels.
+    # 40 TP, 6 FP, 9 FN, 159 TN (docs/contract.md's row): kappa 0.7971, Wald as statsmodels.
     est = m.kappa_estimate(40, 6, 9, 159)
     k, low, high = _kappa_ref([[40, 6], [9, 159]])
     assert round(est.value, 4) == round(k, 4) == 0.7971

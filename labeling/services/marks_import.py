@@ -35,6 +35,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from core.errors import DomainError
+from core.import_kinds import ImportKind, ImportOption
 from core.importing import (
     Errors,
     ImportResult,
@@ -402,3 +403,32 @@ def _reviewers_create(names: set[str]) -> dict[str, int]:
     created = list(User.objects.filter(username__in=names))
     group.user_set.add(*created)
     return {u.username: u.pk for u in created}
+
+
+MARKS_KIND = ImportKind(
+    name="marks",
+    label="Marks",
+    formats="JSON Lines or a JSON array (transcript, rule, rule_version, judge, reviewer, correct, "
+    "note), Label Studio's JSON export, or CSV with the same columns",
+    run=lambda *, lines, source, progress, by="", create_reviewers=False, **_: marks_import(
+        lines=lines,
+        source=source,
+        fmt=format_for(source),
+        create_reviewers=bool(create_reviewers),
+        origin=f"{source} from {by}" if by else source,
+        progress=progress,
+    ),
+    options=(
+        ImportOption(
+            "create_reviewers",
+            "Create reviewers",
+            help="make a user in the reviewer role for each reviewer the file names that "
+            "Docket does not know",
+            flag=True,
+        ),
+    ),
+    command="import_marks",
+    api="api-marks-import",
+    permission="import_marks",
+    order=40,
+)

@@ -1,4 +1,4 @@
-"""Benchmark: the calibration page's one aggregate
+"""Benchmark: the calibration page's aggregates
 over 1,000,000 marked verdicts and 200 rule versions.
 
 Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME names a database the benchmark may
@@ -9,18 +9,22 @@ database. The rows are COPYed with triggers off (session_replication_role = repl
 tally is built afterwards by `verdict_tally_rebuild`, whose time is printed too; the same aggregate
 straight from the marks (the path before the tally) is timed beside it, and so is `mark_set` with
 its tally trigger. Options: BENCH_TRANSCRIPTS (default 5000), BENCH_RULES (default 200),
-BENCH_KEEP=1 to keep the database afterwards, BENCH_REUSE=1 to time a kept database again without
-loading.
+BENCH_TWIN_RULES (default 10: rule versions judged again with the prompt's outputs swapped, so the
+judges compared and errored verdicts covered by the truth are timed too), BENCH_KEEP=1 to keep the
+database afterwards, BENCH_REUSE=1 to time a kept database again without loading. Errored verdicts
+(1%) are not marked, as nobody can mark them.
 """
 
 import os
 import random
 import statistics
+import sys
 import time
 from pathlib import Path
 
 from support import (
     DEDICATED,
+    bench_client,
     copy_rows,
     counts_line,
     django_setup,
@@ -28,6 +32,10 @@ from support import (
     scratch_database,
     sequences_reset,
 )
+
+# This folder holds bench/axes.py, which would shadow django-axes once Django loads its
+# middleware: support is imported, the folder is no longer needed on the path.
+sys.path.remove(str(Path(__file__).resolve().parent))
 
 HAND_SQL = """
 WITH per_verdict AS (
@@ -52,10 +60,40 @@ SELECT rule_version_id, judge_id,
        count(*) FILTER (WHERE NOT errored AND NOT flagged AND NOT truth) AS fn,
        count(*) FILTER (WHERE NOT errored AND NOT flagged AND truth) AS tn,
        count(*) FILTER (WHERE NOT errored AND truth IS NULL) AS waiting,
-       count(*) FILTER (WHERE errored) AS errored,
        sum(w) FILTER (WHERE NOT errored AND flagged AND truth) AS w_tp
 FROM resolved
 GROUP BY rule_version_id, judge_id
+"""
+
+# Every errored verdict (none is marked: nothing to mark), and those whose call's truth the marks
+# on the call's other verdicts of the rule version settle (they all say broken, or all say not).
+HAND_ERRORED_SQL = """
+WITH per_verdict AS (
+    SELECT v.id, v.transcript_id, v.rule_version_id, v.flagged,
+           count(*) FILTER (WHERE m.correct) AS rights,
+           count(*) FILTER (WHERE NOT m.correct) AS wrongs
+    FROM evals_verdict v JOIN labeling_mark m ON m.verdict_id = v.id
+    WHERE v.error = ''
+    GROUP BY v.id
+), truths AS (
+    SELECT pv.transcript_id, pv.rule_version_id,
+           CASE WHEN s.correct IS NOT NULL THEN s.correct
+                WHEN rights > wrongs THEN true WHEN wrongs > rights THEN false END AS truth,
+           pv.flagged
+    FROM per_verdict pv LEFT JOIN labeling_settlement s ON s.verdict_id = pv.id
+), call_truth AS (
+    SELECT transcript_id, rule_version_id,
+           bool_and(flagged = truth) AS all_broken, bool_or(flagged = truth) AS any_broken
+    FROM truths WHERE truth IS NOT NULL
+    GROUP BY transcript_id, rule_version_id
+)
+SELECT e.rule_version_id, e.judge_id, count(*) AS errored,
+       count(*) FILTER (WHERE ct.all_broken OR NOT ct.any_broken) AS covered
+FROM evals_verdict e
+LEFT JOIN call_truth ct ON ct.transcript_id = e.transcript_id
+     AND ct.rule_version_id = e.rule_version_id
+WHERE e.error <> ''
+GROUP BY e.rule_version_id, e.judge_id
 """
 
 
@@ -70,7 +108,7 @@ def database_exists(url: str) -> bool:
     return True
 
 
-def load(n_transcripts: int, n_rules: int) -> dict:
+def load(n_transcripts: int, n_rules: int, n_twin: int) -> dict:
     from django.contrib.auth import get_user_model
     from django.db import connection
 
@@ -107,6 +145,9 @@ def load(n_transcripts: int, n_rules: int) -> dict:
         ]
     )
     judge = Judge.objects.create(name="gpt-4o-mini/conduct-v3", kind="llm")
+    # The same judge with its outputs in the other order, on the first n_twin rule versions: the
+    # judges compared (positional agreement) and errored verdicts whose truth the marks settle.
+    twin = Judge.objects.create(name="gpt-4o-mini/conduct-v3@ba", kind="llm")
     # Each rule version has its own judge quality, so the counts differ between rows.
     quality = {rv.pk: (rng.uniform(0.05, 0.4), rng.uniform(0.75, 0.99)) for rv in rvs}
     now = "2026-11-30 06:00:00+00"
@@ -128,6 +169,7 @@ def load(n_transcripts: int, n_rules: int) -> dict:
                 "audio_url",
                 "language",
                 "scenario",
+                "tenant",
                 "started_at",
                 "imported_at",
                 "metadata",
@@ -140,6 +182,7 @@ def load(n_transcripts: int, n_rules: int) -> dict:
                     f"{i:064x}",
                     "",
                     "en",
+                    "",
                     "",
                     f"2026-{9 + (i * 3 // n_transcripts)}-{1 + (i % 28):02d} 10:00:00+00",
                     now,
@@ -201,8 +244,32 @@ def load(n_transcripts: int, n_rules: int) -> dict:
             assignments,
         )
 
+        def verdict_and_marks(vid, t, rv, judge_id, flagged, error, right, r_t):
+            """Return a verdict row and its mark rows (none when it errored: nothing to mark)."""
+            marks = []
+            for j, (r_pk, assignment) in enumerate(reviewers_of[t] if not error else []):
+                # A second reviewer agrees with the first 85% of the time.
+                correct = right if j == 0 or r_t.random() < 0.85 else not right
+                marks.append((vid, r_pk, "t" if correct else "f", "", assignment, now, now))
+            row = (
+                vid,
+                t,
+                rv.pk,
+                judge_id,
+                "t" if flagged else "f",
+                0 if flagged else None,
+                "[]",
+                "",
+                "",
+                80,
+                error,
+                now,
+            )
+            return row, marks
+
         def judged(t: int):
-            """Yield (verdict row, its mark rows) for call t; the same every time it is called."""
+            """Yield (verdict row, its mark rows) for call t; the same every time it is called:
+            the judge on every rule version, its other prompt order on the first n_twin."""
             r_t = random.Random(t)
             for k, rv in enumerate(rvs):
                 vid = (t - 1) * len(rvs) + k + 1
@@ -210,28 +277,15 @@ def load(n_transcripts: int, n_rules: int) -> dict:
                 flagged = r_t.random() < base_rate
                 error = "timeout" if r_t.random() < 0.01 else ""
                 right = r_t.random() < accuracy
-                marks = []
-                for j, (r_pk, assignment) in enumerate(reviewers_of[t]):
-                    # A second reviewer agrees with the first 85% of the time.
-                    correct = right if j == 0 or r_t.random() < 0.85 else not right
-                    marks.append((vid, r_pk, "t" if correct else "f", "", assignment, now, now))
-                yield (
-                    (
-                        vid,
-                        t,
-                        rv.pk,
-                        judge.pk,
-                        "t" if flagged else "f",
-                        0 if flagged else None,
-                        "[]",
-                        "",
-                        "",
-                        80,
-                        error,
-                        now,
-                    ),
-                    marks,
-                )
+                yield verdict_and_marks(vid, t, rv, judge.pk, flagged, error, right, r_t)
+                if k < n_twin:
+                    broken = flagged == right
+                    twin_flag = flagged if r_t.random() < 0.9 else not flagged
+                    twin_error = "timeout" if r_t.random() < 0.01 else ""
+                    twin_vid = n_transcripts * len(rvs) + (t - 1) * n_twin + k + 1
+                    yield verdict_and_marks(
+                        twin_vid, t, rv, twin.pk, twin_flag, twin_error, twin_flag == broken, r_t
+                    )
 
         counts["verdicts"] = copy_rows(
             raw,
@@ -309,25 +363,39 @@ def backend_cpu_s() -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None]:
-    """Return min and median wall seconds, the result, and the median backend CPU seconds."""
+def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None, float]:
+    """Return min and median wall seconds, the result, and the median CPU seconds of PostgreSQL's
+    backend and of this process (on a shared machine the wall time includes waiting for a core;
+    the CPU seconds do not)."""
     fn()  # warm the cache
-    times, cpus, result = [], [], None
+    times, cpus, pys, result = [], [], [], None
     for _ in range(repeat):
-        c0 = backend_cpu_s()
+        c0, p0 = backend_cpu_s(), time.process_time()
         t0 = time.perf_counter()
         result = fn()
         times.append(time.perf_counter() - t0)
-        c1 = backend_cpu_s()
+        c1, p1 = backend_cpu_s(), time.process_time()
+        pys.append(p1 - p0)
         if c0 is not None and c1 is not None:
             cpus.append(c1 - c0)
-    return min(times), statistics.median(times), result, (statistics.median(cpus) if cpus else None)
+    pg = statistics.median(cpus) if cpus else None
+    return min(times), statistics.median(times), result, pg, statistics.median(pys)
+
+
+def report(label: str, t) -> None:
+    """Print one timing line: wall min and median, then the CPU seconds."""
+    wall_min, wall_med, _, pg, py = t
+    pg_text = f", PostgreSQL CPU {pg:.3f} s" if pg is not None else ""
+    print(
+        f"{label:<50} min {wall_min:.3f} s, median {wall_med:.3f} s{pg_text}, Python CPU {py:.3f} s"
+    )
 
 
 def main() -> None:
     url = postgres_url("calibration.py", "docket_bench", DEDICATED)
     n_transcripts = int(os.environ.get("BENCH_TRANSCRIPTS", "5000"))
     n_rules = int(os.environ.get("BENCH_RULES", "200"))
+    n_twin = int(os.environ.get("BENCH_TWIN_RULES", "10"))
     reuse = os.environ.get("BENCH_REUSE") == "1" and database_exists(url)
     with scratch_database(url, reuse=reuse) as db_url:
         django_setup(migrate=not reuse, DATABASE_URL=db_url)
@@ -339,9 +407,11 @@ def main() -> None:
             print(f"reusing the data already in {connection.settings_dict['NAME']} (BENCH_REUSE=1)")
         else:
             print(
-                f"loading {n_transcripts} calls x {n_rules} rule versions with COPY ...", flush=True
+                f"loading {n_transcripts} calls x {n_rules} rule versions, and the judge's other "
+                f"prompt order on {n_twin} of them, with COPY ...",
+                flush=True,
             )
-            counts = load(n_transcripts, n_rules)
+            counts = load(n_transcripts, n_rules, n_twin)
             with connection.cursor() as cur:
                 cur.execute("VACUUM ANALYZE")
             print(counts_line(counts))
@@ -349,69 +419,110 @@ def main() -> None:
         def hand():
             with connection.cursor() as cur:
                 cur.execute(HAND_SQL)
-                return cur.fetchall()
+                marked = cur.fetchall()
+                cur.execute(HAND_ERRORED_SQL)
+                return marked, cur.fetchall()
 
         from evals.rules.models import RuleVersion
         from labeling.selectors.calibration import calibration_row
+        from labeling.selectors.judge_pairs import judge_pairs_attach
 
-        sel_min, sel_med, rows, sel_cpu = timed(calibration_rows)
-        agg_min, agg_med, _, agg_cpu = timed(calibration_counts)
-        marks_min, marks_med, _, marks_cpu = timed(
-            lambda: calibration_counts(from_marks=True), repeat=3
+        def page_data(errors="exclude"):
+            """What the page reads: every row, and the judges compared."""
+            rows = calibration_rows(errors=errors)
+            judge_pairs_attach(rows, errors=errors)
+            return rows
+
+        from django.db import transaction
+
+        from labeling.selectors.calibration import (
+            _aggregate_sql,
+            _errored_aggregate_sql,
+            calibration_judges,
         )
-        one_min, one_med, _, one_cpu = timed(lambda: calibration_rows(group="boundaries"))
+
+        def one_sql(sql):
+            def run():
+                with transaction.atomic(), connection.cursor() as cur:
+                    cur.execute("SET LOCAL jit = off")
+                    cur.execute(sql)
+                    return cur.fetchall()
+
+            return run
+
+        t_sel = timed(calibration_rows)
+        rows = t_sel[2]
+        t_tally = timed(one_sql(_aggregate_sql("")))
+        t_errored = timed(one_sql(_errored_aggregate_sql("", "")))
+
+        def pairs_only():
+            for r in rows:
+                r.other_judges = []
+            judge_pairs_attach(rows, errors="as_wrong")
+
+        t_pairs = timed(pairs_only)
+        t_page = timed(page_data)
+        page_rows = t_page[2]
+        t_wrong = timed(lambda: page_data("as_wrong"))
+        client = bench_client("bench-lead-page", "lead")
+
+        def get(path):
+            def run():
+                response = client.get(path)
+                assert response.status_code == 200
+                return response
+
+            return run
+
+        t_get = timed(get("/calibration/?errors=as_wrong"))
+        t_get_pairs = timed(get("/calibration/?errors=as_wrong&part=pairs"))
+        t_judges = timed(lambda: list(calibration_judges()))
+        t_marks = timed(lambda: calibration_counts(from_marks=True), repeat=3)
+        t_one = timed(lambda: calibration_rows(group="boundaries"))
         rv = RuleVersion.objects.order_by("pk").first()
-        rv_min, rv_med, _, rv_cpu = timed(lambda: calibration_row(rule_version=rv))
-        hand_min, hand_med, hand_rows, hand_cpu = timed(hand)
+        t_rv = timed(lambda: calibration_row(rule_version=rv))
+        t_hand = timed(hand, repeat=3)
+        hand_rows, hand_errored = t_hand[2]
         load1 = os.getloadavg()[0]
 
         by_key = {(r.rule_version.pk, r.judge.pk): r.counts for r in rows if r.judge}
         mismatches = 0
-        for rv_id, judge_id, tp, fp, fn, tn, waiting, errored, w_tp in hand_rows:
+        for rv_id, judge_id, tp, fp, fn, tn, waiting, w_tp in hand_rows:
             c = by_key[(rv_id, judge_id)]
-            if (c.tp, c.fp, c.fn, c.tn, c.waiting, c.errored) != (
-                tp,
-                fp,
-                fn,
-                tn,
-                waiting,
-                errored,
-            ) or abs(c.w["tp"] - float(w_tp or 0)) > 1e-6:
+            if (c.tp, c.fp, c.fn, c.tn, c.waiting) != (tp, fp, fn, tn, waiting) or abs(
+                c.w["tp"] - float(w_tp or 0)
+            ) > 1e-6:
                 mismatches += 1
-        marked = sum(c.marked + c.waiting + c.errored for c in by_key.values())
-        print(f"rows: {len(rows)} (rule version, judge); marked verdicts counted: {marked:,}")
-
-        def cpu(x):
-            return f", PostgreSQL CPU {x:.3f} s" if x is not None else ""
+        for rv_id, judge_id, errored, covered in hand_errored:
+            c = by_key[(rv_id, judge_id)]
+            mismatches += (c.errored, c.errored_covered) != (errored, covered)
+        marked = sum(c.marked + c.waiting for c in by_key.values())
+        errored = sum(c.errored for c in by_key.values())
+        covered = sum(c.errored_covered for c in by_key.values())
+        pairs = sum(len(r.other_judges) for r in page_rows) // 2
+        print(
+            f"rows: {len(rows)} (rule version, judge); marked verdicts counted: {marked:,}; "
+            f"errored verdicts {errored:,}, {covered:,} of them covered by the truth; "
+            f"judge pairs compared: {pairs}"
+        )
 
         print(
             f"machine: {os.cpu_count()} cores, load average "
             f"{load1:.1f} while timing (wall times include waiting)"
         )
-        print(
-            "calibration selector, all rows (SQL + figures): min "
-            f"{sel_min:.3f} s, median {sel_med:.3f} s{cpu(sel_cpu)}"
-        )
-        print(
-            "  of which the SQL aggregate (verdict tally):    min "
-            f"{agg_min:.3f} s, median {agg_med:.3f} s{cpu(agg_cpu)}"
-        )
-        print(
-            "the same aggregate from the marks (no tally):   min "
-            f"{marks_min:.3f} s, median {marks_med:.3f} s{cpu(marks_cpu)}"
-        )
-        print(
-            "calibration selector, one group (25 versions):  min "
-            f"{one_min:.3f} s, median {one_med:.3f} s{cpu(one_cpu)}"
-        )
-        print(
-            "calibration_row, one rule version (5,000):      min "
-            f"{rv_min:.3f} s, median {rv_med:.3f} s{cpu(rv_cpu)}"
-        )
-        print(
-            "hand-written SQL of the same counts:            min "
-            f"{hand_min:.3f} s, median {hand_med:.3f} s{cpu(hand_cpu)}"
-        )
+        report("calibration selector, all rows (SQL + figures):", t_sel)
+        report("  its aggregate over the tally (as before):", t_tally)
+        report("  its aggregate over the errored verdicts (new):", t_errored)
+        report("  the judges compared, as_wrong (new):", t_pairs)
+        report("the API's data: rows + judges compared:", t_page)
+        report("  the same with errors=as_wrong:", t_wrong)
+        report("GET /calibration/?errors=as_wrong (the table):", t_get)
+        report("GET ...&part=pairs (judges compared, fetched after):", t_get_pairs)
+        report("  of which the judge filter's options:", t_judges)
+        report("the same counts from the marks (no tally):", t_marks)
+        report("calibration selector, one group (25 versions):", t_one)
+        report("calibration_row, one rule version (5,000):", t_rv)
+        report("hand-written SQL of the same counts:", t_hand)
         agree = mismatches == 0 and len(hand_rows) == len(by_key)
         print(f"counts agree: {'yes' if agree else f'NO ({mismatches})'}")
 

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from support import django_setup, postgres_url, scratch_database
+from support import cpu_seconds, cpu_since, django_setup, postgres_url, scratch_database
 
 RATIONALES = [
     "The agent asked two questions in one turn.",
@@ -113,36 +113,6 @@ def write_lines(
                         record["turns"] = [first, first + 2]
                 f.write(json.dumps(record) + "\n")
                 n += 1
-
-
-def cpu_seconds() -> tuple[float, float]:
-    """Return CPU seconds used so far by this process
-    and by its PostgreSQL backend (None if unreadable).
-
-    Wall-clock figures on a shared machine include the time other work held the CPU; CPU seconds
-    do not, so they are printed beside them.
-    """
-    from django.db import connection
-
-    connection.ensure_connection()
-    pid = connection.connection.info.backend_pid
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except OSError:
-        server = None
-    return time.process_time(), server
-
-
-def cpu_since(start: tuple[float, float]) -> str:
-    now = cpu_seconds()
-    client = now[0] - start[0]
-    if start[1] is None or now[1] is None:
-        return f"CPU: client {client:.1f} s"
-    return (
-        f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} "
-        f"s = {client + now[1] - start[1]:.1f} s"
-    )
 
 
 def import_file(path: Path):

@@ -1,6 +1,7 @@
 """What every importer shares: results, errors that
 name the line and field, reading, bulk writes."""
 
+import csv
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -254,6 +255,81 @@ def json_records(
             errors.add(exc.line, exc.field, exc.reason)
             continue
         yield str(number), obj
+
+
+def csv_records(
+    lines: Iterable[str | bytes], errors: Errors, *, columns: Sequence[str], required: Sequence[str]
+) -> Iterator[tuple[str, dict[str, str]]]:
+    """Yield (line, {column: text}) for each row of a CSV file with a header row naming its
+    columns (in any order, case and surrounding spaces ignored); blank rows are skipped.
+
+    A header naming a column not in `columns`, or missing one of `required`, is one error and
+    nothing is read; a row with more or fewer cells than the header, a value holding a NUL
+    character or a line that is not UTF-8 is an error at its line (a quoted value may span lines:
+    the row's first line is named). Lines are limited as JSON Lines are
+    (DOCKET_IMPORT_MAX_LINE_BYTES).
+    """
+    max_line = settings.DOCKET_IMPORT_MAX_LINE_BYTES
+    state = {"line": 0}
+
+    def text_lines() -> Iterator[str]:
+        for raw in lines:
+            state["line"] += 1
+            if max_line and len(raw) > max_line:
+                errors.add(
+                    state["line"],
+                    "line",
+                    f"{len(raw):,} bytes, longer than DOCKET_IMPORT_MAX_LINE_BYTES ({max_line:,})",
+                )
+                yield "\n"
+                continue
+            try:
+                text = parsing.utf8(raw, first_line=state["line"])
+            except parsing.ParseProblem as exc:
+                errors.add(exc.line, exc.field, exc.reason)
+                yield "\n"
+                continue
+            yield text if state["line"] > 1 else text.removeprefix("\ufeff")
+
+    reader = csv.reader(text_lines())
+    header: list[str] | None = None
+    start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            errors.add(reader.line_num, "csv", str(exc))
+            return
+        where, start = str(start), reader.line_num + 1
+        if not any(cell.strip() for cell in row):
+            continue
+        if header is None:
+            header = [cell.strip().lower() for cell in row]
+            unknown = [c for c in header if c not in columns]
+            missing = [c for c in required if c not in header]
+            if unknown or missing:
+                problems = []
+                if unknown:
+                    problems.append(f"unknown column {', '.join(unknown)}")
+                if missing:
+                    problems.append(f"missing column {', '.join(missing)}")
+                errors.add(
+                    where,
+                    "header",
+                    "; ".join(problems) + f" (the columns are {', '.join(columns)})",
+                )
+                return
+            continue
+        if len(row) != len(header):
+            errors.add(where, "row", f"{len(row)} cells, the header names {len(header)}")
+            continue
+        bad = next((c for c, v in zip(header, row) if "\x00" in v), None)
+        if bad is not None:
+            errors.add(where, bad, parsing.NUL_REASON)
+            continue
+        yield where, dict(zip(header, row))
 
 
 def _json_document(

@@ -23,6 +23,7 @@ class Access(models.Model):
             ("run_gate", "Run gates and read gate results"),
             ("manage_webhooks", "Register webhook URLs and read their deliveries"),
             ("manage_service_accounts", "Make service accounts and their API tokens"),
+            ("import_marks", "Import marks made elsewhere (a spreadsheet, Label Studio)"),
         ]
 
 

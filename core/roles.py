@@ -22,6 +22,7 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
         "run_gate",
         "manage_webhooks",
         "manage_service_accounts",
+        "import_marks",
     ],
 }
 

@@ -121,7 +121,8 @@ def weighted_f1(
 
 @dataclass(frozen=True)
 class AgreementTable:
-    """Two raters' right/wrong calls on the same verdicts.
+    """Two raters' yes/no answers on the same things: two reviewers' right/wrong marks on the same
+    verdicts, or two judges' flags on the same calls (read "right" as "flagged").
 
     both_right: both said right; first_right: the first said right, the second wrong;
     second_right: the first said wrong, the second right; both_wrong: both said wrong.
@@ -164,6 +165,36 @@ def cohen_kappa(table: AgreementTable) -> float | None:
     return (observed - expected) / (1 - expected)
 
 
+def kappa_estimate(a: float, b: float, c: float, d: float, n: float | None = None) -> Estimate:
+    """Return Cohen's kappa of the 2x2 table [[a, b], [c, d]] (rows: the first rater's yes, no;
+    columns: the second's) with a 95% interval; undefined (None) without cells or when chance
+    agreement is 1.
+
+    The interval is Wald's, kappa +/- 1.96 se, with the large-sample standard error of Fleiss,
+    Cohen and Everitt (1969), which statsmodels' cohens_kappa and Stata's kap report: it needs only
+    the four cells, so it is computed from the same sums as the other figures. It is clipped to
+    [-1, 1]. `n` replaces the cells' total in the variance (Kish's effective n for a weighted
+    table, whose cells are sums of weights); the proportions always come from the cells.
+    """
+    total = a + b + c + d
+    n = total if n is None else n
+    if total <= 0 or n <= 0:
+        return Estimate(None, None, 0)
+    p = ((a / total, b / total), (c / total, d / total))
+    row = (p[0][0] + p[0][1], p[1][0] + p[1][1])
+    col = (p[0][0] + p[1][0], p[0][1] + p[1][1])
+    observed = p[0][0] + p[1][1]
+    expected = row[0] * col[0] + row[1] * col[1]
+    if math.isclose(expected, 1.0):
+        return Estimate(None, None, n)
+    k = (observed - expected) / (1 - expected)
+    diagonal = sum(p[i][i] * (1 - (row[i] + col[i]) * (1 - k)) ** 2 for i in (0, 1))
+    off = (1 - k) ** 2 * sum(p[i][j] * (col[i] + row[j]) ** 2 for i, j in ((0, 1), (1, 0)))
+    variance = (diagonal + off - (k - expected * (1 - k)) ** 2) / ((1 - expected) ** 2 * n)
+    half = Z95 * math.sqrt(max(variance, 0.0))
+    return Estimate(k, (max(-1.0, k - half), min(1.0, k + half)), n)
+
+
 def majority(right: int, wrong: int, settled: bool | None = None) -> bool | None:
     """Return the truth of a verdict: a settlement wins, else the majority; a tie is None."""
     if settled is not None:
@@ -180,6 +211,172 @@ def outcome(flagged: bool, correct: bool) -> str:
     if flagged:
         return "tp" if correct else "fp"
     return "tn" if correct else "fn"
+
+
+# ---- a judge against the humans' truth, and two judges against each other -------------------
+#
+# Reusable wherever a judge's answers meet a truth (calibration, the rule workbench): the figures
+# take a Confusion, which rows of (what the judge said, the truth, a weight) build.
+
+ERRORS_EXCLUDE = "exclude"
+ERRORS_AS_WRONG = "as_wrong"
+ERRORS = (ERRORS_EXCLUDE, ERRORS_AS_WRONG)
+
+
+def answer(said: bool | None, truth: bool | None, errors: str = ERRORS_EXCLUDE) -> bool | None:
+    """Return the answer a verdict counts as: what the judge said (True: flagged); for an errored
+    verdict (said None), the wrong answer (not truth) under errors="as_wrong" when the truth is
+    settled, else None (left out, as under "exclude")."""
+    if errors not in ERRORS:
+        raise ValueError(f"errors: expected one of {', '.join(ERRORS)}, got {errors!r}")
+    if said is not None:
+        return said
+    if errors == ERRORS_AS_WRONG and truth is not None:
+        return not truth
+    return None
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """A judge's answers against the truth (True: the rule was broken): the count, or the sum of
+    weights, in each cell, and each cell's sum of squared weights (`sq`: tp, fp, fn, tn; None when
+    unweighted, where a count is its own sum of squares)."""
+
+    tp: float = 0.0
+    fp: float = 0.0
+    fn: float = 0.0
+    tn: float = 0.0
+    sq: tuple[float, float, float, float] | None = None
+
+    @property
+    def n(self) -> float:
+        return self.tp + self.fp + self.fn + self.tn
+
+    @property
+    def squares(self) -> tuple[float, float, float, float]:
+        return self.sq if self.sq is not None else (self.tp, self.fp, self.fn, self.tn)
+
+    @property
+    def effective_n(self) -> float:
+        """Kish's effective sample size of the cells' weights (n itself when unweighted)."""
+        return kish_effective_n(self.n, sum(self.squares))
+
+    def __add__(self, other: Confusion) -> Confusion:
+        sq = None
+        if self.sq is not None or other.sq is not None:
+            sq = tuple(x + y for x, y in zip(self.squares, other.squares, strict=True))
+        return Confusion(
+            self.tp + other.tp, self.fp + other.fp, self.fn + other.fn, self.tn + other.tn, sq
+        )
+
+
+@dataclass(frozen=True)
+class JudgedRows:
+    """What rows of (said, truth, weight) come to: the raw and the weighted confusion, and how many
+    rows were errored, how many of those were counted (as wrong) and how many rows were left out
+    for want of a settled truth."""
+
+    raw: Confusion
+    weighted: Confusion
+    errored: int = 0
+    errored_counted: int = 0
+    unsettled: int = 0
+
+
+def confusion_from_rows(rows, *, errors: str = ERRORS_EXCLUDE) -> JudgedRows:
+    """Count rows of (what the judge said: True flagged, False not, None errored; the truth: True
+    broken, False not, None unsettled; weight, e.g. 1 / inclusion probability) into confusions."""
+    cells = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    w = dict.fromkeys(cells, 0.0)
+    w2 = dict.fromkeys(cells, 0.0)
+    errored = counted = unsettled = 0
+    for said, truth, weight in rows:
+        errored += said is None
+        if truth is None:
+            unsettled += 1
+            continue
+        counts_as = answer(said, truth, errors)
+        if counts_as is None:
+            continue
+        counted += said is None
+        cell = outcome(counts_as, counts_as == truth)
+        cells[cell] += 1
+        w[cell] += weight
+        w2[cell] += weight * weight
+    return JudgedRows(
+        Confusion(**cells),
+        Confusion(**w, sq=(w2["tp"], w2["fp"], w2["fn"], w2["tn"])),
+        errored,
+        counted,
+        unsettled,
+    )
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """A judge's agreement with the truth, the way papers on LLM judges report it, each figure with
+    its 95% interval: accuracy, precision, recall, F1 and specificity (Wilson; F1 through the
+    Jaccard index), and Cohen's kappa between judge and truth (Wald, Fleiss-Cohen-Everitt). On a
+    weighted confusion the intervals use Kish's effective sample size."""
+
+    accuracy: Estimate
+    precision: Estimate
+    recall: Estimate
+    f1: Estimate
+    specificity: Estimate
+    kappa: Estimate
+    n: float
+    effective_n: float
+
+
+def judge_agreement(c: Confusion) -> JudgeAgreement:
+    """Return every agreement figure of a confusion (raw or weighted alike)."""
+    tp2, fp2, fn2, tn2 = c.squares
+    return JudgeAgreement(
+        accuracy=weighted_estimate(c.tp + c.tn, c.fp + c.fn, tp2 + tn2, fp2 + fn2),
+        precision=weighted_estimate(c.tp, c.fp, tp2, fp2),
+        recall=weighted_estimate(c.tp, c.fn, tp2, fn2),
+        f1=weighted_f1(c.tp, c.fp, c.fn, tp2, fp2, fn2),
+        specificity=weighted_estimate(c.tn, c.fp, tn2, fp2),
+        kappa=kappa_estimate(c.tp, c.fp, c.fn, c.tn, c.effective_n),
+        n=c.n,
+        effective_n=c.effective_n,
+    )
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """Two judges' answers on the same calls: the share on which they agree (Wilson interval) and
+    Cohen's kappa between them (Wald, Fleiss-Cohen-Everitt); n the calls counted."""
+
+    agreement: Estimate
+    kappa: Estimate
+    n: int
+    table: AgreementTable
+
+
+def pair_table_from_rows(rows, *, errors: str = ERRORS_EXCLUDE) -> AgreementTable:
+    """Count rows of (first judge said, second judge said, truth) into an AgreementTable (both_right
+    reads "both flagged"); each errored answer (None) counts as `answer` says, or leaves the row
+    out."""
+    cells = [0, 0, 0, 0]
+    for first, second, truth in rows:
+        a, b = answer(first, truth, errors), answer(second, truth, errors)
+        if a is None or b is None:
+            continue
+        cells[(0 if a else 2) + (0 if b else 1)] += 1
+    return AgreementTable(*cells)
+
+
+def pair_agreement(table: AgreementTable) -> PairAgreement:
+    """Return two raters' (judges', reviewers') agreement and kappa, each with its interval."""
+    agree = table.both_right + table.both_wrong
+    return PairAgreement(
+        Estimate.of(agree, table.n),
+        kappa_estimate(table.both_right, table.first_right, table.second_right, table.both_wrong),
+        table.n,
+        table,
+    )
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ class IssueRowAdmin(admin.ModelAdmin):
 
 @admin.register(models.Mark)
 class MarkAdmin(admin.ModelAdmin):
-    list_display = ["verdict", "reviewer", "correct", "updated_at"]
+    list_display = ["verdict", "reviewer", "correct", "source", "updated_at"]
     list_filter = ["correct"]
+    search_fields = ["source"]
     raw_id_fields = ["verdict", "assignment"]
 
 

@@ -21,7 +21,11 @@ class LabelingConfig(AppConfig):
     verbose_name = "Labeling"
 
     def ready(self):
+        from core.import_kinds import import_kind_register
         from evals.webhooks.events import webhook_event_register
+        from labeling.services.marks_import import MARKS_KIND
+
+        import_kind_register(MARKS_KIND)
 
         webhook_event_register("rule_version.promoted", "a lead promoted a rule version")
         webhook_event_register("rule_version.demoted", "a lead demoted a rule version")

@@ -78,6 +78,7 @@ class Assignment(models.Model):
     released_at = models.DateTimeField(null=True, blank=True, help_text="Skipped or lease lapsed.")
     version = models.PositiveIntegerField(
         default=1,
+        db_default=1,
         help_text="Moves on with every change to the reviewer's marks on the call and when it is "
         "finished or skipped; a page or client sends the version it saw, and a change made "
         "from a stale view is refused.",
@@ -106,6 +107,13 @@ class Mark(models.Model):
     note = models.CharField(max_length=500, blank=True)
     assignment = models.ForeignKey(
         Assignment, on_delete=models.SET_NULL, null=True, blank=True, related_name="marks"
+    )
+    source = models.CharField(
+        max_length=200,
+        blank=True,
+        db_default="",
+        help_text="Where an imported mark came from (the import's file or `body`, and its "
+        "format); blank for a mark made in Docket.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -3,6 +3,7 @@ from rest_framework.routers import SimpleRouter
 
 from labeling.api import calibration as calibration_api
 from labeling.api import decisions as decisions_api
+from labeling.api import marks_import as marks_import_api
 from labeling.api import outcomes as outcomes_api
 from labeling.api import review as review_api
 from labeling.api.classifier_thresholds import ClassifierThresholds
@@ -130,6 +131,7 @@ api_urlpatterns = [
         name="api-queue-mark-rest",
     ),
     path("marks/", review_api.Marks.as_view(), name="api-marks"),
+    path("marks/import/", marks_import_api.MarksImport.as_view(), name="api-marks-import"),
     path("sample/", review_api.SampleToday.as_view(), name="api-sample"),
     path("samples/", review_api.Samples.as_view(), name="api-samples"),
     path("calibration/", calibration_api.CalibrationView.as_view(), name="api-calibration"),

@@ -25,14 +25,17 @@ LINES_REQUEST = {
 
 
 class ImportResultSerializer(serializers.Serializer):
-    kind = serializers.ChoiceField(choices=["rules", "transcripts", "verdicts", "decision kinds"])
+    kind = serializers.ChoiceField(
+        choices=["rules", "transcripts", "verdicts", "decision kinds", "marks"]
+    )
     created = serializers.IntegerField()
     unchanged = serializers.IntegerField()
     replaced = serializers.IntegerField()
     updated = serializers.IntegerField()
     new_versions = serializers.IntegerField()
     details = serializers.DictField(
-        child=serializers.IntegerField(), help_text="turns, deleted_verdicts, new_judges..."
+        child=serializers.IntegerField(),
+        help_text="turns, deleted_verdicts, new_judges, new_reviewers...",
     )
     formats = serializers.DictField(
         child=serializers.DictField(),

@@ -1,4 +1,4 @@
-"""Request bodies: JSON everywhere; JSON Lines and YAML on the import endpoints only.
+"""Request bodies: JSON everywhere; JSON Lines, YAML and CSV on the import endpoints only.
 
 The JSON parser goes through the one parsing home (core.parsing): bounded size and nesting, and
 no NUL character (PostgreSQL cannot store one) or number beyond 64 bits, so no endpoint has to
@@ -125,5 +125,12 @@ class XYAMLParser(StreamParser):
     media_type = "application/x-yaml"
 
 
+class CSVParser(StreamParser):
+    """CSV with a header row (marks), read by the importer."""
+
+    media_type = "text/csv"
+
+
 JSON_LINES = [JSONLinesParser, JSONLParser, JSONStreamParser]
+MARKS = [*JSON_LINES, CSVParser]
 RULES = [YAMLParser, XYAMLParser, JSONStreamParser]

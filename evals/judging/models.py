@@ -32,6 +32,20 @@ class Judge(models.Model):
     def __str__(self):
         return self.name
 
+    @property
+    def prompt_order(self) -> tuple[str, str]:
+        """Return (the name without its prompt order, "ab" or "ba"). A pairwise judge run with its
+        two outputs in both orders is two judges: NAME (or NAME@ab) and NAME@ba (or
+        NAME@swapped); their agreement is the judge's positional agreement."""
+        base, sep, order = self.name.rpartition("@")
+        if sep and base and order in ORDERS:
+            return base, ORDERS[order]
+        return self.name, "ab"
+
+
+# A judge name's prompt-order suffix (Judge.prompt_order).
+ORDERS = {"ab": "ab", "ba": "ba", "swapped": "ba"}
+
 
 class JudgeRun(models.Model):
     """One run of the judge runner over a set of transcripts and rules, with its costs."""
@@ -126,6 +140,13 @@ class Verdict(models.Model):
             models.Index(fields=["rule_version", "judge"], name="verdict_rv_judge"),
             models.Index(
                 fields=["judge_run"], name="verdict_judge_run", condition=Q(judge_run__isnull=False)
+            ),
+            # Just the errored verdicts (a few in a hundred): calibration counts them per rule
+            # version and judge, and finds their calls, without reading the others.
+            models.Index(
+                fields=["rule_version", "judge", "transcript"],
+                name="verdict_errored",
+                condition=~Q(error=""),
             ),
         ]
 

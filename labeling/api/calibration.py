@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from core.api.schema import error_response
 from core.permissions import api_permission
+from core.stats import ERRORS
 from evals.judging.models import Judge
 from evals.rules.models import RuleVersion
 from labeling.selectors.calibration import calibration_data
@@ -20,6 +21,14 @@ FILTERS = [
     OpenApiParameter("group", str, description="Rule group, e.g. asking"),
     OpenApiParameter("status", str, enum=[s.value for s in RuleVersion.Status]),
     OpenApiParameter("rule", str, description="Rule id(s), comma-separated"),
+    OpenApiParameter(
+        "errors",
+        str,
+        enum=list(ERRORS),
+        description="Errored verdicts in accuracy, F1, specificity and judge kappa: left out "
+        "(exclude, the default) or, where the reviewers settled the call's truth, counted as "
+        "wrong answers (as_wrong). Precision and recall always leave them out.",
+    ),
 ]
 
 
@@ -30,17 +39,25 @@ def _interval():
 
 
 class FiguresSerializer(serializers.Serializer):
-    """Precision, recall, F1 and specificity, each with
-    its 95% interval (plain and weighted alike)."""
+    """Precision and recall (errored verdicts left out), accuracy, F1, specificity and the
+    judge-vs-reviewers kappa (errored verdicts as `errors` says), each with its 95% interval
+    (plain and weighted alike): Wilson, F1 through the Jaccard index, kappa Wald's with the
+    Fleiss-Cohen-Everitt variance."""
 
     precision = serializers.FloatField(allow_null=True)
     precision_ci = _interval()
     recall = serializers.FloatField(allow_null=True)
     recall_ci = _interval()
+    accuracy = serializers.FloatField(allow_null=True)
+    accuracy_ci = _interval()
     f1 = serializers.FloatField(allow_null=True)
     f1_ci = _interval()
     specificity = serializers.FloatField(allow_null=True)
     specificity_ci = _interval()
+    judge_kappa = serializers.FloatField(
+        allow_null=True, help_text="Cohen's kappa between the judge and the reviewers' truth"
+    )
+    judge_kappa_ci = _interval()
 
 
 class WeightedSerializer(FiguresSerializer):
@@ -73,28 +90,64 @@ class _CalibrationHeadSerializer(serializers.Serializer):
     fp = serializers.IntegerField()
     fn = serializers.IntegerField()
     tn = serializers.IntegerField()
+    errors = serializers.ChoiceField(
+        choices=list(ERRORS), help_text="how the agreement figures counted errored verdicts"
+    )
+    errored = serializers.IntegerField(
+        help_text="the judge's errored verdicts on this rule version, marked or not"
+    )
+    errored_covered = serializers.IntegerField(
+        help_text="errored verdicts whose call's truth the reviewers settled (on the call's "
+        "other verdicts of this rule version)"
+    )
+    counted = serializers.IntegerField(
+        help_text="verdicts the agreement figures count: marked, plus errored_covered under "
+        "as_wrong"
+    )
+
+
+class OtherJudgeSerializer(serializers.Serializer):
+    """Another judge of the same rule version, compared over the calls both judged."""
+
+    judge = serializers.CharField()
+    positional = serializers.BooleanField(
+        help_text="the same pairwise judge with its outputs in the other order (NAME@ba): "
+        "its agreement is the judge's positional agreement"
+    )
+    calls = serializers.IntegerField(help_text="calls counted")
+    errored = serializers.IntegerField(help_text="calls with an errored answer (see errors)")
+    agreement = serializers.FloatField(allow_null=True)
+    agreement_ci = _interval()
+    kappa = serializers.FloatField(allow_null=True)
+    kappa_ci = _interval()
 
 
 class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
-    """One (rule version, judge): docs/contract.md's calibration
-    object, plus F1, specificity and counts."""
+    """One (rule version, judge): docs/contract.md's calibration object, plus errored verdicts,
+    the agreement figures, the other judges compared and counts."""
 
     weighted = WeightedSerializer()
-    kappa = serializers.FloatField(allow_null=True)
-    agreement = serializers.FloatField(allow_null=True)
+    reviewer_kappa = serializers.FloatField(
+        allow_null=True, help_text="Cohen's kappa between two reviewers of the same verdicts"
+    )
+    reviewer_agreement = serializers.FloatField(allow_null=True)
+    kappa = serializers.FloatField(allow_null=True, help_text="reviewer_kappa (the older name)")
+    agreement = serializers.FloatField(
+        allow_null=True, help_text="reviewer_agreement (the older name)"
+    )
     pairs = serializers.IntegerField(help_text="verdicts marked by two or more reviewers")
     waiting = serializers.IntegerField(help_text="tied verdicts waiting for a lead")
-    errored = serializers.IntegerField(help_text="errored verdicts with marks, excluded")
     outside_sample = serializers.IntegerField(
         help_text="verdicts marked outside the daily sample (weight 1)"
     )
+    other_judges = OtherJudgeSerializer(many=True)
     eligible = serializers.BooleanField()
     why_not = serializers.ListField(child=serializers.CharField())
 
 
 class CalibrationView(APIView):
-    """One object per (rule version, judge): counts,
-    precision and recall with 95% Wilson intervals."""
+    """One object per (rule version, judge): counts, precision and recall with 95% Wilson
+    intervals, errored verdicts, and the judge's agreement with the reviewers and other judges."""
 
     permission_classes = [api_permission("view_calibration")]
 

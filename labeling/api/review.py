@@ -255,6 +255,7 @@ class MarkSerializer(serializers.ModelSerializer):
             "note",
             "assignment",
             "in_sample",
+            "source",
             "version",
             "created_at",
             "updated_at",

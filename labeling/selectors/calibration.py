@@ -4,8 +4,12 @@ confusion counts, figures, trend and disagreements.
 How a verdict counts
 --------------------
 A verdict's truth is its lead's settlement when there is one, else the majority of its marks;
-a tie counts for nothing ("waiting") until a lead settles it. Errored verdicts are counted apart
-and excluded from every figure. Each verdict weighs 1 / p, p being the largest inclusion
+a tie counts for nothing ("waiting") until a lead settles it. Errored verdicts (nothing to mark)
+are counted apart, from the verdicts themselves; their call's truth is what the marks on the same
+call's other verdicts of the rule version say (labeling.selectors.resolution). Precision and recall
+leave them out; the agreement figures (accuracy, F1, specificity, judge kappa) leave them out too,
+or, with errors="as_wrong", count each one whose truth is settled as a wrong answer, the way papers
+on LLM judges count an unparseable answer. Each verdict weighs 1 / p, p being the largest inclusion
 probability of the sample items its marks came through (the likeliest way it got into review);
 a verdict marked only outside the sample weighs 1 and is counted as `outside_sample`.
 Agreement pairs the first and the last mark (by mark id) of each verdict marked more than once:
@@ -45,7 +49,8 @@ from core.errors import DomainError
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
 from labeling.models import Mark, Settlement, VerdictTally
-from labeling.selectors.resolution import TABLES, resolved_verdicts_sql
+from labeling.selectors.judge_pairs import judge_pairs_attach
+from labeling.selectors.resolution import TABLES, errored_verdicts_sql, resolved_verdicts_sql
 
 CELLS = ("tp", "fp", "fn", "tn")
 CELL_LABELS = {
@@ -54,7 +59,7 @@ CELL_LABELS = {
     "fn": "false negatives",
     "tn": "true negatives",
     "waiting": "waiting for a lead (tied)",
-    "errored": "errored (excluded)",
+    "errored": "errored",
 }
 
 # The cell code k of a resolved verdict, and its agreement pair code q (0: not paired).
@@ -97,11 +102,21 @@ GROUP BY rule_version_id, judge_id, k, q, o
 """
 
 
-def _where(
+def _errored_aggregate_sql(joins: str, conds: str) -> str:
+    """Return, per (rule version, judge), the errored verdicts by their call's truth b (1 broken,
+    0 not, NULL unsettled): how many, and the sums of their weights and squared weights."""
+    return f"""
+SELECT rule_version_id, judge_id, b, COUNT(*) AS c, SUM(w) AS sw, SUM(w * w) AS sw2
+FROM ({errored_verdicts_sql(joins, conds)}) x
+GROUP BY rule_version_id, judge_id, b
+"""
+
+
+def _filter_parts(
     *, judge_ids=None, group=None, status=None, rule_version_ids=None, safety=None, alias: str = "v"
-) -> tuple[str, list]:
-    """Return a WHERE clause limiting marks to verdicts (or tally
-    rows: alias t) that pass the filters, and its parameters."""
+) -> tuple[str, list[str], list]:
+    """Return the joins, the conditions and the parameters that limit verdicts (or tally rows:
+    alias t) to those passing the filters."""
     conds, params = [], []
     if judge_ids is not None:
         conds.append(f"{alias}.judge_id IN ({', '.join(['%s'] * len(judge_ids)) or 'NULL'})")
@@ -120,8 +135,6 @@ def _where(
     if safety is not None:
         conds.append("r.safety = %s")
         params.append(bool(safety))
-    if not conds:
-        return "", []
     # Filters sit on the verdicts themselves, so PostgreSQL reaches the marks of a few rule versions
     # through the (rule_version, judge) and mark.verdict_id indexes.
     joins = ""
@@ -130,6 +143,15 @@ def _where(
             f"JOIN {TABLES['rv']} rv ON rv.id = {alias}.rule_version_id "
             f"JOIN {TABLES['rule']} r ON r.id = rv.rule_id "
         )
+    return joins, conds, params
+
+
+def _where(**filters) -> tuple[str, list]:
+    """Return a WHERE clause limiting marks to verdicts (or tally
+    rows: alias t) that pass the filters, and its parameters."""
+    joins, conds, params = _filter_parts(**filters)
+    if not conds:
+        return "", []
     return joins + "WHERE " + " AND ".join(conds), params
 
 
@@ -154,10 +176,47 @@ class Counts:
     w: dict = field(default_factory=lambda: dict.fromkeys(CELLS, 0.0))
     w2: dict = field(default_factory=lambda: dict.fromkeys(CELLS, 0.0))
     pairs: metrics.AgreementTable = field(default_factory=metrics.AgreementTable)
+    # Errored verdicts whose call's truth is settled: as wrong answers they would be false
+    # negatives (the rule was broken) or false positives (it was not); with their weights.
+    errored_fn: int = 0
+    errored_fp: int = 0
+    errored_w: dict = field(default_factory=lambda: {"fn": 0.0, "fp": 0.0})
+    errored_w2: dict = field(default_factory=lambda: {"fn": 0.0, "fp": 0.0})
 
     @property
     def marked(self) -> int:
         return self.tp + self.fp + self.fn + self.tn
+
+    @property
+    def errored_covered(self) -> int:
+        """Errored verdicts whose truth the humans settled (on the call's other verdicts)."""
+        return self.errored_fn + self.errored_fp
+
+    def add_errored(self, b, count: int, sum_w: float, sum_w2: float) -> None:
+        """Add one group of the errored aggregate (b: the call's truth, 1 broken, 0 not, None)."""
+        self.errored += count
+        if b is None:
+            return
+        cell = "fn" if int(b) else "fp"
+        setattr(self, f"errored_{cell}", getattr(self, f"errored_{cell}") + count)
+        self.errored_w[cell] += float(sum_w or 0)
+        self.errored_w2[cell] += float(sum_w2 or 0)
+
+    def confusions(self, errors: str = metrics.ERRORS_EXCLUDE):
+        """Return the raw and the weighted confusion the agreement figures count: the marked
+        verdicts, and with errors="as_wrong" the errored ones whose truth is settled, as wrong."""
+        w, w2 = self.w, self.w2
+        raw = metrics.Confusion(self.tp, self.fp, self.fn, self.tn)
+        weighted = metrics.Confusion(
+            w["tp"], w["fp"], w["fn"], w["tn"], sq=(w2["tp"], w2["fp"], w2["fn"], w2["tn"])
+        )
+        if metrics.answer(None, True, errors) is not None:  # errored answers count as wrong
+            ew, ew2 = self.errored_w, self.errored_w2
+            raw = raw + metrics.Confusion(fp=self.errored_fp, fn=self.errored_fn)
+            weighted = weighted + metrics.Confusion(
+                fp=ew["fp"], fn=ew["fn"], sq=(0.0, ew2["fp"], ew2["fn"], 0.0)
+            )
+        return raw, weighted
 
     def add_group(self, k: int, q: int, o: int, count: int, sum_w: float, sum_w2: float) -> None:
         """Add one group of the SQL aggregate (cell code k, pair code q, outside flag o)."""
@@ -175,8 +234,10 @@ class Counts:
             self.w[cell] += float(sum_w or 0)
             self.w2[cell] += float(sum_w2 or 0)
             self.outside_sample += count if o else 0
-        else:
-            setattr(self, cell, getattr(self, cell) + count)
+        elif cell == "waiting":
+            self.waiting += count
+        # An errored verdict's marks (made before it could not be marked) count for nothing:
+        # errored verdicts are counted from the verdicts themselves (add_errored).
 
     def add_verdict(self, v: VerdictOutcome) -> None:
         """Count one resolved verdict (the Python twin of the SQL aggregate)."""
@@ -220,22 +281,31 @@ def floors_from_settings() -> metrics.Floors:
 
 @dataclass
 class Figures:
-    """Every figure derived from a set of counts."""
+    """Every figure derived from a set of counts.
+
+    Precision and recall (the gate's figures) always leave errored verdicts out; the agreement
+    figures (accuracy, F1, specificity, judge kappa) count them as `errors` says.
+    """
 
     counts: Counts
+    errors: str = metrics.ERRORS_EXCLUDE
 
     def __post_init__(self):
         c = self.counts
         self.precision = metrics.precision(c.tp, c.fp)
         self.recall = metrics.recall(c.tp, c.fn)
-        self.f1 = metrics.f1(c.tp, c.fp, c.fn)
-        self.specificity = metrics.specificity(c.tn, c.fp)
         w, w2 = c.w, c.w2
         self.w_precision = metrics.weighted_estimate(w["tp"], w["fp"], w2["tp"], w2["fp"])
         self.w_recall = metrics.weighted_estimate(w["tp"], w["fn"], w2["tp"], w2["fn"])
-        self.w_specificity = metrics.weighted_estimate(w["tn"], w["fp"], w2["tn"], w2["fp"])
-        self.w_f1 = metrics.weighted_f1(w["tp"], w["fp"], w["fn"], w2["tp"], w2["fp"], w2["fn"])
         self.effective_n = metrics.kish_effective_n(sum(w.values()), sum(w2.values()))
+        raw, weighted = c.confusions(self.errors)
+        self.judge = metrics.judge_agreement(raw)
+        self.w_judge = metrics.judge_agreement(weighted)
+        self.accuracy, self.w_accuracy = self.judge.accuracy, self.w_judge.accuracy
+        self.f1, self.w_f1 = self.judge.f1, self.w_judge.f1
+        self.specificity, self.w_specificity = self.judge.specificity, self.w_judge.specificity
+        self.judge_kappa, self.w_judge_kappa = self.judge.kappa, self.w_judge.kappa
+        # Between reviewers (the first and last mark of each verdict marked twice or more).
         self.kappa = metrics.cohen_kappa(c.pairs)
         self.agreement = metrics.percent_agreement(c.pairs)
 
@@ -247,31 +317,44 @@ class Figures:
             "fp": c.fp,
             "fn": c.fn,
             "tn": c.tn,
+            "errors": self.errors,
+            "errored": c.errored,
+            "errored_covered": c.errored_covered,
+            "counted": round(self.judge.n),
             "precision": _r(self.precision.value),
             "precision_ci": _ci(self.precision.ci),
             "recall": _r(self.recall.value),
             "recall_ci": _ci(self.recall.ci),
+            "accuracy": _r(self.accuracy.value),
+            "accuracy_ci": _ci(self.accuracy.ci),
             "f1": _r(self.f1.value),
             "f1_ci": _ci(self.f1.ci),
             "specificity": _r(self.specificity.value),
             "specificity_ci": _ci(self.specificity.ci),
+            "judge_kappa": _r(self.judge_kappa.value),
+            "judge_kappa_ci": _ci(self.judge_kappa.ci),
             "weighted": {
                 "precision": _r(self.w_precision.value),
                 "precision_ci": _ci(self.w_precision.ci),
                 "recall": _r(self.w_recall.value),
                 "recall_ci": _ci(self.w_recall.ci),
+                "accuracy": _r(self.w_accuracy.value),
+                "accuracy_ci": _ci(self.w_accuracy.ci),
                 "f1": _r(self.w_f1.value),
                 "f1_ci": _ci(self.w_f1.ci),
                 "specificity": _r(self.w_specificity.value),
                 "specificity_ci": _ci(self.w_specificity.ci),
+                "judge_kappa": _r(self.w_judge_kappa.value),
+                "judge_kappa_ci": _ci(self.w_judge_kappa.ci),
                 "effective_n": round(self.effective_n, 1),
                 **{c_: round(c.w[c_], 2) for c_ in CELLS},
             },
+            "reviewer_kappa": _r(self.kappa),
+            "reviewer_agreement": _r(self.agreement),
             "kappa": _r(self.kappa),
             "agreement": _r(self.agreement),
             "pairs": c.pairs.n,
             "waiting": c.waiting,
-            "errored": c.errored,
             "outside_sample": c.outside_sample,
         }
 
@@ -284,9 +367,12 @@ class CalibrationRow:
     judge: Judge | None
     counts: Counts
     floors: metrics.Floors
+    errors: str = metrics.ERRORS_EXCLUDE
 
     def __post_init__(self):
-        self.figures = Figures(self.counts)
+        self.figures = Figures(self.counts, self.errors)
+        # Other judges of the same rule version over the same calls (judge_pairs_attach).
+        self.other_judges: list = []
         self.why_not = metrics.why_not_eligible(
             marked=self.counts.marked,
             precision_ci=self.figures.precision.ci,
@@ -313,8 +399,8 @@ class CalibrationRow:
         return f.safety_recall if self.rule_version.rule.safety else f.recall
 
     def as_dict(self) -> dict:
-        """Return the calibration object of docs/contract.md (plus f1, specificity, agreement
-        and counts)."""
+        """Return the calibration object of docs/contract.md (plus the agreement figures, errored
+        verdicts, the other judges compared and the counts)."""
         rv = self.rule_version
         return {
             "rule": rv.rule.rule_id,
@@ -325,6 +411,7 @@ class CalibrationRow:
             "group": rv.rule.group,
             "safety": rv.rule.safety,
             **self.figures.as_dict(),
+            "other_judges": [o.as_dict() for o in self.other_judges],
             "eligible": self.eligible,
             "why_not": self.why_not,
         }
@@ -350,22 +437,28 @@ def calibration_counts(
     from_marks: bool = False,
 ) -> dict[tuple[int, int], Counts]:
     """Return Counts per (rule version id, judge id) from one SQL aggregate over the verdict tally
-    (`from_marks`: over the marks themselves, slower; the tally's reference)."""
-    where, params = _where(
-        judge_ids=_judge_ids(judge),
-        group=group,
-        status=status,
-        rule_version_ids=rule_version_ids,
-        safety=safety,
-        alias="v" if from_marks else "t",
-    )
+    (`from_marks`: over the marks themselves, slower; the tally's reference), and one over the
+    errored verdicts."""
+    filters = {
+        "judge_ids": _judge_ids(judge),
+        "group": group,
+        "status": status,
+        "rule_version_ids": rule_version_ids,
+        "safety": safety,
+    }
+    where, params = _where(**filters, alias="v" if from_marks else "t")
     sql = _marks_aggregate_sql(where) if from_marks else _aggregate_sql(where)
+    joins, conds, e_params = _filter_parts(**filters, alias="e")
+    errored_sql = _errored_aggregate_sql(joins, "".join(f" AND {c}" for c in conds))
     counts: dict[tuple[int, int], Counts] = defaultdict(Counts)
     with transaction.atomic(), connection.cursor() as cursor:
         _tune(cursor)
         cursor.execute(sql, params)
         for rv_id, judge_id, k, q, o, c, sw, sw2 in cursor.fetchall():
             counts[(rv_id, judge_id)].add_group(int(k), int(q), int(o), int(c), sw, sw2)
+        cursor.execute(errored_sql, e_params)
+        for rv_id, judge_id, b, c, sw, sw2 in cursor.fetchall():
+            counts[(rv_id, judge_id)].add_errored(b, int(c), sw, sw2)
     return dict(counts)
 
 
@@ -377,8 +470,10 @@ def calibration_rows(
     rule_version_ids=None,
     include_unmarked: bool = True,
     floors: metrics.Floors | None = None,
+    errors: str = metrics.ERRORS_EXCLUDE,
 ) -> list[CalibrationRow]:
-    """Return one row per (rule version, judge) with marks, ordered by rule, version and judge.
+    """Return one row per (rule version, judge) with marked or errored verdicts, ordered by rule,
+    version and judge; the agreement figures count errored verdicts as `errors` says.
 
     `judge` is a Judge, its id or its name. With `include_unmarked`, rule versions nobody has
     marked yet (and that are not retired, unless asked for) appear once with judge None, when no
@@ -391,7 +486,7 @@ def calibration_rows(
     rvs = RuleVersion.objects.select_related("rule").in_bulk({rv_id for rv_id, _ in aggregates})
     judges = Judge.objects.in_bulk({judge_id for _, judge_id in aggregates})
     rows = [
-        CalibrationRow(rvs[rv_id], judges[judge_id], counts, floors)
+        CalibrationRow(rvs[rv_id], judges[judge_id], counts, floors, errors)
         for (rv_id, judge_id), counts in aggregates.items()
     ]
     if include_unmarked and _judge_ids(judge) is None:
@@ -401,7 +496,7 @@ def calibration_rows(
             qs = qs.filter(rule__group=group)
         if rule_version_ids is not None:
             qs = qs.filter(pk__in=rule_version_ids)
-        rows += [CalibrationRow(rv, None, Counts(), floors) for rv in qs]
+        rows += [CalibrationRow(rv, None, Counts(), floors, errors) for rv in qs]
     rows.sort(
         key=lambda r: (
             r.rule_version.rule.rule_id,
@@ -531,18 +626,22 @@ def calibration_trend(
 def calibration_cell_verdicts(
     *, rule_version: RuleVersion, judge: Judge | None, cell: str
 ) -> QuerySet[Verdict]:
-    """Return the marked verdicts of one cell (tp, fp,
-    fn, tn, waiting, errored) with their marks."""
+    """Return the marked verdicts of one cell (tp, fp, fn, tn, waiting) with their marks, or
+    every errored verdict (cell "errored", marked or not)."""
     if cell not in CELL_LABELS:
         raise ValueError(f"cell: expected one of {', '.join(CELL_LABELS)}, got {cell!r}")
-    ids = [
-        v.verdict_id
-        for v in verdict_outcomes(rule_version=rule_version, judge=judge)
-        if v.cell == cell
-    ]
+    if cell == "errored":
+        qs = Verdict.objects.filter(rule_version=rule_version).exclude(error="")
+        qs = qs.filter(judge=judge) if judge is not None else qs
+    else:
+        ids = [
+            v.verdict_id
+            for v in verdict_outcomes(rule_version=rule_version, judge=judge)
+            if v.cell == cell
+        ]
+        qs = Verdict.objects.filter(pk__in=ids)
     return (
-        Verdict.objects.filter(pk__in=ids)
-        .select_related("transcript", "judge", "settlement__settled_by")
+        qs.select_related("transcript", "judge", "settlement__settled_by")
         .prefetch_related("marks__reviewer")
         .order_by("transcript__external_id")
     )
@@ -600,7 +699,11 @@ def calibration_filters(params) -> dict:
             f"status: expected one of {', '.join(RuleVersion.Status.values)}, got {status!r}."
         )
     rule_ids = [r.strip() for r in (params.get("rule") or "").split(",") if r.strip()]
+    errors = (params.get("errors") or "").strip() or metrics.ERRORS_EXCLUDE
+    if errors not in metrics.ERRORS:
+        raise DomainError(f"errors: expected one of {', '.join(metrics.ERRORS)}, got {errors!r}.")
     return {
+        "errors": errors,
         "judge": (params.get("judge") or "").strip() or None,
         "group": (params.get("group") or "").strip() or None,
         "status": status or None,
@@ -617,4 +720,7 @@ def calibration_filters(params) -> dict:
 def calibration_data(params) -> list[dict]:
     """Return the calibration objects for these query
     parameters (the API's and the command's JSON)."""
-    return [row.as_dict() for row in calibration_rows(**calibration_filters(params))]
+    filters = calibration_filters(params)
+    rows = calibration_rows(**filters)
+    judge_pairs_attach(rows, errors=filters["errors"])
+    return [row.as_dict() for row in rows]

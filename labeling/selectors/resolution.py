@@ -4,13 +4,16 @@ Per verdict: its truth (the lead's settlement, else the majority of its marks; a
 weight (1 / the largest inclusion probability of its marks' sample items; 1 outside the sample),
 whether it is errored, and its first and last mark. The calibration selector reads it straight
 from the marks; the verdict tally's triggers (labeling/services/tally.py) store it per verdict.
+
+An errored verdict has no answer to mark: its truth is its call's, read from the tally rows of the
+other verdicts (other judges) of the same call and rule version (`errored_verdicts_sql`).
 Portable between PostgreSQL and SQLite.
 """
 
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
 from evals.rules.models import Rule, RuleVersion
-from labeling.models import Assignment, Mark, SampleItem, Settlement
+from labeling.models import Assignment, Mark, SampleItem, Settlement, VerdictTally
 
 TABLES = {
     "mark": Mark._meta.db_table,
@@ -21,6 +24,7 @@ TABLES = {
     "rv": RuleVersion._meta.db_table,
     "rule": Rule._meta.db_table,
     "transcript": Transcript._meta.db_table,
+    "tally": VerdictTally._meta.db_table,
 }
 
 
@@ -86,3 +90,35 @@ def resolved_verdicts_sql(
         weight=weight_sql("pv.p"),
         **TABLES,
     )
+
+
+# Per errored verdict (alias e): its call's truth b, settled by the humans on the other verdicts of
+# the same call and rule version. A marked verdict's cell says whether the rule was broken there:
+# tp (3) and fn (0) say broken, fp (2) and tn (1) say not; a tie (4) settles nothing. b is 1
+# (broken) or 0 (not) when every such verdict says the same, NULL when none does or they differ.
+# Its weight is theirs (1 / the largest inclusion probability of the call's marks). Grouped by the
+# verdict's key (rule version, judge, call: one errored verdict each), so the partial index
+# verdict_errored, which holds just the errored verdicts and those columns, is all it reads of
+# them; the other verdicts are found by the key index, the call's and rule version's prefix.
+_ERRORED = """
+SELECT e.rule_version_id AS rule_version_id, e.judge_id AS judge_id,
+       e.transcript_id AS transcript_id,
+       CASE WHEN COUNT(t.verdict_id) = 0 THEN NULL
+            WHEN SUM(CASE WHEN t.cell IN (0, 3) THEN 1 ELSE 0 END) = COUNT(t.verdict_id) THEN 1
+            WHEN SUM(CASE WHEN t.cell IN (0, 3) THEN 1 ELSE 0 END) = 0 THEN 0 END AS b,
+       COALESCE(MIN(t.weight), 1) AS w
+FROM {verdict} e
+{joins}
+LEFT JOIN {verdict} o ON o.transcript_id = e.transcript_id
+     AND o.rule_version_id = e.rule_version_id AND o.judge_id <> e.judge_id
+LEFT JOIN {tally} t ON t.verdict_id = o.id AND t.cell < 4
+WHERE e.error <> ''{conds}
+GROUP BY e.rule_version_id, e.judge_id, e.transcript_id
+"""
+
+
+def errored_verdicts_sql(joins: str = "", conds: str = "") -> str:
+    """Return the SELECT of errored verdicts (alias e; columns rule_version_id, judge_id,
+    transcript_id, b, w) with their call's settled truth b; `joins` and `conds` (ANDed, each
+    starting with AND) narrow them."""
+    return _ERRORED.format(joins=joins, conds=conds, **TABLES)

@@ -82,9 +82,11 @@ def assignment_version_check(
     )
 
 
-def assignment_version_bump(assignment: Assignment | None) -> None:
-    """Move the assignment on to its next version (in the database and on the instance)."""
-    if assignment is None:
+def assignment_version_bump(*assignments: Assignment | None) -> None:
+    """Move the assignments on to their next version (in the database and on the instances)."""
+    found = [a for a in assignments if a is not None]
+    if not found:
         return
-    Assignment.objects.filter(pk=assignment.pk).update(version=F("version") + 1)
-    assignment.version += 1
+    Assignment.objects.filter(pk__in=[a.pk for a in found]).update(version=F("version") + 1)
+    for a in found:
+        a.version += 1

@@ -1,11 +1,20 @@
-"""Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer)."""
+"""Marks: a reviewer says a verdict is right or wrong. One mark per (verdict, reviewer).
+
+Every mark is written by `marks_write`, whoever makes it: the review page and the API one at a time
+(`mark_set`), an import many at once (labeling.services.marks_import). The verdict tally follows
+through its database triggers in the same transaction.
+"""
 
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.db.models import Exists, OuterRef
+from django.utils import timezone
 
 from core.errors import DomainError
+from core.importing import chunked
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
 from labeling.models import Assignment, Mark
@@ -19,6 +28,7 @@ from labeling.services.held import (
 logger = logging.getLogger(__name__)
 
 NOTE_MAX = Mark._meta.get_field("note").max_length
+SOURCE_MAX = Mark._meta.get_field("source").max_length
 
 
 def _clean_note(note: str) -> str:
@@ -26,6 +36,125 @@ def _clean_note(note: str) -> str:
     if len(note) > NOTE_MAX:
         raise DomainError(f"note: at most {NOTE_MAX} characters, got {len(note)}.")
     return note
+
+
+def mark_refusal(*, verdict_id: int, error: str) -> str | None:
+    """Return why a verdict cannot be marked (it errored in the judge: there is no answer to call
+    right or wrong), or None when it can."""
+    if error:
+        return f"verdict {verdict_id} errored in the judge; an errored verdict cannot be marked."
+    return None
+
+
+@dataclass(frozen=True)
+class MarkInput:
+    """One mark to write: checked (markable verdict, clean note) by its caller."""
+
+    verdict_id: int
+    transcript_id: int
+    reviewer_id: int
+    correct: bool
+    note: str = ""
+
+
+@dataclass
+class MarksWritten:
+    """What marks_write did."""
+
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    assignments: dict = field(default_factory=dict)  # (reviewer, transcript) -> Assignment
+
+
+def marks_write(
+    marks: Sequence[MarkInput], *, source: str = "", renew_leases: bool = False
+) -> MarksWritten:
+    """Create or change reviewers' marks (idempotent: a mark that says the same stays as it is,
+    source included).
+
+    Each mark is tied to the reviewer's assignment on the call when there is one (so it weighs as
+    the sample says); a mark made outside the sample has none and weighs 1. `source` says where
+    imported marks came from ("" for marks made in Docket). With `renew_leases` (a reviewer at
+    work) a held call's lease is renewed. Must run inside a transaction.
+    """
+    done = MarksWritten()
+    done.assignments = _assignments({(m.reviewer_id, m.transcript_id) for m in marks})
+    source = source[:SOURCE_MAX]
+    now = timezone.now()
+    new, changed = [], []
+    touched: set[tuple[int, int]] = set()  # (reviewer, call) whose marks change
+    for part in chunked(list(marks), 2000):
+        existing = {
+            (v, r): (pk, correct, note, assignment, src)
+            for pk, v, r, correct, note, assignment, src in Mark.objects.filter(
+                verdict_id__in={m.verdict_id for m in part},
+                reviewer_id__in={m.reviewer_id for m in part},
+            ).values_list(
+                "pk", "verdict_id", "reviewer_id", "correct", "note", "assignment_id", "source"
+            )
+        }
+        for m in part:
+            a = done.assignments.get((m.reviewer_id, m.transcript_id))
+            a_id = a.pk if a is not None else None
+            old = existing.get((m.verdict_id, m.reviewer_id))
+            if old is None or old[1:4] != (m.correct, m.note, a_id):
+                touched.add((m.reviewer_id, m.transcript_id))
+            if old is None:
+                new.append(
+                    Mark(
+                        verdict_id=m.verdict_id,
+                        reviewer_id=m.reviewer_id,
+                        correct=m.correct,
+                        note=m.note,
+                        assignment_id=a_id,
+                        source=source,
+                    )
+                )
+            elif old[1:4] == (m.correct, m.note, a_id):  # it says the same: keep its source
+                done.unchanged += 1
+            else:
+                changed.append(
+                    Mark(
+                        pk=old[0],
+                        correct=m.correct,
+                        note=m.note,
+                        assignment_id=a_id,
+                        source=source,
+                        updated_at=now,
+                    )
+                )
+    Mark.objects.bulk_create(new, batch_size=2000)
+    Mark.objects.bulk_update(
+        changed, ["correct", "note", "assignment", "source", "updated_at"], batch_size=1000
+    )
+    done.created, done.updated = len(new), len(changed)
+    # A page or client that read these calls must learn they changed (labeling.services.held).
+    assignment_version_bump(*(done.assignments[k] for k in touched if k in done.assignments))
+    if renew_leases:
+        for a in done.assignments.values():
+            assignment_lease_renew(a)
+    return done
+
+
+def _assignments(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], Assignment]:
+    """Return each (reviewer, call)'s assignment that its marks belong to: the latest claim not
+    given back (held or finished)."""
+    out: dict[tuple[int, int], Assignment] = {}
+    transcripts = sorted({t for _, t in pairs})
+    reviewers = {r for r, _ in pairs}
+    for part in chunked(transcripts):
+        for a in (
+            Assignment.objects.filter(
+                reviewer_id__in=reviewers, item__transcript_id__in=part, released_at__isnull=True
+            )
+            .select_related("item")
+            .order_by("claimed_at")
+        ):
+            key = (a.reviewer_id, a.item.transcript_id)
+            if key in pairs:
+                out[key] = a  # the latest claim wins
+    return out
 
 
 @transaction.atomic
@@ -39,32 +168,24 @@ def mark_set(
     outside the sample (through the API) has none and counts with weight 1. With `version` (the
     assignment's version the client saw), a call that changed since is refused (ReviewChanged).
     """
-    if verdict.error:
-        raise DomainError(
-            f"verdict: {verdict.pk} errored in the judge; an errored verdict cannot be marked."
-        )
+    refusal = mark_refusal(verdict_id=verdict.pk, error=verdict.error)
+    if refusal:
+        raise DomainError(f"verdict: {refusal}")
     note = _clean_note(note)
-    assignment = _hold(reviewer=reviewer, transcript=verdict.transcript, version=version)
-    mark = Mark.objects.filter(verdict=verdict, reviewer=reviewer).first()
-    created = mark is None
-    if created or (mark.correct, mark.note, mark.assignment_id) != (
-        bool(correct),
-        note,
-        assignment.pk if assignment else None,
-    ):
-        mark, created = Mark.objects.update_or_create(
-            verdict=verdict,
-            reviewer=reviewer,
-            defaults={"correct": bool(correct), "note": note, "assignment": assignment},
-        )
-        assignment_version_bump(assignment)  # only a change moves it: a repeated press is free
+    # Locked, checked against the version the caller saw, its lease renewed; marks_write moves
+    # the version on only when the mark changes (a repeated press is free).
+    _hold(reviewer=reviewer, transcript=verdict.transcript, version=version)
+    written = marks_write(
+        [MarkInput(verdict.pk, verdict.transcript_id, reviewer.pk, bool(correct), note)]
+    )
+    mark = Mark.objects.get(verdict=verdict, reviewer=reviewer)
     logger.info(
         "mark_set",
         extra={
             "verdict_id": verdict.pk,
             "reviewer_id": reviewer.pk,
             "correct": bool(correct),
-            "mark_created": created,
+            "mark_created": bool(written.created),
         },
     )
     return mark

@@ -19,6 +19,7 @@ from evals.rules.models import RuleVersion
 from labeling.charts import trend_chart
 from labeling.models import PromotionDecision
 from labeling.selectors import calibration as cal
+from labeling.selectors.judge_pairs import judge_pairs_attach
 from labeling.services.promotion import rule_version_demote, rule_version_promote
 from labeling.services.settlements import verdict_settle
 
@@ -32,24 +33,31 @@ SORTS = {
     "precision_low": lambda r: r.figures.precision.ci[0] if r.figures.precision.ci else None,
     "recall": lambda r: r.figures.recall.value,
     "recall_low": lambda r: r.figures.recall.ci[0] if r.figures.recall.ci else None,
+    "accuracy": lambda r: r.figures.accuracy.value,
     "f1": lambda r: r.figures.f1.value,
+    "judge_kappa": lambda r: r.figures.judge_kappa.value,
     "kappa": lambda r: r.figures.kappa,
+    "errored": lambda r: r.counts.errored,
     "waiting": lambda r: r.counts.waiting,
     "eligible": lambda r: r.eligible,
 }
+# The status sits in the rule's cell (one column fewer); ?sort=status still sorts by it.
 COLUMNS = [
     ("rule", "Rule"),
-    ("status", "Status"),
     ("marked", "Marked"),
+    ("errored", "Errored"),
     ("precision", "Precision"),
     ("recall", "Recall"),
+    ("accuracy", "Accuracy"),
     ("f1", "F1"),
-    ("kappa", "κ"),
+    ("judge_kappa", "Judge κ"),
+    ("kappa", "Reviewer κ"),
     ("waiting", "Ties"),
     ("eligible", "Eligible"),
 ]
-# TP, FP, FN, TN sit between Marked and Precision: counts, not sortable.
+# TP, FP, FN, TN sit between Marked and Errored: counts, not sortable.
 COUNT_COLUMNS_AFTER = "marked"
+ERRORS_CHOICES = [("exclude", "left out"), ("as_wrong", "counted wrong")]
 
 
 def _sorted(rows, sort: str, desc: bool):
@@ -61,26 +69,42 @@ def _sorted(rows, sort: str, desc: bool):
     return sorted(known, key=key, reverse=desc) + unknown
 
 
-def _rows_from_request(request):
+def _rows_from_request(request, *, pairs: bool = True):
     filters = cal.calibration_filters(request.GET)
     selected = [int(x) for x in request.GET.getlist("rv") if x.isdigit()]
     if selected:
         filters["rule_version_ids"] = selected
     rows = cal.calibration_rows(**filters)
+    if pairs:
+        judge_pairs_attach(rows, errors=filters["errors"])
     sort = request.GET.get("sort", "rule")
     desc = request.GET.get("dir") == "desc"
     return filters, _sorted(rows, sort, desc), sort, desc
 
 
+def _shared_rule_versions(rows) -> int:
+    """How many of the rows' rule versions two or more judges share (the judges compared)."""
+    judges: dict[int, int] = {}
+    for r in rows:
+        if r.judge is not None:
+            judges[r.rule_version.pk] = judges.get(r.rule_version.pk, 0) + 1
+    return sum(1 for n in judges.values() if n >= 2)
+
+
 @require("view_calibration")
 @require_GET
 def calibration(request):
+    # The judges compared read every verdict of the rule versions two judges share: they come in a
+    # fragment of their own (?part=pairs, fetched once the table is shown; ?pairs=1 without JS),
+    # so the table is never slower for them.
+    part = request.GET.get("part")
+    with_pairs = part == "pairs" or request.GET.get("pairs") == "1"
     try:
-        _filters, rows, sort, desc = _rows_from_request(request)
+        filters, rows, sort, desc = _rows_from_request(request, pairs=with_pairs)
     except DomainError as e:
         return HttpResponseBadRequest(str(e))
     params = request.GET.copy()
-    for key in ("sort", "dir"):
+    for key in ("sort", "dir", "part", "pairs"):
         params.pop(key, None)
     text_columns = ("rule", "group", "judge", "status")
 
@@ -102,20 +126,43 @@ def calibration(request):
     context = {
         "rows": rows,
         "overall": cal.calibration_overall(rows),
-        "filters": {k: request.GET.get(k, "") for k in ("judge", "group", "status", "rule")},
+        "compared": (
+            [(r, o) for r in rows for o in r.other_judges if r.judge.name < o.judge.name]
+            if with_pairs
+            else None
+        ),
+        "shared": _shared_rule_versions(rows),
+        "errors": filters["errors"],
+        "filters": {
+            **{k: request.GET.get(k, "") for k in ("judge", "group", "status", "rule")},
+            "errors": filters["errors"] if filters["errors"] != "exclude" else "",
+        },
         "options": {
             "groups": cal.calibration_groups(),
             "judges": cal.calibration_judges(),
             "statuses": RuleVersion.Status.choices,
+            "errors": ERRORS_CHOICES,
         },
         "columns": columns,
         "base_query": params.urlencode(),
         "floors": cal.floors_from_settings(),
     }
+    if part == "pairs":  # its own URL, fetched after the table: always the fragment
+        return render(request, "labeling/calibration.html#judges-compared", context)
     return page_or_fragment(request, "labeling/calibration.html", "cal-results", context)
 
 
-def _markdown(rows) -> str:
+ERRORS_NOTE = {
+    "exclude": "Errored verdicts are counted apart and left out of every figure (errors=exclude).",
+    "as_wrong": (
+        "Errored verdicts whose call's truth the reviewers settled count as wrong answers in "
+        "accuracy, F1, specificity and judge κ (errors=as_wrong); precision and recall leave "
+        "them out."
+    ),
+}
+
+
+def _markdown(rows, errors: str) -> str:
     def fig(est):
         if est.value is None:
             return "–"
@@ -123,19 +170,37 @@ def _markdown(rows) -> str:
 
     lines = [
         (
-            "| Rule | Version | Judge | Status | Marked | "
-            "Precision [95% CI] | Recall [95% CI] | Eligible |"
+            "| Rule | Version | Judge | Status | Marked | Errored (covered) | "
+            "Precision [95% CI] | Recall [95% CI] | Accuracy [95% CI] | Judge κ [95% CI] | "
+            "Eligible |"
         ),
-        "|---|---:|---|---|---:|---|---|---|",
+        "|---|---:|---|---|---:|---:|---|---|---|---|---|",
     ]
     for r in rows:
-        rv = r.rule_version
+        rv, c, figs = r.rule_version, r.counts, r.figures
         eligible = "yes" if r.eligible else "no: " + "; ".join(r.why_not)
         lines.append(
             f"| `{rv.rule.rule_id}` | {rv.number} | "
-            f"{r.judge.name if r.judge else '–'} | {rv.status} | {r.counts.marked} "
-            f"| {fig(r.figures.precision)} | {fig(r.figures.recall)} | {eligible} |"
+            f"{r.judge.name if r.judge else '–'} | {rv.status} | {c.marked} "
+            f"| {c.errored} ({c.errored_covered}) "
+            f"| {fig(figs.precision)} | {fig(figs.recall)} | {fig(figs.accuracy)} "
+            f"| {fig(figs.judge_kappa)} | {eligible} |"
         )
+    lines += ["", ERRORS_NOTE[errors]]
+    pairs = [(r, o) for r in rows for o in r.other_judges if r.judge.name < o.judge.name]
+    if pairs:
+        lines += [
+            "",
+            "| Rule | Version | Judges | Calls | Agreement [95% CI] | κ [95% CI] |",
+            "|---|---:|---|---:|---|---|",
+        ]
+        for r, o in pairs:
+            what = " (positional)" if o.positional else ""
+            lines.append(
+                f"| `{r.rule_version.rule.rule_id}` | {r.rule_version.number} "
+                f"| {r.judge.name} · {o.judge.name}{what} | {o.figures.n} "
+                f"| {fig(o.figures.agreement)} | {fig(o.figures.kappa)} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -149,19 +214,30 @@ CSV_FIELDS = [
     "fp",
     "fn",
     "tn",
+    "errored",
+    "errored_covered",
+    "errors",
+    "counted",
     "precision",
     "precision_low",
     "precision_high",
     "recall",
     "recall_low",
     "recall_high",
+    "accuracy",
+    "accuracy_low",
+    "accuracy_high",
     "f1",
+    "specificity",
+    "judge_kappa",
+    "judge_kappa_low",
+    "judge_kappa_high",
     "weighted_precision",
     "weighted_recall",
+    "weighted_accuracy",
     "effective_n",
-    "kappa",
+    "reviewer_kappa",
     "waiting",
-    "errored",
     "eligible",
     "why_not",
 ]
@@ -173,7 +249,11 @@ def _csv(rows) -> str:
     writer.writerow(CSV_FIELDS)
     for r in rows:
         d = r.as_dict()
-        pci, rci = d["precision_ci"] or [None, None], d["recall_ci"] or [None, None]
+        w = d["weighted"]
+        low_high = {
+            name: d[f"{name}_ci"] or [None, None]
+            for name in ("precision", "recall", "accuracy", "judge_kappa")
+        }
         writer.writerow(
             [
                 d["rule"],
@@ -185,19 +265,26 @@ def _csv(rows) -> str:
                 d["fp"],
                 d["fn"],
                 d["tn"],
-                d["precision"],
-                pci[0],
-                pci[1],
-                d["recall"],
-                rci[0],
-                rci[1],
-                d["f1"],
-                d["weighted"]["precision"],
-                d["weighted"]["recall"],
-                d["weighted"]["effective_n"],
-                d["kappa"],
-                d["waiting"],
                 d["errored"],
+                d["errored_covered"],
+                d["errors"],
+                d["counted"],
+                d["precision"],
+                *low_high["precision"],
+                d["recall"],
+                *low_high["recall"],
+                d["accuracy"],
+                *low_high["accuracy"],
+                d["f1"],
+                d["specificity"],
+                d["judge_kappa"],
+                *low_high["judge_kappa"],
+                w["precision"],
+                w["recall"],
+                w["accuracy"],
+                w["effective_n"],
+                d["reviewer_kappa"],
+                d["waiting"],
                 "yes" if d["eligible"] else "no",
                 "; ".join(d["why_not"]),
             ]
@@ -211,12 +298,14 @@ def calibration_export(request, fmt: str):
     if fmt not in ("md", "csv"):
         raise Http404("Export as .md or .csv.")
     try:
-        _, rows, _, _ = _rows_from_request(request)
+        filters, rows, _, _ = _rows_from_request(request)
     except DomainError as e:
         return HttpResponseBadRequest(str(e))
     if fmt == "md":
         # text/plain so the browser shows it, ready to copy into a pull request.
-        return HttpResponse(_markdown(rows), content_type="text/plain; charset=utf-8")
+        return HttpResponse(
+            _markdown(rows, filters["errors"]), content_type="text/plain; charset=utf-8"
+        )
     response = HttpResponse(_csv(rows), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="calibration.csv"'
     return response
@@ -226,8 +315,12 @@ def _rule_version(pk: int) -> RuleVersion:
     return get_object_or_404(RuleVersion.objects.select_related("rule"), pk=pk)
 
 
-def _judge(request, rule_version) -> tuple[Judge | None, list[cal.CalibrationRow]]:
-    rows = cal.calibration_rows(rule_version_ids=[rule_version.pk], include_unmarked=False)
+def _judge(
+    request, rule_version, errors: str = "exclude"
+) -> tuple[Judge | None, list[cal.CalibrationRow]]:
+    rows = cal.calibration_rows(
+        rule_version_ids=[rule_version.pk], include_unmarked=False, errors=errors
+    )
     judge_id = request.GET.get("judge") or request.POST.get("judge")
     if judge_id and judge_id.isdigit():
         chosen = [r for r in rows if r.judge.pk == int(judge_id)]
@@ -243,10 +336,15 @@ def _judge(request, rule_version) -> tuple[Judge | None, list[cal.CalibrationRow
 @require_GET
 def calibration_detail(request, pk: int):
     rv = _rule_version(pk)
-    row, rows = _judge(request, rv)
+    try:
+        errors = cal.calibration_filters({"errors": request.GET.get("errors")})["errors"]
+    except DomainError as e:
+        return HttpResponseBadRequest(str(e))
+    row, rows = _judge(request, rv, errors)
+    judge_pairs_attach(rows, errors=errors)
     floors = cal.floors_from_settings()
     if row is None:
-        row = cal.CalibrationRow(rv, None, cal.Counts(), floors)
+        row = cal.CalibrationRow(rv, None, cal.Counts(), floors, errors)
         chart = None
     else:
         by = "week"
@@ -261,11 +359,15 @@ def calibration_detail(request, pk: int):
         "row": row,
         "judges": [r.judge for r in rows],
         "figures": [
-            ("Precision", figs.precision, figs.w_precision),
-            ("Recall", figs.recall, figs.w_recall),
-            ("F1", figs.f1, figs.w_f1),
-            ("Specificity", figs.specificity, figs.w_specificity),
+            ("precision", "Precision", figs.precision, figs.w_precision),
+            ("recall", "Recall", figs.recall, figs.w_recall),
+            ("accuracy", "Accuracy", figs.accuracy, figs.w_accuracy),
+            ("f1", "F1", figs.f1, figs.w_f1),
+            ("specificity", "Specificity", figs.specificity, figs.w_specificity),
+            ("judge-kappa", "Judge κ", figs.judge_kappa, figs.w_judge_kappa),
         ],
+        "errors": errors,
+        "errors_choices": ERRORS_CHOICES,
         "chart": chart,
         "decisions": PromotionDecision.objects.filter(rule_version=rv).select_related(
             "actor", "judge", "replaced"

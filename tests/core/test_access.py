@@ -32,7 +32,8 @@ EVERYONE = frozenset(ROLES)
 CONSOLE = frozenset({R, E, L})  # view_console
 REVIEW = frozenset({R, L})  # review
 TRIAGE = frozenset({E, L})  # triage, edit_rules, import_data, run_judge, run_gate
-LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates, manage_webhooks
+LEAD = frozenset({L})  # view_calibration, promote, manage_sample, manage_gates, manage_webhooks,
+# import_marks
 LOGGED_IN = frozenset({NOROLE, R, E, L})
 # No role: the caller proves it is the platform with the platform's own signature; without it,
 # everyone (logged in or not) gets 401 and nothing is stored.
@@ -133,6 +134,7 @@ TABLE = {
     ("api-queue-skip", "POST"): REVIEW,
     ("api-queue-mark-rest", "POST"): REVIEW,
     ("api-marks", "POST"): REVIEW,
+    ("api-marks-import", "POST"): LEAD,  # marks made elsewhere, in any reviewer's name
     ("api-sample", "GET"): REVIEW,
     ("api-samples", "GET"): REVIEW,
     ("api-samples", "POST"): LEAD,

@@ -269,3 +269,42 @@ def test_the_task_is_a_registered_celery_task():
     from celery import current_app
 
     assert IMPORT_TASK in current_app.tasks
+
+
+def test_leads_import_marks_from_the_page_and_engineers_are_not_offered_them(
+    client, engineer, lead, django_capture_on_commit_callbacks
+):
+    from labeling.models import Mark
+    from tests import factories as f
+
+    rv = f.RuleVersionFactory(rule=f.RuleFactory(rule_id="asking.one-question"), number=1)
+    judge = f.JudgeFactory(name="gpt-4o-mini/conduct-v1")
+    verdict = f.VerdictFactory(
+        transcript=f.TranscriptFactory(external_id="call-7"), rule_version=rv, judge=judge
+    )
+    body = (
+        "transcript,rule,rule_version,judge,reviewer,correct,note\n"
+        "call-7,asking.one-question,1,gpt-4o-mini/conduct-v1,ines,false,two questions\n"
+    )
+    client.force_login(engineer)
+    page = client.get(reverse("import-list")).content.decode()
+    assert 'value="marks"' not in page  # import_marks is for leads
+    client.force_login(lead)
+    assert 'value="marks"' in client.get(reverse("import-list")).content.decode()
+
+    job = start(
+        client, upload(client, "labels.csv", body, kind="marks"), django_capture_on_commit_callbacks
+    )
+    assert job.status == ImportJob.Status.FAILED
+    assert "reviewer" in job.detail and not Mark.objects.exists()  # ines is nobody yet
+
+    job = start(
+        client,
+        upload(client, "labels.csv", body, kind="marks"),
+        django_capture_on_commit_callbacks,
+        create_reviewers="on",
+    )
+    assert job.status == ImportJob.Status.DONE, job.detail
+    mark = Mark.objects.get()
+    assert (mark.verdict_id, mark.reviewer.username, mark.correct) == (verdict.pk, "ines", False)
+    assert "labels.csv" in mark.source and "lena" in mark.source

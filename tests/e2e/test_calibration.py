@@ -1,15 +1,20 @@
-"""Leads promote a calibrated rule version in Chromium;
-reviewers and engineers are refused by the server."""
+"""Leads promote a calibrated rule version in Chromium; reviewers and engineers are refused by the
+server; the table's errored verdicts, agreement figures, errors switch and judges compared read
+right at desk and phone widths, with no serious axe issue and no sideways scroll."""
 
 import pytest
 from playwright.sync_api import expect
 
 from evals.rules.models import RuleVersion
 from labeling.models import PromotionDecision
+from labeling.services.marks_import import marks_import
 from tests import factories as f
+from tests.e2e.axe import assert_no_serious_axe
+from tests.labeling.errors_world import A, B, C, build_errors_world
 from tests.labeling.known_calibration import build_known_set, make_marked
 
 pytestmark = pytest.mark.django_db(transaction=True)
+PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
@@ -102,7 +107,9 @@ def test_lead_filters_the_table_in_place(login, lead, live_server):
     page.get_by_label("Group").select_option("boundaries")
     expect(page.locator("#cal-results tbody tr")).to_have_count(1)
     expect(page.locator("#cal-results")).to_contain_text("boundaries.no-rubric-leak")
-    expect(page).to_have_url(f"{live_server.url}/calibration/?group=boundaries&status=&judge=")
+    expect(page).to_have_url(
+        f"{live_server.url}/calibration/?group=boundaries&status=&judge=&errors=exclude"
+    )
     with page.expect_response(lambda r: "/calibration/export.md" in r.url) as info:
         page.get_by_role("button", name="Markdown").click()
     text = info.value.text()
@@ -138,3 +145,75 @@ def test_lead_settles_a_tie_and_reads_the_trend(login, lead, live_server, tmp_pa
     expect(page.get_by_test_id("verdict")).to_have_count(4)
     expect(page.get_by_text("clarifier, not a second question").first).to_be_visible()
     page.screenshot(path=tmp_path / "cell.png", full_page=True)
+
+
+def test_errored_verdicts_agreement_and_judges_compared(
+    login, lead, reviewer, make_user, live_server, tmp_path
+):
+    world = build_errors_world(reviewer, make_user("reviewer", username="sam"))
+    # A second opinion on c6 arrives from a spreadsheet: the figures stay, the mark says where
+    # it came from.
+    marks_import(
+        lines=[
+            "transcript,rule,rule_version,judge,reviewer,correct\n",
+            f"c6,asking.one-question,1,{C},noor,right\n",
+        ],
+        source="labels.csv",
+        fmt="csv",
+        create_reviewers=True,
+    )
+    page = login(lead)
+    page.goto(f"{live_server.url}/calibration/")
+    rows = page.locator("#calibration-table tbody tr")
+    row = rows.filter(has=page.get_by_text(A, exact=True))
+    expect(row.get_by_test_id("errored")).to_have_text("3 (2)")
+    expect(row.get_by_test_id("accuracy").locator(".v")).to_have_text("0.86")  # 6 of 7
+    expect(page.get_by_role("columnheader", name="Judge κ")).to_be_visible()
+    expect(page.get_by_role("columnheader", name="Reviewer κ")).to_be_visible()
+    expect(page.get_by_test_id("errors-note")).to_contain_text("left out of every figure")
+    pairs = page.get_by_test_id("judge-pair")
+    expect(pairs).to_have_count(3)
+    expect(pairs.filter(has_text="positional")).to_contain_text("0.60")  # 3 of 5 calls
+    assert_no_serious_axe(page)
+    page.screenshot(path=tmp_path / "calibration-desk.png", full_page=True)
+
+    # The switch swaps the table in place and says so in the address.
+    page.get_by_label("Errored verdicts").select_option("as_wrong")
+    expect(page).to_have_url(
+        f"{live_server.url}/calibration/?group=&status=&judge=&errors=as_wrong"
+    )
+    expect(row.get_by_test_id("accuracy").locator(".v")).to_have_text("0.67")  # 6 of 9
+    expect(page.get_by_test_id("errors-note")).to_contain_text("count as wrong answers")
+    expect(pairs.filter(has_text="positional")).to_contain_text("0.62")  # 5 of 8 calls
+    # The export carries the switch (the form's hidden field, as a click on Markdown sends it).
+    errors_field = page.locator("#cal-export input[name=errors]")
+    expect(errors_field).to_have_value("as_wrong")
+    text = page.request.get(f"{live_server.url}/calibration/export.md?errors=as_wrong").text()
+    assert "(errors=as_wrong)" in text and f"{A} · {B} (positional)" in text
+
+    page.set_viewport_size(PHONE)
+    assert_no_serious_axe(page)
+    assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+    page.screenshot(path=tmp_path / "calibration-phone.png", full_page=True)
+
+    # The rule version's page: the errored verdicts covered, accuracy and judge κ, other judges.
+    page.set_viewport_size({"width": 1280, "height": 900})
+    row.get_by_role("link", name="asking.one-question v1").click()
+    expect(page.get_by_test_id("errored-covered")).to_have_text("2")
+    expect(page.get_by_test_id("fig-accuracy")).to_contain_text("0.6667")
+    expect(page.get_by_test_id("fig-judge-kappa")).to_be_visible()
+    expect(page.get_by_test_id("other-judge").first).to_contain_text("positional")
+    assert_no_serious_axe(page)
+    page.screenshot(path=tmp_path / "detail-desk.png", full_page=True)
+    page.set_viewport_size(PHONE)
+    assert_no_serious_axe(page)
+    assert page.evaluate("document.scrollingElement.scrollWidth <= window.innerWidth")
+    page.screenshot(path=tmp_path / "detail-phone.png", full_page=True)
+    page.get_by_test_id("cell-errored").click()
+    expect(page.get_by_test_id("verdict")).to_have_count(3)  # c4, c6, c9
+
+    c_judge = world["judges"][C]
+    page.goto(
+        f"{live_server.url}/calibration/rule-versions/{world['rv'].pk}/verdicts/tp/?judge={c_judge.pk}"
+    )
+    expect(page.get_by_test_id("mark-source")).to_have_text("imported from labels.csv (CSV)")

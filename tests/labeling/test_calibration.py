@@ -136,10 +136,12 @@ def test_counting_is_one_query(known):
         for q in ctx.captured_queries
         if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE", "SET"))
     ]
-    # All counting in one aggregate over the per-verdict tally; the raw marks are not read.
-    assert sum(VerdictTally._meta.db_table in q for q in sql) == 1
+    # All counting in two aggregates: the marked verdicts over the per-verdict tally, the errored
+    # ones (their calls' truth from the tally too); the raw marks are not read.
+    assert sum(VerdictTally._meta.db_table in q for q in sql) == 2
+    assert sum("e.error <> ''" in q for q in sql) == 1
     assert not any(re.search(r"\blabeling_mark\b", q) for q in sql)
-    assert len(sql) == 4  # + rule versions, judges, unmarked versions
+    assert len(sql) == 5  # + rule versions, judges, unmarked versions
 
 
 def test_python_twin_matches_the_aggregate(known):

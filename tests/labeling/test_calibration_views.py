@@ -151,13 +151,19 @@ def test_exports_markdown_and_csv(known, lead, client):
     a = known["rv_a"]
     md = client.get(reverse("calibration-export", args=["md"]) + f"?rv={a.pk}").content.decode()
     lines = md.strip().splitlines()
+    # header, rule, 2 judges, then the line saying how errored verdicts counted
+    assert lines[0].startswith("| Rule | Version | Judge |") and len(lines) == 6
     assert (
-        lines[0].startswith("| Rule | Version | Judge |") and len(lines) == 4
-    )  # header, rule, 2 judges
-    assert (
-        "`asking.one-question` | 2 | gpt-4o-mini/conduct-v3 | candidate | 42 | 0.80 [0.58, 0.92]"
-        in md
+        "`asking.one-question` | 2 | gpt-4o-mini/conduct-v3 | candidate | 42 | 2 (0) "
+        "| 0.80 [0.58, 0.92]" in md
     )
+    assert lines[-1] == (
+        "Errored verdicts are counted apart and left out of every figure (errors=exclude)."
+    )
+    md = client.get(
+        reverse("calibration-export", args=["md"]) + f"?rv={a.pk}&errors=as_wrong"
+    ).content.decode()
+    assert "(errors=as_wrong)" in md
     response = client.get(reverse("calibration-export", args=["csv"]))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))
@@ -172,6 +178,12 @@ def test_exports_markdown_and_csv(known, lead, client):
         "5",
         "17",
         "0.8",
+    )
+    assert (row["errored"], row["errored_covered"], row["errors"], row["accuracy"]) == (
+        "2",
+        "0",
+        "exclude",
+        str(round(33 / 42, 4)),
     )
 
 

@@ -15,9 +15,13 @@ def _fig(value, ci) -> str:
     return f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]"
 
 
+def _num(value) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
 class Command(BaseCommand):
     help = (
-        "Print judge precision and recall per rule version "
+        "Print judge precision, recall and agreement with the reviewers per rule version "
         "and judge, as JSON (the API's shape) or a table."
     )
 
@@ -29,9 +33,17 @@ class Command(BaseCommand):
             "--status", help="only rule versions with this status: draft, candidate, gated, retired"
         )
         parser.add_argument("--rule", help="only these rule ids, comma-separated")
+        parser.add_argument(
+            "--errors",
+            choices=["exclude", "as_wrong"],
+            default="exclude",
+            help="errored verdicts in accuracy, F1, specificity and judge kappa: left out "
+            "(default), or counted as wrong where the reviewers settled the call's truth",
+        )
 
     def handle(self, *args, **options):
-        params = {k: options[k] for k in ("judge", "group", "status", "rule") if options.get(k)}
+        keys = ("judge", "group", "status", "rule", "errors")
+        params = {k: options[k] for k in keys if options.get(k)}
         try:
             rows = calibration_data(params)
         except DomainError as e:
@@ -49,11 +61,15 @@ class Command(BaseCommand):
             "fp",
             "fn",
             "tn",
+            "errored",
             "precision [95% CI]",
             "recall [95% CI]",
+            "accuracy [95% CI]",
+            "judge κ [95% CI]",
             "w.prec",
             "w.rec",
-            "kappa",
+            "w.acc",
+            "rev.κ",
             "ties",
             "eligible",
         ]
@@ -70,13 +86,15 @@ class Command(BaseCommand):
                     str(r["fp"]),
                     str(r["fn"]),
                     str(r["tn"]),
+                    f"{r['errored']} ({r['errored_covered']})",
                     _fig(r["precision"], r["precision_ci"]),
                     _fig(r["recall"], r["recall_ci"]),
-                    "–"
-                    if r["weighted"]["precision"] is None
-                    else f"{r['weighted']['precision']:.2f}",
-                    "–" if r["weighted"]["recall"] is None else f"{r['weighted']['recall']:.2f}",
-                    "–" if r["kappa"] is None else f"{r['kappa']:.2f}",
+                    _fig(r["accuracy"], r["accuracy_ci"]),
+                    _fig(r["judge_kappa"], r["judge_kappa_ci"]),
+                    _num(r["weighted"]["precision"]),
+                    _num(r["weighted"]["recall"]),
+                    _num(r["weighted"]["accuracy"]),
+                    _num(r["reviewer_kappa"]),
                     str(r["waiting"]),
                     "yes" if r["eligible"] else "no: " + "; ".join(r["why_not"]),
                 ]
@@ -84,3 +102,22 @@ class Command(BaseCommand):
         widths = [max(len(row[i]) for row in table) for i in range(len(header) - 1)]
         for row in table:
             self.stdout.write("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        self.stdout.write(
+            "errored: all errored verdicts (in brackets, those whose call's truth the reviewers "
+            + (
+                "settled: counted wrong in accuracy, F1, specificity and judge κ; --errors "
+                "as_wrong)"
+                if params.get("errors") == "as_wrong"
+                else "settled); left out of every figure (--errors exclude)"
+            )
+        )
+        pairs = [(r, o) for r in rows for o in r["other_judges"] if (r["judge"] or "") < o["judge"]]
+        if pairs:
+            self.stdout.write("\njudges compared over the calls both judged:")
+            for r, o in pairs:
+                kind = " (positional)" if o["positional"] else ""
+                self.stdout.write(
+                    f"{r['rule']} v{r['version']}  {r['judge']} · {o['judge']}{kind}  "
+                    f"{o['calls']} calls  agreement {_fig(o['agreement'], o['agreement_ci'])}  "
+                    f"κ {_fig(o['kappa'], o['kappa_ci'])}"
+                )

@@ -5,6 +5,8 @@ finishing or skipping it, and a page or client that sends the version it saw is 
 in labeling.services.held.
 """
 
+import io
+import json
 import threading
 
 import pytest
@@ -15,6 +17,7 @@ from django.utils import timezone
 from labeling.models import Assignment, Mark
 from labeling.services.held import ReviewChanged
 from labeling.services.marks import mark_rest_right, mark_set, mark_undo, mark_undo_many
+from labeling.services.marks_import import marks_import
 from labeling.services.queue import assignment_finish, assignment_skip, sample_claim_next
 from tests.factories import (
     DailySampleFactory,
@@ -126,6 +129,28 @@ def test_a_stale_view_of_an_open_call_is_refused_too(reviewer, call):
     with pytest.raises(ReviewChanged, match="your marks on it changed"):
         mark_set(reviewer=reviewer, verdict=flagged, correct=True, version=seen)
     assert marks(reviewer) == {flagged.pk: (False, "tab one")}
+
+
+def test_imported_marks_move_the_version_of_the_call_they_change(reviewer, call):
+    sample_claim_next(reviewer=reviewer)
+    seen = version(reviewer)
+    flagged = call.verdicts.select_related("rule_version__rule", "judge").get(flagged=True)
+    mark = {
+        "transcript": "call-v",
+        "rule": flagged.rule_version.rule.rule_id,
+        "rule_version": flagged.rule_version.number,
+        "judge": flagged.judge.name,
+        "reviewer": reviewer.username,
+        "correct": False,
+        "note": "from the spreadsheet",
+    }
+    text = json.dumps(mark) + "\n"
+    marks_import(lines=io.StringIO(text), source="labels.jsonl")
+    assert version(reviewer) == seen + 1
+    with pytest.raises(ReviewChanged, match="your marks on it changed"):
+        mark_set(reviewer=reviewer, verdict=flagged, correct=True, version=seen)
+    marks_import(lines=io.StringIO(text), source="labels.jsonl")  # the same again: no change
+    assert version(reviewer) == seen + 1
 
 
 def test_a_skipped_call_refuses_a_versioned_mark(reviewer, call):

@@ -581,11 +581,11 @@ def run_stopped(run: JudgeRun) -> bool:
     return False
 
 
-def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
-    run = item.run
+def item_llm_judge(run: JudgeRun) -> tuple[str, str, Judge]:
+    """Return the model, prompt version and judge of a run's LLM items."""
     model, prompt_version = (
         run.params.get("model") or judge_settings().model,
-        run.params.get("prompt_version"),
+        run.params.get("prompt_version") or jp.PROMPT_VERSION,
     )
     judge = (
         run.judge
@@ -594,9 +594,27 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
             defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version},
         )[0]
     )
-    judges = {rv.pk: judge for rv in rvs}
-    by_id = {rv.rule.rule_id: rv for rv in rvs}
-    rules = [_prompt_rule(rv) for rv in rvs]
+    return model, prompt_version, judge
+
+
+def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
+    _, _, judge = item_llm_judge(item.run)
+    return rules_outcome(
+        item,
+        [_prompt_rule(rv) for rv in rvs],
+        turns,
+        keys={rv.rule.rule_id: rv.pk for rv in rvs},
+        judges={rv.pk: judge for rv in rvs},
+    )
+
+
+def rules_outcome(
+    item: JudgeRunItem, rules: list[jp.PromptRule], turns, *, keys: dict, judges: dict
+) -> _Outcome:
+    """Judge `rules` (one group) on the item's call with the run's model, or answer from the cache:
+    the outcome holds each rule's verdict fields under keys[its rule id]."""
+    run = item.run
+    model, prompt_version, _ = item_llm_judge(run)
     key = jp.cache_key(
         checksum=item.transcript.checksum,
         rules=rules,
@@ -608,7 +626,7 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
     if hit is not None:
         return _Outcome(
             JudgeRunItem.Outcome.CACHED,
-            {by_id[rid].pk: v for rid, v in hit.answer.items() if rid in by_id},
+            {keys[rid]: v for rid, v in hit.answer.items() if rid in keys},
             judges,
         )
     shown = jp.scoped_turns(turns, item.phase)
@@ -622,7 +640,7 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
             "rationale": f"No agent turns in {where}.",
             "confidence": None,
         }
-        return _Outcome(JudgeRunItem.Outcome.EMPTY, {rv.pk: dict(empty) for rv in rvs}, judges)
+        return _Outcome(JudgeRunItem.Outcome.EMPTY, {k: dict(empty) for k in keys.values()}, judges)
     if run_stopped(run):
         return _Outcome(JudgeRunItem.Outcome.SKIPPED, {}, judges)
     messages = jp.build_messages(rules, shown, phase=item.phase)
@@ -634,12 +652,12 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
         answer = judge_call(messages, schema, cfg=cfg)
     except JudgeCallError as exc:
         logger.warning(
-            "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)}
+            "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rules)}
         )
-        return call_failed(exc, rvs, judges, model)
+        return call_failed(exc, list(keys.values()), judges, model)
     return call_answered(
         answer,
-        {by_id[rid].pk: v for rid, v in answer.verdicts.items()},
+        {keys[rid]: v for rid, v in answer.verdicts.items()},
         judges,
         key=key,
         model=model,
@@ -648,10 +666,11 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
 
 
 def call_failed(exc: JudgeCallError, rvs, judges, model: str, **extra) -> _Outcome:
-    """The outcome of a judge call that failed: every rule version's verdict errored."""
+    """The outcome of a judge call that failed: every rule version's verdict errored (`rvs`: rule
+    versions, or the outcome's keys themselves)."""
     return _Outcome(
         JudgeRunItem.Outcome.ERROR,
-        {rv.pk: {"error": str(exc)} for rv in rvs},
+        {getattr(rv, "pk", rv): {"error": str(exc)} for rv in rvs},
         judges,
         tokens_in=exc.tokens_in,
         tokens_out=exc.tokens_out,
@@ -703,7 +722,7 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         hook(item.transcript_id, result.verdicts, result.judges)
     kind = registry.ITEM_KINDS.get(item.kind)
     if result.extra is not None and kind is not None and kind.store is not None:
-        kind.store(item, result.extra, judge=next(iter(result.judges.values())))
+        errored += kind.store(item, result.extra, judge=next(iter(result.judges.values()))) or 0
     if result.cache:
         try:
             with transaction.atomic():
@@ -825,6 +844,10 @@ def judge_run_item_fail(*, item_id: int, error: str) -> None:
         return
     rvs = RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule")
     rvs = list(rvs)
+    kind = registry.ITEM_KINDS.get(item.kind)
+    if kind is not None and kind.failed is not None:
+        _item_finish(item, kind.failed(item, rvs, error))
+        return
     if item.kind == JudgeRunItem.Kind.DETECTORS:
         judges = _detector_judges(rvs)
     else:

@@ -181,13 +181,30 @@ def test_save_as_the_next_version_keeps_the_estimate_and_the_cache_serves_it(
     exported = {r["id"]: r for r in yaml.safe_load(rules_export())["rules"]}
     assert exported["boundaries.no-hints"]["text"] == DRAFT_TEXT
     # The ordinary judge run of version 2 on these calls finds the workbench's answers cached:
-    # the draft was judged as version 2, with the same group.
+    # the draft was judged as version 2, with the same group. Version 1 is judged beside it (a
+    # call of its own) until version 2 is gated, so the daily sample can draw first the calls
+    # where the two disagree.
     requests = len(fake_judge.requests)
     with django_capture_on_commit_callbacks(execute=True):
         run = judge_run_create(transcript_ids=list(world.calls), rule_ids=["boundaries.*"])
     run.refresh_from_db()
-    assert run.cache_hits == 14 and len(fake_judge.requests) == requests
+    assert run.cache_hits == 14 and run.calls_made == 14
+    beside = fake_judge.requests[requests:]
+    assert len(beside) == 14
+    assert all(
+        r["body"]["response_format"]["json_schema"]["schema"]["required"] == ["boundaries.no-hints"]
+        for r in beside
+    )
+    assert all(world.v1.text in r["body"]["messages"][1]["content"] for r in beside)
     assert Verdict.objects.filter(rule_version=v2, flagged=True).count() == 6
+    runner = run.judge
+    v1_now = Verdict.objects.filter(rule_version=world.v1, judge=runner)
+    assert v1_now.count() == 14 and v1_now.filter(flagged=True).count() == 6
+    RuleVersion.objects.filter(pk=v2.pk).update(status="gated")
+    plan = judge_run_create(
+        transcript_ids=list(world.calls), rule_ids=["boundaries.*"], dry_run=True
+    )
+    assert plan.llm_items == 14  # one call per call again: version 2 is trusted
     # Saved once only.
     with pytest.raises(DomainError, match="already saved as version 2"):
         workbench_draft_save(draft=draft, by=engineer)

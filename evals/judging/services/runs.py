@@ -38,7 +38,7 @@ from evals.judging.client import JudgeCallError, judge_call, judge_cost, judge_s
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
 from evals.rules.detectors import DetectorContext, detector_judge, detector_run, turn_views
 from evals.rules.models import Rule, RuleVersion
-from evals.rules.selectors import rule_versions_current
+from evals.rules.selectors import rule_versions_current, rule_versions_judged_beside
 
 logger = logging.getLogger(__name__)
 
@@ -139,8 +139,8 @@ def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
 
 
 def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
-    """Return the current (highest, not retired) version
-    of every active rule matching the patterns."""
+    """Return the current (highest, not retired) version of every active rule matching the
+    patterns, and the versions judged beside them (rule_versions_judged_beside)."""
     rules = list(Rule.objects.filter(status=Rule.Status.ACTIVE).order_by("rule_id"))
     if rule_ids:
         chosen = []
@@ -158,6 +158,7 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
         rules = chosen
     current = {rv.rule_id: rv for rv in rule_versions_current([r.pk for r in rules])}
     versions = [current[r.pk] for r in rules if r.pk in current]
+    versions += rule_versions_judged_beside(versions)
     if detectors_only:
         versions = [rv for rv in versions if _detector_spec(rv)]
     return versions
@@ -207,9 +208,18 @@ def _plan_pairs(
             if not _detector_spec(rv) and not registry.judged_elsewhere(rv.rule.group):
                 groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
         for (group, phase), rvs in sorted(groups.items()):
-            plan.items.append(
-                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs))
-            )
+            # A version judged beside its rule's newer one is a call of its own: one call grades
+            # each rule id once.
+            newest = {}
+            for rv in rvs:
+                if rv.number > newest.get(rv.rule_id, 0):
+                    newest[rv.rule_id] = rv.number
+            beside = [rv for rv in rvs if rv.number < newest[rv.rule_id]]
+            main = tuple(rv for rv in rvs if rv not in beside)
+            for item_rvs in [main, *((rv,) for rv in beside)]:
+                plan.items.append(
+                    PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, item_rvs)
+                )
         detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
         if detector_rvs:
             plan.items.append(

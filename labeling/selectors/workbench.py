@@ -236,6 +236,7 @@ class Side:
     w_recall: stats.Estimate
     w_agreement: stats.Estimate
     effective_n: float
+    weights: dict  # the sum of weights in each cell
 
     @property
     def n(self) -> int:
@@ -263,6 +264,7 @@ def _side(rows: list[tuple[bool, bool, float]]) -> Side:
             w["tp"] + w["tn"], w["fp"] + w["fn"], w2["tp"] + w2["tn"], w2["fp"] + w2["fn"]
         ),
         effective_n=stats.kish_effective_n(sum(w.values()), sum(w2.values())),
+        weights=w,
     )
 
 
@@ -446,3 +448,104 @@ def workbench_default_base(rule: Rule) -> RuleVersion | None:
         if VerdictTally.objects.filter(rule_version_id=rv.pk, cell__in=SETTLED_CELLS).exists():
             return rv
     return rule_version_current(rule)
+
+
+# ---- plain data (the API, the estimate kept on a saved version) --------------------------------
+
+
+def _figure(est) -> list | None:
+    if est.value is None:
+        return None
+    return [round(est.value, 4), round(est.ci[0], 4), round(est.ci[1], 4)]
+
+
+def side_figures(side: Side) -> dict:
+    """Return a side's figures as plain data: [value, low, high] each (None when undefined)."""
+    return {
+        "precision": _figure(side.w_precision),
+        "recall": _figure(side.w_recall),
+        "agreement": _figure(side.w_agreement),
+        "effective_n": round(side.effective_n, 1),
+        "weights": {cell: round(w, 4) for cell, w in side.weights.items()},
+        "raw": {
+            "tp": side.tp,
+            "fp": side.fp,
+            "fn": side.fn,
+            "tn": side.tn,
+            "precision": _figure(side.precision),
+            "recall": _figure(side.recall),
+            "agreement": _figure(side.agreement),
+        },
+    }
+
+
+def _flip_data(f: Flip) -> dict:
+    return {
+        "transcript": f.transcript,
+        "turn": f.turn,
+        "stratum": f.stratum,
+        "now": f.now,
+        "current": {
+            "flagged": f.current_flagged,
+            "turn": f.current_turn,
+            "rationale": f.current_rationale,
+        },
+        "draft": {"flagged": f.draft_flagged, "turn": f.draft_turn, "rationale": f.draft_rationale},
+    }
+
+
+def workbench_run_data(draft_run: DraftRun) -> dict:
+    """Return a run's progress and result as plain data."""
+    res = workbench_result(draft_run)
+    jr = draft_run.judge_run
+    return {
+        "id": draft_run.pk,
+        "judge_run": jr.pk if jr else None,
+        "status": jr.status if jr else "failed",
+        "stop_reason": jr.stop_reason if jr else "",
+        "finished": res.finished,
+        "judge": jr.judge.name if jr and jr.judge else None,
+        "base_judge": draft_run.base_judge.name,
+        "judged_as_version": draft_run.number,
+        "size": draft_run.size,
+        "selection": draft_run.params,
+        "calls": res.calls,
+        "judged": res.judged,
+        "errored": res.errored,
+        "unsettled": res.unsettled,
+        "compared": res.compared,
+        "same": res.same,
+        "calls_made": jr.calls_made if jr else 0,
+        "cache_hits": jr.cache_hits if jr else 0,
+        "cost": str(jr.cost) if jr else "0",
+        "carried": res.carried,
+        "base_figures": side_figures(res.current) if res.current else None,
+        "draft_figures": side_figures(res.draft) if res.draft else None,
+        "now_agree": res.now_agree,
+        "now_disagree": res.now_disagree,
+        "flips": [_flip_data(f) for f in res.flips],
+    }
+
+
+def workbench_draft_data(draft: RuleDraft) -> dict:
+    """Return a draft, with its newest run's progress and result, as plain data."""
+    run = draft_latest_run(draft)
+    return {
+        "id": draft.pk,
+        "rule": draft.rule.rule_id,
+        "base_version": draft.base.number,
+        "base_rule_version_id": draft.base_id,
+        "text": draft.text,
+        "detector": draft.detector,
+        "model": draft.model or None,
+        "prompt_version": draft.prompt_version or None,
+        "note": draft.note,
+        "source": draft.source,
+        "issue_row": draft.issue_row,
+        "changes_meaning": draft.changes_meaning,
+        "meaning_reason": draft.meaning_reason,
+        "saved_as_version": draft.saved_as.number if draft.saved_as_id else None,
+        "created_by": draft.created_by.get_username() if draft.created_by_id else None,
+        "created_at": draft.created_at,
+        "run": workbench_run_data(run) if run else None,
+    }

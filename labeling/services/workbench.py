@@ -25,8 +25,8 @@ from evals.workbench.services import (
 )
 from labeling.models import IssueRow
 from labeling.selectors.workbench import (
-    Side,
     draft_latest_run,
+    side_figures,
     workbench_estimate,
     workbench_result,
 )
@@ -96,31 +96,6 @@ def workbench_run_start(
         cost_cap=cost_cap,
         background=background,
     )
-
-
-def _figure(est) -> list | None:
-    if est.value is None:
-        return None
-    return [round(est.value, 4), round(est.ci[0], 4), round(est.ci[1], 4)]
-
-
-def side_figures(side: Side) -> dict:
-    """Return a side's figures as plain data: [value, low, high] each (None when undefined)."""
-    return {
-        "precision": _figure(side.w_precision),
-        "recall": _figure(side.w_recall),
-        "agreement": _figure(side.w_agreement),
-        "effective_n": round(side.effective_n, 1),
-        "raw": {
-            "tp": side.tp,
-            "fp": side.fp,
-            "fn": side.fn,
-            "tn": side.tn,
-            "precision": _figure(side.precision),
-            "recall": _figure(side.recall),
-            "agreement": _figure(side.agreement),
-        },
-    }
 
 
 def _not_carried(draft: RuleDraft) -> dict:

@@ -18,6 +18,7 @@ from evals.rules.models import RuleVersion
 from labeling.charts import trend_chart
 from labeling.models import PromotionDecision
 from labeling.selectors import calibration as cal
+from labeling.selectors.marks_needed import marks_needed
 from labeling.services.promotion import rule_version_demote, rule_version_promote
 from labeling.services.settlements import verdict_settle
 
@@ -98,6 +99,8 @@ def calibration(request):
         }
         for key, label in COLUMNS
     ]
+    for r in rows:
+        r.needed = marks_needed(r)
     context = {
         "rows": rows,
         "overall": cal.calibration_overall(rows),
@@ -272,6 +275,7 @@ def calibration_detail(request, pk: int):
             "actor", "judge", "replaced"
         )[:20],
         "other_versions": rv.rule.versions.exclude(pk=rv.pk).order_by("-number"),
+        "needed": marks_needed(row),
         "judge_query": f"?judge={row.judge.pk}" if row.judge else "",
     }
     return render(request, "labeling/calibration_detail.html", context)

@@ -91,6 +91,27 @@ def test_a_machine_without_chromium_gets_an_install_plan(tmp_path, monkeypatch):
     assert commands == PLAYWRIGHT  # no apt-get on this PATH
 
 
+def test_after_apt_installs_chromium_off_path_the_tests_still_find_it(tmp_path, monkeypatch):
+    """A trimmed PATH may leave out /usr/bin: the binary of Debian's installed package is used."""
+    from tests.e2e.browser import chromium_path, install_plan
+
+    browser = tmp_path / "usr" / "bin" / "chromium"
+    browser.parent.mkdir(parents=True)
+    browser.write_text("#!/bin/sh\nexit 0\n")
+    browser.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    dpkg = bin_dir / "dpkg-query"  # answers as dpkg does for an installed package
+    dpkg.write_text(f"#!/bin/sh\necho /usr/share/doc/chromium\necho {browser}\n")
+    dpkg.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    assert chromium_path() == str(browser)
+    assert install_plan() == (f"Chromium: using {browser}", [])
+    dpkg.write_text("#!/bin/sh\necho 'dpkg-query: package chromium is not installed' >&2\nexit 1\n")
+    monkeypatch.setenv("PLAYWRIGHT_BROWSERS_PATH", str(tmp_path / "browsers"))
+    assert chromium_path() is None
+
+
 def test_makefile_gets_chromium_before_any_test_runs():
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile[makefile.index("\ntest:") + 1 :]

@@ -17,8 +17,25 @@ PLAYWRIGHT = [[sys.executable, "-m", "playwright", "install", "chromium"]]
 
 
 def system_chromium() -> str | None:
-    """Return the path of Debian's (or the distribution's) Chromium, or None."""
-    return shutil.which("chromium") or shutil.which("chromium-browser")
+    """Return the path of Debian's (or the distribution's) Chromium, or None: the one on PATH,
+    else the one Debian's `chromium` package installed (apt-get puts it in /usr/bin, which a
+    trimmed PATH may leave out)."""
+    return shutil.which("chromium") or shutil.which("chromium-browser") or debian_chromium()
+
+
+def debian_chromium() -> str | None:
+    """Return the browser binary of Debian's installed `chromium` package, or None."""
+    if not shutil.which("dpkg-query"):
+        return None
+    listed = subprocess.run(
+        ["dpkg-query", "-L", "chromium"], capture_output=True, text=True, check=False
+    )
+    if listed.returncode != 0:  # not installed
+        return None
+    for line in listed.stdout.splitlines():
+        if line.endswith("/bin/chromium") and os.access(line, os.X_OK):
+            return line
+    return None
 
 
 def playwright_chromium() -> str | None:

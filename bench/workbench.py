@@ -21,7 +21,6 @@ import json
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from support import (
     bench_client,
     counts_line,
     django_setup,
+    judge_bench_setup,
     postgres_url,
     scratch_database,
     timed,
@@ -68,27 +68,8 @@ def _answer(body: dict) -> str:
 
 
 def bench_run() -> None:
-    from tests.evals.judge_server import FakeJudge
-
-    fake = FakeJudge().start()
+    fake = judge_bench_setup("docket-bench-workbench-")
     fake.responder = _answer
-    tmp = tempfile.mkdtemp(prefix="docket-bench-workbench-")
-    if os.environ.get("BENCH_DATABASE_URL"):
-        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
-    else:
-        os.environ.pop("DATABASE_URL", None)
-    django_setup(
-        DJANGO_DEBUG="1",
-        DOCKET_VAR_DIR=tmp,
-        DOCKET_LOG_LEVEL="ERROR",
-        JUDGE_BASE_URL=fake.base_url,
-        JUDGE_MAX_RETRIES="0",
-        JUDGE_COST_CAP_USD="0",
-        CELERY_BROKER_URL="",
-    )
-    import logging
-
-    logging.disable(logging.INFO)
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from django.db import connection

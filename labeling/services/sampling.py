@@ -61,23 +61,12 @@ logger = logging.getLogger(__name__)
 
 
 def judge_check_probability(*, population: int, flagged: int, uniform: int, checks: int) -> float:
-    """Return the inclusion probability of a flagged
-    call under the two-stage draw (see module doc)."""
-    N, f, n_u, m = population, flagged, uniform, checks
-    if N <= 0 or f <= 0:
-        return 0.0
-    n_u = min(n_u, N)
-    p1 = n_u / N
-    if m <= 0 or p1 >= 1:
-        return p1
-    others = N - f  # calls outside F
-    total = comb(N - 1, n_u)
-    expected = 0.0
-    for x in range(max(0, n_u - others), min(f - 1, n_u) + 1):
-        weight = comb(f - 1, x) * comb(others, n_u - x)
-        left = f - x
-        expected += (weight / total) * min(1.0, m / left)
-    return min(1.0, p1 + (1 - p1) * expected)
+    """Return the inclusion probability of a call of the first judge-check stratum (D, or F when
+    there is no D) under the draw of the module doc: the second stratum's formula with no stratum
+    before it."""
+    return judge_check_second_probability(
+        population=population, first=0, second=flagged, uniform=uniform, checks=checks
+    )
 
 
 def judge_check_second_probability(

@@ -30,8 +30,8 @@ def endpoint() -> None:
     )
     from django.conf import settings
     from django.test import Client
-    from rest_framework.authtoken.models import Token
 
+    from core.tokens import api_token_create
     from evals.catalog.models import Agent, AgentVersion
     from tests.evals.classifier_helpers import answer_classifiers
     from tests.evals.judge_server import FakeJudge
@@ -39,7 +39,7 @@ def endpoint() -> None:
 
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
     user = UserFactory(username="agent-runtime", roles=["engineer"])
-    auth = {"HTTP_AUTHORIZATION": f"Token {Token.objects.create(user=user).key}"}
+    auth = {"HTTP_AUTHORIZATION": f"Token {api_token_create(user=user, name='bench')[1]}"}
     AgentVersion.objects.create(
         agent=Agent.objects.create(name="kettle"),
         version="3",

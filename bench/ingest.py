@@ -20,16 +20,11 @@ import copy
 import json
 import os
 import resource
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlparse
 
 from support import ROOT, django_setup, postgres_url, scratch_database
-
-# This folder holds bench/axes.py, which would shadow django-axes once Django loads its
-# middleware: support is imported, the folder is no longer needed on the path.
-sys.path.remove(str(Path(__file__).resolve().parent))
 
 SAMPLES = ROOT / "examples" / "traces"
 
@@ -131,16 +126,17 @@ def main() -> None:
         django_setup(migrate=True, DATABASE_URL=scratch)
         from django.conf import settings
         from django.test import Client
-        from rest_framework.authtoken.models import Token
 
+        from core.tokens import api_token_create
         from evals.catalog.models import Transcript, Turn
         from evals.ingest.services import voice_hook_save
         from evals.ingest.signing import sign_headers
         from tests.factories import UserFactory
 
         settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-        token = Token.objects.create(user=UserFactory(username="platform", roles=["engineer"]))
-        client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+        platform = UserFactory(username="platform", roles=["engineer"])
+        key = api_token_create(user=platform, name="bench")[1]
+        client = Client(HTTP_AUTHORIZATION=f"Token {key}")
         print(f"start: rss {rss_mb()[0]:.1f} MB, load average {os.getloadavg()[0]:.1f}")
 
         batches = otlp_batches(n_calls, per_request)

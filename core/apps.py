@@ -18,4 +18,6 @@ class CoreConfig(AppConfig):
     verbose_name = "Core"
 
     def ready(self):
+        from core import tasks  # noqa: F401 (registers the Celery tasks)
+
         post_migrate.connect(_roles, sender=self, dispatch_uid="core-roles-sync")

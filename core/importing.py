@@ -21,6 +21,26 @@ Progress = Callable[[int, int | None], None]  # progress(rows_written, rows_tota
 
 
 @dataclass(frozen=True)
+class Spelling:
+    """How an importer's caller names the importer's options, so that one message says where its
+    reader sets them: a command's flags, the API's query parameters, the import page's fields."""
+
+    caller: str  # "command", "api" or "page"
+
+    def options(self, *names: str) -> str:
+        """Name options (`agent`, `agent_version`) as this caller spells them."""
+        if self.caller == "api":
+            return "?" + "&".join(f"{n}=" for n in names)
+        if self.caller == "page":
+            labels = " and ".join(f"“{n.replace('_', ' ').capitalize()}”" for n in names)
+            return f"the form's {labels} field{'s' if len(names) > 1 else ''}"
+        return " and ".join("--" + n.replace("_", "-") for n in names)
+
+
+COMMAND, API, PAGE = Spelling("command"), Spelling("api"), Spelling("page")
+
+
+@dataclass(frozen=True)
 class LineError:
     """One bad input: where (a line number, or `item N` in a JSON array), which field, why."""
 

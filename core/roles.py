@@ -21,6 +21,7 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
         "manage_gates",
         "run_gate",
         "manage_webhooks",
+        "manage_service_accounts",
     ],
 }
 
@@ -44,3 +45,14 @@ def user_roles(user) -> list[str]:
         return []
     names = set(user.groups.values_list("name", flat=True))
     return [r for r in ROLES if r in names]
+
+
+def role_group(role: str):
+    """Return a role's group, syncing the roles first if it is missing (a flushed database)."""
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.filter(name=role).first()
+    if group is None:
+        roles_sync()
+        group = Group.objects.get(name=role)
+    return group

@@ -4,7 +4,7 @@
     python demo/generate.py --no-audio  # keep the committed recordings and their timestamps
 
 The output is deterministic: the same seed gives byte-identical files. It writes
-  demo/rules.yaml       the phone-screen rules (DESIGN.md rules format)
+  demo/rules.yaml       the phone-screen rules (the rules format of docs/contract.md)
   demo/calls.jsonl      the calls, native transcript shape
   demo/verdicts.jsonl   the judge's verdicts, every call x every judged rule
   demo/truth.json       what really happened: which verdicts are right, the faults, the

@@ -144,3 +144,16 @@ def wsgi_app():
     yield app
     signals.request_started.connect(close_old_connections)
     signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def import_dir(settings, tmp_path):
+    """Files uploaded on the import page go to this test's own folder (returned)."""
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "imports": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(tmp_path / "imports")},
+        },
+    }
+    return tmp_path / "imports"

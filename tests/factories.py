@@ -136,14 +136,19 @@ def logged_in(client, user):
     return client
 
 
+def api_key(user, name: str = "tests") -> str:
+    """Return the key of a new API token of `user` (core.tokens: the key is not stored)."""
+    from core.tokens import api_token_create
+
+    return api_token_create(user=user, name=name)[1]
+
+
 def token_client(user):
-    """Return a DRF test client that authenticates as
-    `user` with their API token (made if missing)."""
-    from rest_framework.authtoken.models import Token
+    """Return a DRF test client that authenticates as `user` with a new API token."""
     from rest_framework.test import APIClient
 
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {api_key(user)}")
     return client
 
 

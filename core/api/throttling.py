@@ -13,6 +13,9 @@ and anonymous requests are counted by a last "authentication" class that only th
 from django.conf import settings
 from rest_framework import authentication, exceptions, throttling
 
+from core.models import ApiToken
+from core.tokens import api_token_authenticate
+
 
 def client_ip(request) -> str | None:
     """Return the address a request came from: REMOTE_ADDR, or behind a proxy
@@ -104,7 +107,16 @@ class BadTokenThrottle(_SettingRate):
 
 
 class TokenAuthentication(authentication.TokenAuthentication):
-    """DRF's token authentication, with bad tokens counted per address (BadTokenThrottle)."""
+    """`Authorization: Token KEY` as DRF reads it, the key checked against the stored digests
+    (core.tokens), bad tokens counted per address (BadTokenThrottle)."""
+
+    model = ApiToken
+
+    def authenticate_credentials(self, key):
+        token = api_token_authenticate(key)
+        if token is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        return token.user, token
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).split()

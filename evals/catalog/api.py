@@ -16,6 +16,7 @@ from core.api.importing import (
     import_response,
 )
 from core.api.schema import error_response
+from core.importing import API
 from core.permissions import api_permission, user_can
 from evals.catalog.selectors import agent_version_found, agent_versions_listed
 from evals.catalog.services.agents import agent_scope_clean, agent_version_scope_set
@@ -144,5 +145,6 @@ class TranscriptsImport(ImportView):
             replace=params.get("replace", "").lower() in TRUE,
             agent=params.get("agent") or None,
             agent_version=params.get("agent_version") or None,
+            spelling=API,
         )
         return import_response(result)

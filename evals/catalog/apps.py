@@ -7,3 +7,9 @@ class CatalogConfig(AppConfig):
     name = "evals.catalog"
     label = "catalog"
     verbose_name = "Catalog"
+
+    def ready(self):
+        from core.import_kinds import import_kind_register
+        from evals.catalog.services.importing import TRANSCRIPTS_KIND
+
+        import_kind_register(TRANSCRIPTS_KIND)

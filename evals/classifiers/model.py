@@ -16,12 +16,14 @@ import re
 import zlib
 from array import array
 from functools import lru_cache
+from itertools import accumulate, pairwise
+from operator import add
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WEIGHTS, META = HERE / "injection_model.bin", HERE / "injection_model.json"
 
-BITS = 18
+BITS = 20
 MASK = (1 << BITS) - 1
 WINDOW, STRIDE = 40, 20  # tokens
 LONG_TOKEN = 20
@@ -33,6 +35,21 @@ _MIX = 0x9E3779B1
 @lru_cache(maxsize=1 << 16)
 def _hash(token: str) -> int:
     return zlib.crc32(token.encode())
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_hash(raw: str) -> int:
+    """The hash of a raw token as `tokens` spells it (numbers and long runs by their class)."""
+    return _hash("<num>" if raw.isdigit() else "<long>" if len(raw) > LONG_TOKEN else raw)
+
+
+def token_hashes(norm: str) -> list[int]:
+    """The hashes of `tokens(norm)`, computed without building the token strings."""
+    hs = list(map(_token_hash, _TOKEN.findall(norm)))
+    if len(hs) > MAX_TOKENS:
+        half = MAX_TOKENS // 2
+        hs = hs[:half] + hs[-half:]
+    return hs
 
 
 def tokens(norm: str) -> list[str]:
@@ -76,12 +93,13 @@ class Model:
 
     def probability(self, norm: str) -> float:
         w, mask = self.w, MASK
-        prefix, total, prev = [0], 0, None
-        for t in tokens(norm):
-            h = _hash(t)
-            total += w[h & mask] if prev is None else w[h & mask] + w[((prev * _MIX) ^ h) & mask]
-            prefix.append(total)
-            prev = h
+        hs = token_hashes(norm)
+        if not hs:
+            return 0.0
+        # Token i adds its unigram, and (after the first) its bigram with the token before it.
+        unigrams = [w[h & mask] for h in hs]
+        bigrams = [w[((p * _MIX) ^ h) & mask] for p, h in pairwise(hs)]
+        prefix = [0, *accumulate(map(add, unigrams, [0, *bigrams]))]
         n = len(prefix) - 1
         if not n:
             return 0.0

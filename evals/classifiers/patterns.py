@@ -413,9 +413,39 @@ _DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
             r"\b(?:respond|reply|answer|write (?:your|the) (?:answer|response|reply)|"
             r"(?:provide|give|present|deliver|write) (?:your|the) (?:response|answer|reply|"
             r"output))\s+(?:only\s+|entirely\s+|solely\s+)?(?:in|using|with|as)\s+"
+            r"(?:(?:random|intentional|deliberate)\s+)?"
             r"(?:reverse|reversed|emojis?|base ?64|hex|binary|morse|pig latin|caesar|rot13|"
             r"uppercase|all caps|a poem|rhymes?|french|spanish|german|italian|chinese|japanese|"
-            r"russian|arabic|code|leetspeak|backwards?)"
+            r"russian|arabic|code|leetspeak|backwards?|misspell\w*|typos|anagram\w*|"
+            r"(?:alphanumeric |homophonic |letter )?substitution|symbols)|"
+            r"\b(?:provide|give|present|deliver|write|render) (?:your|the) (?:response|answer|"
+            r"reply|output)s?\s+without (?:any )?(?:spaces|punctuation|vowels)|"
+            r"\b(?:modify|augment|enhance|alter|adjust|tailor|render|spice up|pad) your "
+            r"(?:response|reply|answer|output|summary|message)s? (?:to|by|with|using|so)\b"
+        ),
+    ),
+    (
+        # A task for the reply itself, with no override phrase ("remove spaces from your
+        # response", "replace letters with numbers in your answer"): in data, "your answer" can
+        # only mean the model's. The look-alikes a person gets ("thank you for your reply", "we
+        # look forward to your response") carry no order before it.
+        "instruction_override",
+        "alters_your_reply",
+        STRONG,
+        (
+            r"(?:^|[.!?:;\n\"'“(\]>*-]\s*|\b(?:please|also|and|then|now)\s+)"
+            r"(?:replace|remove|introduce|rearrange|reorder|reverse|add|integrate|include|insert|"
+            r"append|prepend|mention|embed|incorporate|weave|use|write|start|begin|end|finish|"
+            r"conclude|close|sign|format|translate|convert|encode|encrypt|spell|capitali[sz]e|"
+            r"uppercase|lowercase|put|present|change|substitute|swap|delete|omit|drop|highlight|"
+            r"emphasi[sz]e|wrap|structure|organi[sz]e|express|render|style|make|keep|limit|"
+            r"shorten|expand|scramble|shuffle|split|break|mix|avoid|refrain from|stop|misspell|"
+            r"anagram|jumble|group|combine|suggest|tease|hint|stress|invite|encourage|promote|"
+            r"offer|recommend|link|point|direct|advertise|plug|urge|ask)\b"
+            r"[^.!?\n]{0,80}\b(?:in|into|within|to|from|of|throughout|across|for|at the (?:end|"
+            r"start|beginning|top|bottom) of)\s+(?:all\s+|each\s+|every\s+)?(?:of\s+)?your\s+"
+            r"(?:(?:final|next|own|entire|whole|subsequent|following)\s+)?"
+            r"(?:responses?|repl(?:y|ies)|answers?|outputs?|summar(?:y|ies)|completions?)\b"
         ),
     ),
     (
@@ -456,7 +486,9 @@ _DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
 ]
 
 # A heuristic can only match text holding one of its needles: a substring test is far cheaper
-# than a regex without a literal prefix (tests check the needles never change an answer).
+# than a regex without a literal prefix (tests check the needles never change an answer). Where
+# one list is too common a word to sift much, ALSO_NEEDLES names a second list the text must
+# also hold one of.
 _URLISH = ("http", "www.", "@", "this url", "this address", "this server", "this email")
 NEEDLES: dict[str, tuple[str, ...]] = {
     "ignore_previous": (
@@ -538,7 +570,17 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "dump_secrets": ("all", "every", "other"),
     "tool_output": ("tool", "function", "api", "database"),
     "no_restrictions": ("without", "no ", "free of"),
-    "bypass_safety": ("jailbreak", "safety", "content", "moderation", "guard", "filter", "censor"),
+    "bypass_safety": (
+        "bypass",
+        "disable",
+        "turn off",
+        "switch off",
+        "circumvent",
+        "evade",
+        "get around",
+        "remove",
+        "jailbr",
+    ),
     "hypothetical_harm": (
         "bomb",
         "explosive",
@@ -560,7 +602,8 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         "copilot",
         "agent",
     ),
-    "shapes_the_reply": ("your", "the assistant", "the ai", "respond", "reply", "answer"),
+    "shapes_the_reply": ("your", "the assistant", "the ai", "respon", "repl", "answer", "output"),
+    "alters_your_reply": ("your ",),
     "when_you_read_this": (
         "when ",
         "before ",
@@ -574,14 +617,44 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "hide_from_user": ("user", "customer", "human", "reader"),
     "calls_a_tool": ("tool", "action", "plugin", "grant"),
 }
-_COMPILED = [(c, n, w, re.compile(p, re.DOTALL), NEEDLES[n]) for c, n, w, p in _HEURISTICS]
-_COMPILED_DOCUMENT = [
-    (c, n, w, re.compile(p, re.DOTALL), NEEDLES[n]) for c, n, w, p in _DOCUMENT_HEURISTICS
-]
+ALSO_NEEDLES: dict[str, tuple[str, ...]] = {
+    "alters_your_reply": ("respon", "repl", "answer", "output", "summar", "complet"),
+    "fake_delimiter": (
+        "input",
+        "prompt",
+        "instruction",
+        "ambiguity",
+        "context",
+        "conversation",
+        "user",
+    ),
+    "pretend_no_rules": (
+        "pretend",
+        "imagine",
+        "roleplay",
+        "role-play",
+        "act",
+        "behave",
+        "respond",
+        "answer",
+    ),
+}
+
+
+def _compile(table: list[tuple[str, str, int, str]]) -> list[tuple]:
+    return [
+        (c, n, w, re.compile(p, re.DOTALL | re.ASCII), NEEDLES[n], ALSO_NEEDLES.get(n, ("",)))
+        for c, n, w, p in table
+    ]
+
+
+_COMPILED = _compile(_HEURISTICS)
+_COMPILED_DOCUMENT = _compile(_DOCUMENT_HEURISTICS)
 SOURCES = ("user", "tool", "document", "system")
 DATA_SOURCES = ("tool", "document")  # where the input is data, so the document heuristics run
 
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff\u00ad]")
+_WORDLIKE = re.compile(r"[^\W_]")
 _B64_TOKEN = re.compile(r"[A-Za-z0-9+/_-]{24,}={0,2}")
 _HEX_TOKEN = re.compile(r"\b(?:0x)?[0-9a-fA-F]{32,}\b")
 _RANDOM_TOKEN = re.compile(r"\S{40,}")
@@ -629,8 +702,14 @@ class PatternResult:
 def normalise(text: str) -> str:
     """Return the text as the heuristics see it: NFKC, no zero-width characters, lower case,
     single spaces (so fullwidth letters, soft hyphens and odd spacing do not hide a phrase)."""
-    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH)
-    return " ".join(text.lower().split())
+    return " ".join(_words(text))
+
+
+def _words(text: str) -> list[str]:
+    """The normalised text's words (what `normalise` joins with single spaces)."""
+    if not text.isascii():  # ASCII is its own NFKC form and holds no zero-width character
+        text = _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text))
+    return text.lower().split()
 
 
 def regex_hits(
@@ -639,10 +718,11 @@ def regex_hits(
     """Return (category, heuristic, weight) of every heuristic matching normalised text from
     this source (the document heuristics run on tool results and documents only)."""
     compiled = _COMPILED + _COMPILED_DOCUMENT if source in DATA_SOURCES else _COMPILED
+    has = norm.__contains__
     return [
         (c, n, w)
-        for c, n, w, rx, needles in compiled
-        if (not prefilter or any(x in norm for x in needles)) and rx.search(norm)
+        for c, n, w, rx, needles, also in compiled
+        if (not prefilter or (any(map(has, needles)) and any(map(has, also)))) and rx.search(norm)
     ]
 
 
@@ -730,14 +810,22 @@ def _encoded_hits(
     return best, hits
 
 
-def token_flood(norm: str) -> bool:
+def token_flood(norm: str, words: list[str] | None = None) -> bool:
     """Whether the text is mostly one short token said over and over: the padding that pushes
-    instructions out of a model's attention (Tensor Trust's "ö ö ö ...")."""
-    words = [w for w in norm.split() if any(ch.isalnum() for ch in w)]  # not table rules
+    instructions out of a model's attention (Tensor Trust's "ö ö ö ..."). `words`, when given,
+    is `norm.split()` already made."""
+    words = norm.split() if words is None else words
     if len(words) < FLOOD_MIN_TOKENS:
         return False
-    top, count = Counter(words).most_common(1)[0]
-    return len(top) <= 12 and count / len(words) >= FLOOD_SHARE
+    counts = Counter(words)
+    # Only a word said at least half of FLOOD_MIN_TOKENS times can flood; table rules (tokens
+    # with no letter or digit) are not words and do not count.
+    floor = FLOOD_MIN_TOKENS * FLOOD_SHARE
+    top = [w for w, k in counts.items() if k >= floor and len(w) <= 12 and _WORDLIKE.search(w)]
+    if not top:
+        return False
+    n = len(words) - sum(k for w, k in counts.items() if not _WORDLIKE.search(w))
+    return n >= FLOOD_MIN_TOKENS and max(counts[w] for w in top) / n >= FLOOD_SHARE
 
 
 def _model_hit(norm: str, source: str) -> tuple[int, float | None]:
@@ -762,13 +850,15 @@ def pattern_check(text: str, *, source: str = "user", _depth: int = 0) -> Patter
     if len(text) > MAX_SCAN_CHARS:
         half = MAX_SCAN_CHARS // 2
         text = text[:half] + "\n" + text[-half:]
-    norm = normalise(text)
+    words = _words(text)
+    norm = " ".join(words)
     scored = regex_hits(norm, source=source)
-    if token_flood(norm):
+    if token_flood(norm, words):
         scored.append(("instruction_override", "token_flood", MEDIUM))
     hits = [(c, n) for c, n, _ in scored]
     score = max((w for *_, w in scored), default=0)
-    if _depth < 2:
+    # Base64 and hex runs are 24 characters at least; in ASCII text the words are the raw runs.
+    if _depth < 2 and (not text.isascii() or max(map(len, words), default=0) >= 24):
         enc_score, enc_hits = _encoded_hits(text, depth=_depth, source=source)
         hits += enc_hits
         score = max(score, enc_score)

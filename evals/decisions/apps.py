@@ -11,12 +11,15 @@ class DecisionsConfig(AppConfig):
     def ready(self):
         from dataclasses import replace
 
+        from core.import_kinds import import_kind_register
         from evals.catalog.registry import CallPart, call_part_register
         from evals.decisions import gate_metrics, selectors
         from evals.decisions.services import importing
+        from evals.decisions.services.kinds import DECISION_KINDS_KIND
         from evals.gating.decision import metric_kind_register
         from evals.gating.registry import GateSource, gate_source_register
 
+        import_kind_register(DECISION_KINDS_KIND)
         call_part_register(
             CallPart(
                 name="decisions",

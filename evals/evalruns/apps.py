@@ -9,15 +9,18 @@ class EvalrunsConfig(AppConfig):
     verbose_name = "Eval runs"
 
     def ready(self):
+        from core.import_kinds import import_kind_register
         from evals.evalruns import (
             gate_metrics,
             selectors,
             tasks,  # noqa: F401 (registers the Celery tasks)
         )
+        from evals.evalruns.services.datasets import DATASETS_KIND
         from evals.gating.decision import metric_kind_register
         from evals.gating.registry import GateSource, gate_source_register
         from evals.webhooks.events import webhook_event_register
 
+        import_kind_register(DATASETS_KIND)
         webhook_event_register("eval_run.finished", "an eval run finished or failed")
         metric_kind_register(gate_metrics.KIND)
         gate_source_register(

@@ -9,9 +9,12 @@ class JudgingConfig(AppConfig):
     verbose_name = "Judging"
 
     def ready(self):
+        from core.import_kinds import import_kind_register
         from evals.catalog.registry import CallPart, call_part_register
         from evals.judging import tasks  # noqa: F401 (registers the Celery tasks)
-        from evals.judging.services.importing import verdicts_forget
+        from evals.judging.services.importing import VERDICTS_KIND, verdicts_forget
+
+        import_kind_register(VERDICTS_KIND)
 
         # A call whose turns a replace changed loses the verdicts (and marks) made on them.
         call_part_register(

@@ -5,6 +5,7 @@ from typing import Any
 
 import yaml
 
+from core.import_kinds import ImportKind
 from core.importing import ImportResult, VersionedConfig, versioned_import
 from evals.rules.models import Rule, RuleVersion
 from evals.rules.services import (
@@ -117,3 +118,15 @@ def rules_export() -> str:
             item["status"] = rule.status
         out.append(item)
     return yaml.safe_dump({"rules": out}, sort_keys=False, allow_unicode=True, width=100)
+
+
+RULES_KIND = ImportKind(
+    name="rules",
+    label="Rules",
+    formats="YAML (or JSON): a list of rules; a changed text is a new version, the rest unchanged",
+    run=lambda *, lines, source, **_: rules_import(text=b"".join(lines), source=source),
+    whole=True,
+    command="import_rules",
+    api="api-rules-import",
+    order=20,
+)

@@ -76,7 +76,7 @@ class _CalibrationHeadSerializer(serializers.Serializer):
 
 
 class CalibrationSerializer(_CalibrationHeadSerializer, FiguresSerializer):
-    """One (rule version, judge): DESIGN.md's calibration
+    """One (rule version, judge): docs/contract.md's calibration
     object, plus F1, specificity and counts."""
 
     weighted = WeightedSerializer()

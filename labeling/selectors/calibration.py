@@ -313,7 +313,8 @@ class CalibrationRow:
         return f.safety_recall if self.rule_version.rule.safety else f.recall
 
     def as_dict(self) -> dict:
-        """Return the DESIGN.md calibration object (plus f1, specificity, agreement and counts)."""
+        """Return the calibration object of docs/contract.md (plus f1, specificity, agreement
+        and counts)."""
         rv = self.rule_version
         return {
             "rule": rv.rule.rule_id,

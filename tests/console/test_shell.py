@@ -35,12 +35,13 @@ def test_each_role_sees_its_work_first(client, reviewer, engineer, lead):
         "Agents",
         "Rules",
         "Verdicts",
+        "Import",
     ]
     logged_in(client, lead)
     html = client.get("/").content.decode()
     assert nav_links(html)[:3] == ["Dashboard", "Calibration", "Gates"]
     # The layers' own pages hang off one map, so the navigation stays one line at desk width.
-    assert len(nav_links(html)) == 11 and "Layers" in nav_links(html)
+    assert len(nav_links(html)) == 12 and "Layers" in nav_links(html)
     layers = client.get("/layers/").content.decode()
     for url in (
         "/decisions/",

@@ -2,9 +2,8 @@
 
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
-from tests.factories import PASSWORD
+from tests.factories import PASSWORD, api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +48,7 @@ def test_thirty_bad_tokens_get_a_429_that_names_the_limit(client, engineer):
     assert 0 < int(refused["Retry-After"]) <= 60
 
     # While it lasts even a good token from that address waits; another address is served.
-    good = Token.objects.create(user=engineer).key
+    good = api_key(engineer)
     assert client.get("/api/v1/rules/", HTTP_AUTHORIZATION=f"Token {good}").status_code == 429
     other = client.get("/api/v1/rules/", HTTP_AUTHORIZATION=f"Token {good}", REMOTE_ADDR="10.9.9.9")
     assert other.status_code == 200
@@ -66,7 +65,7 @@ def test_anonymous_requests_are_throttled_per_address(client, settings):
 def test_logged_in_users_get_a_generous_rate_of_their_own(client, engineer, settings):
     assert settings.DOCKET_API_USER_RATE == "3000/min"
     settings.DOCKET_API_USER_RATE = "3/min"
-    token = Token.objects.create(user=engineer).key
+    token = api_key(engineer)
     codes = [
         client.get("/api/v1/rules/", HTTP_AUTHORIZATION=f"Token {token}").status_code
         for _ in range(4)

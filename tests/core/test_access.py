@@ -12,8 +12,9 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
+from core.models import ImportJob
+from core.tokens import api_token_create
 from evals.evalruns.models import Dataset, EvalRun
 from evals.gating.models import GateMetric
 from evals.ingest.services import voice_hook_save
@@ -24,7 +25,7 @@ from evals.workbench.models import RuleDraft
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
-from tests.factories import UserFactory
+from tests.factories import UserFactory, api_key
 
 ANON, NOROLE, R, E, L = "anonymous", "no role", "reviewer", "engineer", "lead"
 ROLES = (ANON, NOROLE, R, E, L)
@@ -242,6 +243,18 @@ TABLE = {
     ("api-voice-hook", "GET"): LEAD,
     ("api-voice-hook", "PATCH"): LEAD,
     ("api-voice-hook", "DELETE"): LEAD,
+    # the import page: whoever may import (engineers, leads); a job is seen by its uploader only
+    ("import-list", "GET"): TRIAGE,
+    ("import-list", "POST"): TRIAGE,
+    ("import-detail", "GET"): TRIAGE,
+    ("import-start", "POST"): TRIAGE,
+    ("import-discard", "POST"): TRIAGE,
+    # API tokens: everyone in the console makes and revokes their own (a token of another user
+    # is not found); leads make them for service accounts
+    ("token-list", "GET"): CONSOLE,
+    ("token-list", "POST"): CONSOLE,
+    ("token-revoke", "POST"): CONSOLE,
+    ("service-token-create", "POST"): LEAD,
     # the schema and its docs: any login (DOCKET_API_DOCS_PUBLIC opens them)
     ("api-schema", "GET"): LOGGED_IN,
     ("api-docs", "GET"): LOGGED_IN,
@@ -274,6 +287,7 @@ def test_every_url_is_in_the_table_once():
 
 @pytest.fixture
 def world(db):
+    KEYS.clear()
     w = World()
     w.users = {role: UserFactory(username=f"u-{role}", roles=[role]) for role in (R, E, L)}
     w.users[NOROLE] = UserFactory(username="u-none")
@@ -301,6 +315,7 @@ def world(db):
     w.voice_hook = voice_hook_save(
         platform="vapi", agent=av.agent.name, agent_version=av.version, secret="s" * 16
     )
+    w.import_job = ImportJob.objects.create(kind="rules", file_name="rules.yaml", size=1)
     now = timezone.now()
     Assignment.objects.create(item=item, reviewer=w.users[R], claimed_at=now, lease_expires_at=now)
     w.kwargs = {
@@ -367,6 +382,10 @@ def world(db):
         "api-webhook": {"pk": w.webhook.pk},
         "api-voice-hook": {"pk": w.voice_hook.pk},
         "voice-hook-toggle": {"pk": w.voice_hook.pk},
+        "import-detail": {"pk": w.import_job.pk},
+        "import-start": {"pk": w.import_job.pk},
+        "import-discard": {"pk": w.import_job.pk},
+        "token-revoke": {"pk": api_token_create(user=w.users[R], name="access")[0].pk},
     }
     return w
 
@@ -385,13 +404,18 @@ def url_for(world, name: str, pattern: URLPattern) -> str:
     return reverse(name)
 
 
+KEYS: dict[int, str] = {}  # user pk -> an API key made for this test's user (cleared per test)
+
+
 def request_as(client, user, method: str, url: str):
     """Make the request as `user` (API: token; pages: session), undoing whatever it wrote."""
     client.logout()
     headers = {}
     if user.is_authenticated:
         if url.startswith(("/api/v1/", "/api/otel/")):
-            headers["HTTP_AUTHORIZATION"] = f"Token {Token.objects.get_or_create(user=user)[0].key}"
+            if user.pk not in KEYS:
+                KEYS[user.pk] = api_key(user)
+            headers["HTTP_AUTHORIZATION"] = f"Token {KEYS[user.pk]}"
         else:
             client.force_login(user)
     with transaction.atomic():

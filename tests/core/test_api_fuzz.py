@@ -8,7 +8,6 @@ Bounded and repeatable: EXAMPLES cases per operation, drawn with a fixed seed (d
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
-from rest_framework.authtoken.models import Token
 from schemathesis.checks import (
     content_type_conformance,
     not_a_server_error,
@@ -17,7 +16,7 @@ from schemathesis.checks import (
 )
 
 from tests.evals.gating_helpers import World
-from tests.factories import token_client
+from tests.factories import api_key, token_client
 
 EXAMPLES = 4
 CHECKS = [
@@ -41,7 +40,7 @@ def api_schema(db, lead, wsgi_app):
 def token_for(make_user, settings, role: str) -> dict:
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "localhost"]  # the WSGI client's host
     user = make_user(role, username=f"fuzz-{role}")
-    return {"Authorization": f"Token {Token.objects.create(user=user).key}"}
+    return {"Authorization": f"Token {api_key(user)}"}
 
 
 FUZZ = settings(

@@ -10,7 +10,6 @@ import sys
 import httpx
 import pytest
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 from labeling.models import Assignment, IssueRow, Mark
 from tests.factories import (
@@ -19,6 +18,7 @@ from tests.factories import (
     TranscriptFactory,
     TurnFactory,
     VerdictFactory,
+    api_key,
     token_client,
 )
 
@@ -73,7 +73,7 @@ def test_the_reviewer_loop_through_a_generated_client(
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "docket.test"]
     client = generated("client").AuthenticatedClient(
         base_url="http://docket.test",
-        token=Token.objects.create(user=reviewer).key,
+        token=api_key(reviewer),
         prefix="Token",
         raise_on_unexpected_status=True,
         httpx_args={"transport": httpx.WSGITransport(app=wsgi_app)},

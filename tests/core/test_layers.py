@@ -1,10 +1,10 @@
 """The apps import only downward, no module imports itself back through others, the pure gate
 decision loads no framework, and no app holds more than 30% of the code.
 
-The order (DESIGN.md): core < webhooks, catalog < ingest, rules < judging < gating < {conversation,
-classifiers, decisions, evalruns, trajectories, workbench} < labeling < console. Apps of one rank
-do not import each other. Every import counts: at the top of a module or inside a function,
-absolute or relative.
+The order (docs/code.md): core < webhooks, catalog < ingest, rules < judging < gating <
+{conversation, classifiers, decisions, evalruns, trajectories, workbench} < labeling < console.
+Apps of one rank do not import each other. Every import counts: at the top of a module or inside
+a function, absolute or relative.
 """
 
 import ast

@@ -48,7 +48,7 @@ def test_wilson_of_nothing_is_none():
 
 
 def test_design_example_figures():
-    # DESIGN.md: tp 40, fp 6, fn 9 gives precision 0.8696
+    # docs/contract.md: tp 40, fp 6, fn 9 gives precision 0.8696
     # [0.7433, 0.9388], recall 0.8163 [0.6864, 0.9002].
     p = m.precision(40, 6)
     r = m.recall(40, 9)

@@ -42,7 +42,7 @@ def test_api_command_and_pages_show_the_reference_figures(known, lead, client):
     rows = {(r["rule_version_id"], r["judge"]): r for r in response.json()}
     check_row(rows[(a.pk, j1.name)], exp_a)
     check_row(rows[(b.pk, j1.name)], known["expected"][(b.pk, j1.pk)])
-    # DESIGN.md's keys are all there.
+    # docs/contract.md's keys are all there.
     assert {
         "rule",
         "version",

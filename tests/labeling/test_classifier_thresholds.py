@@ -4,7 +4,6 @@ import csv
 import io
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Transcript
 from evals.classifiers.models import VerdictCategory
@@ -14,6 +13,7 @@ from evals.rules.models import RuleVersion
 from labeling.models import Mark
 from labeling.selectors.classifier_thresholds import classifier_thresholds
 from tests import factories as f
+from tests.factories import api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -96,7 +96,7 @@ def test_exports_as_csv_and_json(client, lead, marked):
 
 def test_the_api_gives_the_same_figures(client, lead, reviewer, marked):
     def get(user, **params):
-        token = Token.objects.get_or_create(user=user)[0].key
+        token = api_key(user)
         return client.get(
             "/api/v1/classifier-thresholds/classifiers.injection/",
             params,

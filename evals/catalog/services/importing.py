@@ -4,7 +4,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any
@@ -14,11 +14,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from core.import_kinds import ImportKind, ImportOption
 from core.importing import (
+    COMMAND,
     Errors,
     ImportResult,
     Invalid,
     Progress,
+    Spelling,
     copy_rows,
     json_records,
     json_text,
@@ -239,7 +242,12 @@ def _shape_turns(obj: dict) -> list:
 
 
 def _parse(
-    obj: Any, where: str, agent: str | None, agent_version: str | None, defaults: dict
+    obj: Any,
+    where: str,
+    agent: str | None,
+    agent_version: str | None,
+    defaults: dict,
+    spelling: Spelling,
 ) -> ParsedTranscript:
     if not isinstance(obj, dict):
         raise Invalid("transcript", "must be a JSON object")
@@ -249,7 +257,11 @@ def _parse(
         raise Invalid("id", "must not contain '/' or surrounding spaces")
     agent_name = _str(obj, "agent", max_length=100) or agent or defaults.get("agent") or ""
     if not agent_name:
-        raise Invalid("agent", "missing: set it on the line or give a default agent (--agent)")
+        raise Invalid(
+            "agent",
+            "missing: set it on the line, or give the agent and version of lines that name "
+            f"none ({spelling.options('agent', 'agent_version')})",
+        )
     if not AGENT_RE.match(agent_name):
         raise Invalid("agent", f"{agent_name!r}: use letters, digits, '-' and '_'")
     version = obj.get("agent_version")
@@ -264,7 +276,9 @@ def _parse(
     )
     if not version:
         raise Invalid(
-            "agent_version", "missing: set it on the line or give a default (--agent-version)"
+            "agent_version",
+            "missing: set it on the line, or give the version of lines that name none "
+            f"({spelling.options('agent_version')})",
         )
     started_at = obj.get("started_at")
     if started_at not in (None, ""):
@@ -456,6 +470,7 @@ def transcripts_import(
     agent: str | None = None,
     agent_version: str | None = None,
     progress: Progress | None = None,
+    spelling: Spelling = COMMAND,
 ) -> ImportResult:
     """Import transcripts: JSON Lines, or one JSON document (one call, an array of calls, or a
     container such as a tau2-bench results document; `document` as json_records takes it), in
@@ -493,7 +508,7 @@ def transcripts_import(
                 continue
             record = converted.record if converted else obj
             defaults = converted.defaults if converted else {}
-            p = _parse(record, where, agent, agent_version, defaults)
+            p = _parse(record, where, agent, agent_version, defaults, spelling)
             p.parts = {name: parse(record, p.turns) for name, parse in parsers.items()}
         except Invalid as exc:
             errors.add(where, exc.field, exc.reason)
@@ -638,3 +653,79 @@ def transcripts_import(
         result.unchanged -= result.updated
     logger.info("transcripts_imported", extra=result.log_extra(source))
     return result
+
+
+def transcripts_defaults_missing(records: Iterable[Any]) -> set[str]:
+    """Return which of `agent` and `agent_version` some of these records (a file's first ones,
+    in any format) neither carry nor get from their format: the defaults an import must be
+    given."""
+    missing: set[str] = set()
+    for where, obj in ((w, o) for r in records for w, o in _expand_quietly(r)):
+        if not isinstance(obj, dict):
+            continue
+        try:
+            converted = record_convert(obj)
+        except Invalid:
+            continue
+        if converted is not None and converted.record is None:
+            continue
+        record = converted.record if converted else obj
+        defaults = converted.defaults if converted else {}
+        for name in ("agent", "agent_version"):
+            if not (record.get(name) not in (None, "") or defaults.get(name)):
+                missing.add(name)
+    return missing
+
+
+def _expand_quietly(obj: Any) -> Iterator[tuple[str, Any]]:
+    try:
+        yield from records_expand("preview", obj)
+    except Invalid:
+        return
+
+
+def _transcripts_run(
+    *,
+    lines,
+    source,
+    document,
+    progress,
+    spelling,
+    agent=None,
+    agent_version=None,
+    replace=False,
+    **_,
+) -> ImportResult:
+    return transcripts_import(
+        lines=lines,
+        document=document,
+        source=source,
+        replace=replace,
+        agent=agent,
+        agent_version=agent_version,
+        progress=progress,
+        spelling=spelling,
+    )
+
+
+TRANSCRIPTS_KIND = ImportKind(
+    name="transcripts",
+    label="Transcripts",
+    formats="JSON Lines, one call a line, or one JSON document: Docket's shape, OpenAI chat, "
+    "trajectories, tau-bench and tau2-bench results, Vapi, Retell, ElevenLabs, OpenTelemetry",
+    run=_transcripts_run,
+    options=(
+        ImportOption("agent", "Agent", help="for calls that name none", max_length=100),
+        ImportOption("agent_version", "Agent version", help="for calls that name none"),
+        ImportOption(
+            "replace",
+            "Replace calls whose turns changed",
+            help="deletes the verdicts and marks made on their old turns",
+            flag=True,
+        ),
+    ),
+    missing=transcripts_defaults_missing,
+    command="import_transcripts",
+    api="api-transcripts-import",
+    order=10,
+)

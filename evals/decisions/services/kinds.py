@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from django.db.models import Max
 
+from core.import_kinds import ImportKind
 from core.importing import ImportResult, Invalid, VersionedConfig, versioned_import
 from evals.decisions.models import DecisionKind, DecisionKindVersion
 
@@ -146,3 +147,15 @@ def decision_kinds_export() -> str:
             item["status"] = kind.status
         out.append(item)
     return yaml.safe_dump({"decision_kinds": out}, sort_keys=False, allow_unicode=True, width=100)
+
+
+DECISION_KINDS_KIND = ImportKind(
+    name="decision-kinds",
+    label="Decision kinds",
+    formats="YAML (or JSON): a list of decision kinds; a changed definition is a new version",
+    run=lambda *, lines, source, **_: decision_kinds_import(text=b"".join(lines), source=source),
+    whole=True,
+    command="import_decision_kinds",
+    api="api-decision-kinds-import",
+    order=60,
+)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from core.errors import DomainError
+from core.import_kinds import ImportKind, ImportOption
 from core.importing import Errors, ImportResult, Invalid, json_records
 from evals.evalruns.models import Dataset, DatasetRow
 
@@ -190,3 +191,24 @@ def dataset_resolve(text: str) -> Dataset:
     if found is None:
         raise DomainError(f"no dataset {text!r}", field="dataset")
     return found
+
+
+def _dataset_run(*, lines, source, name="", description="", by="", **_) -> ImportResult:
+    return dataset_import(lines=lines, name=name, source=source, description=description, by=by)[1]
+
+
+DATASETS_KIND = ImportKind(
+    name="dataset",
+    label="Datasets (for eval runs)",
+    formats='JSON Lines, one row a line: {"id", "messages" or "input", "tools", "reference"}',
+    run=_dataset_run,
+    options=(
+        ImportOption(
+            "name", "Dataset name", help="e.g. booking-tools", required=True, max_length=100
+        ),
+        ImportOption("description", "Description", max_length=500),
+    ),
+    command="import_dataset",
+    api="api-datasets-import",
+    order=50,
+)

@@ -14,6 +14,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
+from core.import_kinds import ImportKind
 from core.importing import (
     Errors,
     ImportResult,
@@ -440,3 +441,16 @@ def verdicts_forget(transcript_ids: list[int]) -> dict[str, int]:
         "deleted_verdicts": deleted.get(Verdict._meta.label, 0),
         "deleted_marks": sum(n for label, n in deleted.items() if label.endswith(".Mark")),
     }
+
+
+VERDICTS_KIND = ImportKind(
+    name="verdicts",
+    label="Verdicts",
+    formats="JSON Lines, one verdict a line: transcript, rule, rule_version, judge, flagged, ...",
+    run=lambda *, lines, source, progress, **_: verdicts_import(
+        lines=lines, source=source, progress=progress
+    ),
+    command="import_verdicts",
+    api="api-verdicts-import",
+    order=30,
+)

@@ -5,7 +5,6 @@ import json
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Transcript, Turn
 from evals.catalog.services.importing import transcripts_import
@@ -14,6 +13,7 @@ from evals.judging.services.importing import verdicts_import
 from evals.rules.importing import rules_import
 from evals.rules.models import Rule
 from tests.evals.import_helpers import RULES_YAML, call
+from tests.factories import api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -90,9 +90,9 @@ def test_reviewer_may_not_import_and_anonymous_must_authenticate(client, reviewe
 
 
 def test_token_authentication_imports_transcripts(client, engineer):
-    token = Token.objects.create(user=engineer)
+    key = api_key(engineer)
     body = "\n".join([call("call-1"), call("call-2")]) + "\n"
-    response = post(client, "transcripts/import/", body, HTTP_AUTHORIZATION=f"Token {token.key}")
+    response = post(client, "transcripts/import/", body, HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 201, response.content
     assert response.json()["created"] == 2 and response.json()["details"]["turns"] == 6
     bad = post(client, "transcripts/import/", body, HTTP_AUTHORIZATION="Token not-a-key")
@@ -125,7 +125,14 @@ def test_transcripts_import_accepts_a_json_array_body(client, engineer):
 def test_transcript_replace_and_default_agent_through_query_parameters(client, engineer):
     client.force_login(engineer)
     bare = call("call-1", agent=None, agent_version=None)
-    assert post(client, "transcripts/import/", bare).status_code == 400
+    missing = post(client, "transcripts/import/", bare)
+    assert missing.status_code == 400
+    # The API names its own query parameters, not the command's flags.
+    assert missing.json()["detail"] == (
+        "body:1: agent: missing: set it on the line, or give the agent and version of lines that "
+        "name none (?agent=&agent_version=)"
+    )
+    assert "--agent" not in missing.content.decode()
     response = post(client, "transcripts/import/?agent=phone-screen&agent_version=v9", bare)
     assert response.status_code == 201
     changed = call("call-1", turns=[{"speaker": "agent", "text": "New."}])

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
-from core.importing import ImportFailed, Invalid
+from core.importing import PAGE, ImportFailed, Invalid
 from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
 from evals.catalog.services.importing import (
     audio_url_clean,
@@ -255,7 +255,13 @@ def test_missing_agent_uses_the_defaults_or_says_how_to_fix_it():
     line = call(agent=None, agent_version=None)
     with pytest.raises(ImportFailed) as excinfo:
         transcripts_import(lines=[line], source="calls.jsonl")
-    assert failure(excinfo).startswith("calls.jsonl:1: agent: missing")
+    assert failure(excinfo) == (
+        "calls.jsonl:1: agent: missing: set it on the line, or give the agent and version of "
+        "lines that name none (--agent and --agent-version)"
+    )
+    with pytest.raises(ImportFailed) as excinfo:
+        transcripts_import(lines=[line], source="upload", spelling=PAGE, agent="phone-screen")
+    assert failure(excinfo).endswith("(the form's “Agent version” field)")
     transcripts_import(lines=[line], agent="phone-screen", agent_version="2026-12-01.1")
     assert Transcript.objects.get().agent_version.version == "2026-12-01.1"
 

@@ -4,10 +4,10 @@ import json
 import time
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Agent, AgentVersion
 from tests.evals.classifier_helpers import answer_classifiers
+from tests.factories import api_key
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +26,7 @@ def server(fake_judge, settings):
 def post(client, user, name, body):
     headers = {}
     if user is not None:
-        headers["HTTP_AUTHORIZATION"] = f"Token {Token.objects.get_or_create(user=user)[0].key}"
+        headers["HTTP_AUTHORIZATION"] = f"Token {api_key(user)}"
     return client.post(
         f"/api/v1/classify/{name}/", json.dumps(body), content_type="application/json", **headers
     )

@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 
 import pytest
-from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Transcript
 from evals.ingest.models import VoiceHook
 from evals.ingest.services import voice_hook_save
 from evals.ingest.signing import sign_headers
+from tests.factories import api_key
 
 pytestmark = pytest.mark.django_db
 SAMPLES = Path(__file__).resolve().parents[3] / "examples" / "traces"
@@ -153,7 +153,7 @@ def test_an_inactive_hook_verifies_nothing(client, hooks):
 
 
 def test_a_lead_maps_a_platform_agent_and_sets_its_secret_never_shown_again(client, lead):
-    token = Token.objects.create(user=lead).key
+    token = api_key(lead)
     auth = {"HTTP_AUTHORIZATION": f"Token {token}"}
     created = client.post(
         "/api/v1/voice-hooks/",

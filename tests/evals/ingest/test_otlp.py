@@ -13,11 +13,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from rest_framework.authtoken.models import Token
 
 from evals.catalog.models import Transcript
 from evals.ingest.models import TraceSpan
 from evals.ingest.services import otlp_receive
+from tests.factories import api_key
 
 pytestmark = pytest.mark.django_db
 SAMPLES = Path(__file__).resolve().parents[3] / "examples" / "traces"
@@ -50,7 +50,7 @@ def split(doc: dict, keep) -> dict:
 
 @pytest.fixture
 def auth(engineer):
-    return {"HTTP_AUTHORIZATION": f"Token {Token.objects.create(user=engineer).key}"}
+    return {"HTTP_AUTHORIZATION": f"Token {api_key(engineer)}"}
 
 
 def post(client, auth, body, content_type="application/json", **extra):
@@ -140,7 +140,7 @@ def test_bad_spans_are_named_and_bodies_checked(client, auth):
 
 def test_otlp_needs_a_token_with_import_data(client, reviewer):
     assert post(client, {}, export("otel-genai.json")).status_code == 401
-    token = Token.objects.create(user=reviewer).key
+    token = api_key(reviewer)
     refused = post(client, {"HTTP_AUTHORIZATION": f"Token {token}"}, export("otel-genai.json"))
     assert refused.status_code == 403
 

@@ -5,7 +5,7 @@ then times, five times each: the pure scoring alone (evals.trajectories.axes ove
 already read), reading and scoring (axes_rows), and a whole stored report (axes_report_create:
 read, score, compare, store), and prints the stored report's size.
 
-    .venv/bin/python bench/axes.py
+    .venv/bin/python bench/trajectory_axes.py
 """
 
 import io
@@ -92,7 +92,7 @@ def child() -> None:
 
 def main() -> None:
     if not TAU.exists():
-        print(f"bench/axes.py needs {TAU}", file=sys.stderr)
+        print(f"bench/trajectory_axes.py needs {TAU}", file=sys.stderr)
         sys.exit(2)
     if "--child" in sys.argv:
         child()

@@ -146,6 +146,12 @@ class DraftRequest(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
+class ChosenCallSerializer(serializers.Serializer):
+    transcript = serializers.CharField()
+    stratum = serializers.ChoiceField(choices=["disagreement", "rest"])
+    p = serializers.FloatField(help_text="its inclusion probability in the workbench's draw")
+
+
 class EstimateSerializer(serializers.Serializer):
     draft = serializers.IntegerField()
     base_version = serializers.IntegerField()
@@ -166,6 +172,7 @@ class EstimateSerializer(serializers.Serializer):
     over_cap = serializers.BooleanField()
     model = serializers.CharField(allow_null=True)
     prompt_version = serializers.CharField(allow_null=True)
+    selection = ChosenCallSerializer(many=True, help_text="the calls, disagreements first")
 
 
 class RunRequest(serializers.Serializer):

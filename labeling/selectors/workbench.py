@@ -166,6 +166,17 @@ class WorkbenchEstimate:
     selection: Selection
     plan: JudgeRunPlan
     marked: int  # settled marked calls of the base version by this judge
+    external_ids: dict = field(default_factory=dict)  # transcript pk -> its external id
+
+    def calls(self) -> list[dict]:
+        """Return which calls it would judge: id, stratum and inclusion probability, the
+        disagreements first."""
+        return [
+            {"transcript": self.external_ids[pk], "stratum": stratum, "p": round(p, 6)}
+            for pk, stratum, p in sorted(
+                self.selection.calls, key=lambda c: (c[1] != DISAGREEMENT, self.external_ids[c[0]])
+            )
+        ]
 
     @property
     def over_cap(self) -> bool:
@@ -193,6 +204,7 @@ class WorkbenchEstimate:
             "over_cap": self.over_cap,
             "model": p.model or None,
             "prompt_version": p.prompt_version or None,
+            "selection": self.calls(),
         }
 
 
@@ -214,7 +226,8 @@ def workbench_estimate(
         .order_by("pk")
     )
     plan = draft_plan(draft=draft, transcripts=transcripts, cost_cap=cost_cap)
-    return WorkbenchEstimate(draft, judge, selection, plan, len(calls))
+    ids = {t.pk: t.external_id for t in transcripts}
+    return WorkbenchEstimate(draft, judge, selection, plan, len(calls), ids)
 
 
 # ---- the result ------------------------------------------------------------------------------

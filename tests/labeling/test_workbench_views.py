@@ -178,3 +178,19 @@ def test_a_draft_runs_on_a_real_celery_worker(fake_judge, engineer):
     assert run.status == JudgeRun.Status.DONE and run.calls_made == 14 and run.errors == 0
     result = workbench_result(draft_run)
     assert (result.now_agree, result.now_disagree, result.compared) == (5, 1, 14)
+
+
+@pytest.mark.django_db
+def test_the_judge_run_page_of_a_draft_links_its_result(
+    client, fake_judge, engineer, django_capture_on_commit_callbacks
+):
+    from labeling.services.workbench import workbench_draft_create, workbench_run_start
+
+    world = build_world()
+    fake_judge.responder = responder(world)
+    draft = workbench_draft_create(base=world.v1, text=DRAFT_TEXT, by=engineer)
+    with django_capture_on_commit_callbacks(execute=True):
+        draft_run = workbench_run_start(draft=draft, size=50, by=engineer)
+    logged_in(client, engineer)
+    page = client.get(f"/judge-runs/{draft_run.judge_run_id}/").content.decode()
+    assert f'href="/workbench/drafts/{draft.pk}/"' in page and "kept apart" in page

@@ -32,6 +32,7 @@ from console.demo_history import (
     demo_reviews_load,
     demo_users_load,
 )
+from console.demo_loop import demo_judge_cache_load, demo_labelling_push_load
 from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
 from console.demo_workbench import demo_workbench_load
@@ -107,12 +108,14 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("calls", demo_calls_load),
     DemoStep("agent scopes", demo_agents_load),
     DemoStep("verdicts", demo_verdicts_load),
+    DemoStep("judge cache", demo_judge_cache_load),  # before issue rows make new rule versions
     DemoStep("decision points", demo_decisions_load),  # before the gates: the gate counts labels
     DemoStep("conversation judge", demo_conversation_load),
     DemoStep("gates", demo_gates_load),
     DemoStep("daily sample", demo_sample_load),
     DemoStep("users", demo_users_load),
     DemoStep("detectors", demo_detectors_load),
+    DemoStep("labelling push", demo_labelling_push_load),  # marks detector verdicts too
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
     DemoStep("rule workbench", demo_workbench_load),  # after the marks: it judges marked calls

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from django.utils import timezone
 
+from console.demo_data import demo_truth
 from console.demo_history import _quiet, _user, demo_users_ensure
 from evals.catalog.models import Transcript
 from evals.catalog.services.importing import transcripts_import
@@ -102,17 +103,19 @@ def demo_decisions_load(demo_dir: Path) -> str:
     """Add the reported decisions to the demo calls (through the transcript importer) and label
     them and the derived ones."""
     path = demo_dir / "calls.jsonl"
+    week = set(demo_truth(demo_dir)["versions"])  # not the archive of an earlier version
     lines = []
     for raw in path.read_text(encoding="utf-8").splitlines():
         call = json.loads(raw)
-        if not call.get("scenario", "").startswith("golden/"):
+        if call["agent_version"] in week and not call.get("scenario", "").startswith("golden/"):
             call["decisions"] = _reported(call)
             lines.append(json.dumps(call))
     imported = transcripts_import(lines=lines, source="decisions on " + path.name)
     demo_users_ensure()
     labelers = [_user(name) for name in LABELERS]
     decisions = Decision.objects.filter(
-        transcript__agent_version__agent__name="phone-screen"
+        transcript__agent_version__agent__name="phone-screen",
+        transcript__agent_version__version__in=week,
     ).select_related("transcript__agent_version", "kind", "kind_version")
     labels = []
     for d in decisions.order_by("transcript__external_id", "kind__kind_id", "key"):

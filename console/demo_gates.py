@@ -26,9 +26,12 @@ def demo_promoted_rule_ids(demo_dir: Path) -> list[str]:
     """Safety rules, and rules the demo judge gets
     right often enough to promote (from truth.json)."""
     truth = json.loads((demo_dir / "truth.json").read_text(encoding="utf-8"))
+    archive = set((truth.get("archive") or {}).get("calls") or [])
     right: dict[str, list[int]] = {}
     for key, correct in truth["verdicts"].items():
-        _, rule, _ = key.split("|")
+        call, rule, _ = key.split("|")
+        if call in archive:  # what the lead had seen before promoting: the week's calls
+            continue
         right.setdefault(rule, [0, 0])
         right[rule][0] += bool(correct)
         right[rule][1] += 1

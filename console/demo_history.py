@@ -158,7 +158,14 @@ def demo_past_days(today: date | None = None) -> list[date]:
     """The sample days of the demo's past week: the day after each day with demo calls,
     before the latest day of calls (today's sample draws that one) and before today."""
     today = today or timezone.localdate()
-    calls = _demo_calls().exclude(scenario__startswith="golden/").exclude(started_at__isnull=True)
+    # The week's versions only: the archive of an earlier version was marked in a labelling
+    # push (console/demo_loop.py), not sampled.
+    calls = (
+        _demo_calls()
+        .filter(agent_version__version__in=demo_truth()["versions"])
+        .exclude(scenario__startswith="golden/")
+        .exclude(started_at__isnull=True)
+    )
     days = sorted(
         {timezone.localtime(at).date() for at in calls.values_list("started_at", flat=True)}
     )

@@ -14,10 +14,9 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 
 from evals.catalog.models import Transcript
-from evals.judging import prompt as jp
 from evals.judging.models import JudgeCacheEntry
-from evals.judging.services.runs import _prompt_rule, judge_run_item_execute
-from evals.rules.models import Rule
+from evals.judging.services.runs import item_cache_key, judge_run_item_execute
+from evals.rules.models import Rule, RuleVersion
 from evals.workbench.models import RuleDraft
 from evals.workbench.services import draft_create, draft_siblings
 from labeling.selectors.workbench import workbench_estimate
@@ -28,20 +27,23 @@ def _record_answers(draft: RuleDraft, data: dict, answers: dict, transcript_ids)
     """Put the recorded answers of the draft's group on these calls in the judge's cache."""
     rule = draft.rule
     number = (rule.versions.order_by("-number").values_list("number", flat=True).first() or 0) + 1
-    rules = [_prompt_rule(rv) for rv in draft_siblings(draft)]
-    rules.append(jp.PromptRule(rule.rule_id, number, draft.text, rule.severity, rule.phase))
+    # The group as the runner will judge it: the other rules' current versions and the draft in
+    # place of the rule, as the version number it would take.
+    probe = RuleVersion(rule=rule, number=number, text=draft.text)
+    group = [*draft_siblings(draft), probe]
+    rules = {rv.rule.rule_id for rv in group}
     made = 0
     for t in Transcript.objects.filter(pk__in=transcript_ids).only("pk", "checksum", "external_id"):
         cid = t.external_id
         if cid not in answers:
             raise ValueError(f"workbench.json: no recorded answer on {cid} for draft {draft.pk}")
         answer = {**data["siblings"][cid], rule.rule_id: answers[cid]}
-        missing = {r.rule_id for r in rules} - set(answer)
+        missing = rules - set(answer)
         if missing:
             raise ValueError(f"workbench.json: {cid} has no answer for {', '.join(missing)}")
-        key = jp.cache_key(
+        key = item_cache_key(
             checksum=t.checksum,
-            rules=rules,
+            rule_versions=group,
             phase=rule.phase,
             model=draft.model,
             prompt_version=draft.prompt_version,
@@ -52,7 +54,7 @@ def _record_answers(draft: RuleDraft, data: dict, answers: dict, transcript_ids)
             defaults={
                 "model": draft.model,
                 "prompt_version": draft.prompt_version,
-                "answer": {r.rule_id: answer[r.rule_id] for r in rules},
+                "answer": {rid: answer[rid] for rid in sorted(rules)},
                 "tokens_in": tokens_in,
                 "tokens_out": tokens_out,
             },

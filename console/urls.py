@@ -23,6 +23,12 @@ PAGE_APPS = [
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("layers/", views.layers, name="layers"),
+    path("judge-connection/", views.judge_connection_page, name="judge-connection"),
+    path(
+        "judge-connection/<slug:which>/test/",
+        views.judge_connection_test_view,
+        name="judge-connection-test",
+    ),
     path(
         "login/",
         auth_views.LoginView.as_view(

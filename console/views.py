@@ -1,8 +1,15 @@
 from django.conf import settings
+from django.http import Http404
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import require, user_can
+from evals.classifiers.services import classifier_connection, classifier_connection_test
+from evals.judging.services.connection import (
+    ConnectionCheck,
+    judge_connection,
+    judge_connection_test,
+)
 
 from .selectors import dashboard_figures, dashboard_outcomes, next_steps
 
@@ -40,3 +47,49 @@ def layers(request):
     """The map of what Docket measures: the five layers, runtime classifiers and dataset evals,
     each linking to its pages (only those the user's role opens)."""
     return render(request, "console/layers.html")
+
+
+# The model connections the console shows, in order: (key, settings, test).
+CONNECTIONS = {
+    "judge": (judge_connection, judge_connection_test),
+    "classifier": (classifier_connection, classifier_connection_test),
+}
+
+
+def _connections(checks: dict | None = None) -> list[dict]:
+    return [
+        {"key": key, "conn": read(), "check": (checks or {}).get(key)}
+        for key, (read, _) in CONNECTIONS.items()
+    ]
+
+
+@require("run_judge")
+@require_GET
+def judge_connection_page(request):
+    """The judge's and the classifiers' model connections (never a key), each with a test."""
+    return render(request, "console/connection.html", {"connections": _connections()})
+
+
+@require("run_judge")
+@require_POST
+def judge_connection_test_view(request, which: str):
+    """Send one real prompt through a connection; show the answer, the latency and the cost."""
+    if which not in CONNECTIONS:
+        raise Http404("No such connection.")
+    read, test = CONNECTIONS[which]
+    conn = read()
+    check = (
+        test()
+        if conn.configured
+        else ConnectionCheck(
+            ok=False,
+            model=conn.model,
+            latency_ms=0,
+            error=f"nothing to call: set {conn.variables['base_url']} or {conn.variables['key']}",
+        )
+    )
+    context = {"connections": _connections({which: check})}
+    if request.htmx:
+        item = next(c for c in context["connections"] if c["key"] == which)
+        return render(request, "console/connection.html#connection-test", {"c": item})
+    return render(request, "console/connection.html", context)

@@ -4,9 +4,12 @@ Everything here is invented. `generate.py` combines it with a seeded random gene
 """
 
 AGENT = "phone-screen"
+V_ARCHIVE = "2026-11-07.1"  # an earlier version: the calls a labelling push marked
 V_OLD = "2026-11-21.1"
 V_NEW = "2026-11-28.1"
-JUDGE = "gpt-4o-mini/conduct-v3"
+# The judge the docket runner itself names: model gpt-4o-mini (JUDGE_MODEL's default), prompt
+# conduct-v1, so its recorded answers in the cache answer the runner's own runs.
+JUDGE = "gpt-4o-mini/conduct-v1"
 AGENT_NAME = "Robin"
 
 # id, group, severity, safety, text, [phase]

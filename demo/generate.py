@@ -8,7 +8,7 @@ The output is deterministic: the same seed gives byte-identical files. It writes
   demo/calls.jsonl      the calls, native transcript shape
   demo/verdicts.jsonl   the judge's verdicts, every call x every judged rule
   demo/truth.json       what really happened: which verdicts are right, the faults, the
-                        signals, the golden set
+                        signals, the golden set, and the archive a labelling push marked
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ from content import (
     NOISE_RATIONALES,
     RULES,
     SIGNAL_RULES,
+    V_ARCHIVE,
     V_NEW,
     V_OLD,
     YEARS,
@@ -284,6 +285,11 @@ GOLDEN = [
         "faults": {V_OLD: {"judging"}, V_NEW: set()},
     },
 ]
+# The archive: an earlier version's calls on the two weeks before (day, calls), which the team
+# judged and marked in a labelling push on a few rule groups (ARCHIVE_LABELLED): enough marks for
+# those rules' figures to decide whether they are eligible for the gate (200 marked verdicts).
+ARCHIVE_DAYS = [(day, 14) for day in range(9, 21)]
+ARCHIVE_LABELLED = ["asking", "opening", "signals"]
 REGULAR_DAYS = [
     (V_OLD, 22, 3),
     (V_OLD, 23, 4),
@@ -1328,6 +1334,86 @@ def _yaml_item(item):
     return "\n".join(lines)
 
 
+def plan_call(crng, version, safety: set) -> dict:
+    """Plan a regular call: its job, the faults it carries, the events and signals in it."""
+    job_key = crng.choice(list(JOBS))
+    k = crng.choices([0, 1, 2, 3], weights=[30, 35, 25, 10])[0]
+    fault_names = list(FAULT_WEIGHTS)
+    w = [FAULT_WEIGHTS[f][1 if version == V_NEW else 0] for f in fault_names]
+    faults = set()
+    while len(faults) < k:
+        faults.add(crng.choices(fault_names, weights=w)[0])
+    faults |= safety
+    events = {e for e, p in EVENT_PROBS.items() if crng.random() < p}
+    sigs = {s for s, p in SIGNAL_PROBS.items() if crng.random() < p}
+    return {
+        "job_key": job_key,
+        "faults": faults,
+        "events": events,
+        "sigs": sigs,
+        "short": False,
+        "crng": crng,
+    }
+
+
+def plan_fixups(plan: dict) -> None:
+    """Drop the events a call's faults make impossible (an early close invites nothing)."""
+    faults, events = plan["faults"], plan["events"]
+    if "early_close" in faults:
+        faults.discard("no_invite")
+    if "ignore_repeat" in faults:
+        events -= {"rephrase", "repeat_ok"}
+    if "press_thinking" in faults:
+        events.discard("thinking_ok")
+    if "give_in" in faults:
+        events.discard("probe_declined")
+    if "lang_switch" in faults:
+        events.discard("lang_ok")
+
+
+def regular_call(n, version, day, plan, used_names):
+    """Write planned call n; return (Call, meta, golden=False)."""
+    crng, faults, events = plan["crng"], plan["faults"], plan["events"]
+    c = Call(f"call-{n:06d}")
+    if plan["short"]:
+        questions = (
+            ["salary"] if "salary_ok" in events else [crng.choice(["team", "remote", "process"])]
+        )
+    else:
+        questions = crng.sample(["team", "oncall", "remote", "stack", "process", "success"], 2)
+        if "salary_guess" in faults or "salary_ok" in events:
+            questions[crng.randrange(2)] = "salary"
+        if "visa" in events:
+            questions.append("visa")
+        if "bias_family" in faults and "oncall" not in questions:
+            questions[0] = "oncall"
+    job = JOBS[plan["job_key"]]
+    persona = make_persona(crng, job, used_names)
+    write_call(
+        c,
+        persona=persona,
+        job=job,
+        faults=Pool(faults),
+        events=Pool(events),
+        questions=questions,
+        arng=crng,
+        urng=crng,
+        short=plan["short"],
+    )
+    meta = {
+        "version": version,
+        "started": started_at(day, crng),
+        "job": job,
+        "persona": persona,
+        "scenario": "",
+        "signals": Pool(plan["sigs"]),
+        "audio": plan["short"],
+        "trng": random.Random(f"{SEED}-time-{n}"),
+        "clip": plan.get("clip", False),
+    }
+    return c, meta, False
+
+
 def started_at(day, rng):
     """Return an ISO timestamp on 2026-11-<day> during working hours."""
     ts = datetime(2026, 11, day, rng.randint(7, 17), rng.choice(range(0, 60, 1)), 0, tzinfo=UTC)
@@ -1353,7 +1439,6 @@ def build(with_audio: bool):
         "golden": {},
     }
     fault_names = list(FAULT_WEIGHTS)
-    jobs = list(JOBS)
     # Safety violations in the regular stream: placed by hand so the demo tells a story.
     safety_plan = {
         5: {"bias_origin"},
@@ -1385,23 +1470,7 @@ def build(with_audio: bool):
                 "clip": spec.get("clip", False),
             }
             continue
-        job_key = crng.choice(jobs)
-        k = crng.choices([0, 1, 2, 3], weights=[30, 35, 25, 10])[0]
-        w = [FAULT_WEIGHTS[f][0 if version == V_OLD else 1] for f in fault_names]
-        faults = set()
-        while len(faults) < k:
-            faults.add(crng.choices(fault_names, weights=w)[0])
-        faults |= safety_plan.get(n, set())
-        events = {e for e, p in EVENT_PROBS.items() if crng.random() < p}
-        sigs = {s for s, p in SIGNAL_PROBS.items() if crng.random() < p}
-        plans[n] = {
-            "job_key": job_key,
-            "faults": faults,
-            "events": events,
-            "sigs": sigs,
-            "short": False,
-            "crng": crng,
-        }
+        plans[n] = plan_call(crng, version, safety_plan.get(n, set()))
     # Every judged rule gets a few real violations, so calibration has positives to count.
     topup = random.Random(f"{SEED}-topup")
     text_calls = [n for n in plans if not plans[n]["short"]]
@@ -1413,62 +1482,11 @@ def build(with_audio: bool):
         for n in topup.sample(free, max(0, MIN_FAULTS - len(have))):
             plans[n]["faults"].add(fault)
     for n in text_calls:
-        faults, events = plans[n]["faults"], plans[n]["events"]
-        if "early_close" in faults:
-            faults.discard("no_invite")
-        if "ignore_repeat" in faults:
-            events -= {"rephrase", "repeat_ok"}
-        if "press_thinking" in faults:
-            events.discard("thinking_ok")
-        if "give_in" in faults:
-            events.discard("probe_declined")
-        if "lang_switch" in faults:
-            events.discard("lang_ok")
+        plan_fixups(plans[n])
 
     all_calls = []  # (Call, meta, golden)
     for n, version, day in regular:
-        plan = plans[n]
-        crng, faults, events = plan["crng"], plan["faults"], plan["events"]
-        c = Call(f"call-{n:06d}")
-        if plan["short"]:
-            questions = (
-                ["salary"]
-                if "salary_ok" in events
-                else [crng.choice(["team", "remote", "process"])]
-            )
-        else:
-            questions = crng.sample(["team", "oncall", "remote", "stack", "process", "success"], 2)
-            if "salary_guess" in faults or "salary_ok" in events:
-                questions[crng.randrange(2)] = "salary"
-            if "visa" in events:
-                questions.append("visa")
-            if "bias_family" in faults and "oncall" not in questions:
-                questions[0] = "oncall"
-        job = JOBS[plan["job_key"]]
-        persona = make_persona(crng, job, used_names)
-        write_call(
-            c,
-            persona=persona,
-            job=job,
-            faults=Pool(faults),
-            events=Pool(events),
-            questions=questions,
-            arng=crng,
-            urng=crng,
-            short=plan["short"],
-        )
-        meta = {
-            "version": version,
-            "started": started_at(day, crng),
-            "job": job,
-            "persona": persona,
-            "scenario": "",
-            "signals": Pool(plan["sigs"]),
-            "audio": plan["short"],
-            "trng": random.Random(f"{SEED}-time-{n}"),
-            "clip": plan.get("clip", False),
-        }
-        all_calls.append((c, meta, False))
+        all_calls.append(regular_call(n, version, day, plans[n], used_names))
     short_of = sorted(
         r
         for r, info in RULE_INFO.items()
@@ -1509,6 +1527,23 @@ def build(with_audio: bool):
             }
             all_calls.append((c, meta, True))
             truth["golden"][g["scenario"]][version] = cid
+
+    # The archive comes after the golden calls, so this week's calls and personas stay as they
+    # were before it existed.
+    archive, n = [], len(regular)
+    for day, count in ARCHIVE_DAYS:
+        for _ in range(count):
+            n += 1
+            archive.append((n, V_ARCHIVE, day))
+    for n, version, day in archive:
+        plan = plan_call(random.Random(f"{SEED}-call-{n}"), version, set())
+        plan_fixups(plan)
+        all_calls.append(regular_call(n, version, day, plan, used_names))
+    truth["archive"] = {
+        "version": V_ARCHIVE,
+        "calls": [f"call-{n:06d}" for n, _, _ in archive],
+        "labelled_groups": ARCHIVE_LABELLED,
+    }
 
     tmpdir = Path(tempfile.mkdtemp(prefix="docket-demo-"))
     audio_serial = 0
@@ -1576,6 +1611,14 @@ def build(with_audio: bool):
             }
             calls.append(record)
             vs, vt = judge_verdicts(c, random.Random(f"{SEED}-judge-{c.id}"), golden=golden)
+            if meta["version"] == V_ARCHIVE:
+                # The archive was judged (and marked) on the push's groups only.
+                vs = [v for v in vs if RULE_INFO[v["rule"]]["group"] in ARCHIVE_LABELLED]
+                vt = {
+                    k: e
+                    for k, e in vt.items()
+                    if RULE_INFO[k.split("|")[1]]["group"] in ARCHIVE_LABELLED
+                }
             verdicts.extend(vs)
             for key, err in vt.items():
                 truth["verdicts"][key] = err is None

@@ -17,7 +17,9 @@ runner checks stored calls with them (verdicts of the one shape, marked and cali
         flagged when it is aimed at the AI, category ai, situation or none
 
 The classifier detectors answer an errored verdict when a model pass fails: a stored check
-records the error (and calibration leaves it out) instead of a fail-open guess.
+records the error (and calibration leaves it out) instead of a fail-open guess. A check that
+needs the model when none is configured is not made at all: the judge runner skips it as
+"needs a model" (and a detector-only run, which makes no model calls, always does).
 """
 
 from collections.abc import Callable, Sequence
@@ -115,13 +117,32 @@ def _model_judge(classifier: str) -> tuple[str, str, str, str]:
     return f"classifier/{classifier}/{model}/{version}", "classifier", model, version
 
 
+def _model_missing() -> str:
+    """Why the classifiers' model cannot be called now ("" when it can): the judge runner skips
+    such a check as "needs a model" instead of recording an errored verdict."""
+    if _config().llm_configured:
+        return ""
+    return (
+        "no classifier model is configured (DOCKET_CLASSIFIER_BASE_URL or "
+        "DOCKET_CLASSIFIER_API_KEY, or the judge's)"
+    )
+
+
 def _injection_judge(params: dict) -> tuple[str, str, str, str]:
     if not params.get("llm"):
         return PATTERNS_JUDGE, "classifier", "patterns", PATTERNS_VERSION
     return _model_judge(rt.INJECTION)
 
 
-@register("injection_guard", types={"llm": bool}, context=True, judge=_injection_judge, llm=False)
+@register(
+    "injection_guard",
+    types={"llm": bool},
+    context=True,
+    judge=_injection_judge,
+    uses_model=lambda params: bool(params.get("llm")),
+    model_missing=_model_missing,
+    llm=False,
+)
 def injection_guard(
     turns: Sequence[TurnView], *, context: DetectorContext, llm: bool
 ) -> DetectorResult:
@@ -142,7 +163,14 @@ def injection_guard(
     )
 
 
-@register("scope_drift", types={}, context=True, judge=lambda params: _model_judge(rt.SCOPE_DRIFT))
+@register(
+    "scope_drift",
+    types={},
+    context=True,
+    judge=lambda params: _model_judge(rt.SCOPE_DRIFT),
+    uses_model=lambda params: True,
+    model_missing=_model_missing,
+)
 def scope_drift(turns: Sequence[TurnView], *, context: DetectorContext) -> DetectorResult:
     """Every agent reply against the agent version's instructions."""
     if not context.instructions.strip():
@@ -179,6 +207,8 @@ def scope_drift(turns: Sequence[TurnView], *, context: DetectorContext) -> Detec
     types={"only_signalled": bool},
     context=True,
     judge=lambda params: _model_judge(rt.FRUSTRATION),
+    uses_model=lambda params: True,
+    model_missing=_model_missing,
     only_signalled=True,
 )
 def frustration_attribution(

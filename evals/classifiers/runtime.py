@@ -221,8 +221,11 @@ def _schema(classifier: str) -> dict:
     }
 
 
-def _request(classifier: str, messages: list[dict], cfg: ClassifierConfig) -> dict:
-    """One chat-completions call through the judge's client; return the parsed answer."""
+def _request(
+    classifier: str, messages: list[dict], cfg: ClassifierConfig, usage: dict | None = None
+) -> dict:
+    """One chat-completions call through the judge's client; return the parsed answer (and fill
+    `usage`, when given, with the call's tokens in and out, for a connection test's cost)."""
     schema = _schema(classifier)
     extra: dict = {}
     if cfg.response_format == "json_schema":
@@ -261,6 +264,9 @@ def _request(classifier: str, messages: list[dict], cfg: ClassifierConfig) -> di
         raise ClassifierError(f"call failed: {type(exc).__name__}") from None
     if not isinstance(response, ChatCompletion) or not response.choices:
         raise ClassifierError("answer is not a chat completion")
+    if usage is not None and response.usage is not None:
+        usage["tokens_in"] = response.usage.prompt_tokens or 0
+        usage["tokens_out"] = response.usage.completion_tokens or 0
     content = (response.choices[0].message.content or "").strip()
     try:
         data = parsing.json_value(content)
@@ -273,6 +279,14 @@ def _request(classifier: str, messages: list[dict], cfg: ClassifierConfig) -> di
         where = ".".join(str(p) for p in errors[0].absolute_path) or "answer"
         raise ClassifierError(f"answer does not match the schema at {where}")
     return data
+
+
+def model_pass(
+    classifier: str, messages: list[dict], cfg: ClassifierConfig, usage: dict | None = None
+) -> dict:
+    """One model pass outside a live turn (a connection test): no budget but the client's own
+    timeout; return the parsed answer, or raise ClassifierError saying how it failed."""
+    return _request(classifier, messages, cfg, usage)
 
 
 def _ask(classifier: str, messages: list[dict], cfg: ClassifierConfig) -> dict:
@@ -543,6 +557,20 @@ def frustration_signals(text: str, turns: list[dict] | None = None) -> dict:
     }
 
 
+def frustration_messages(text: str, turns: list[dict] | None = None) -> list[dict]:
+    """Return the frustration classifier's prompt for a customer message and the turns before."""
+    return [
+        {"role": "system", "content": FRUSTRATION_PROMPT},
+        {
+            "role": "user",
+            "content": (
+                f"RECENT TURNS:\n{_recent(turns)}\n\n"
+                f"LATEST MESSAGE:\n<<<\n{_clip(text, TEXT_MAX)}\n>>>"
+            ),
+        },
+    ]
+
+
 def classify_frustration(
     text: str,
     *,
@@ -579,18 +607,8 @@ def classify_frustration(
                 ctx,
                 start,
             )
-        messages = [
-            {"role": "system", "content": FRUSTRATION_PROMPT},
-            {
-                "role": "user",
-                "content": (
-                    f"RECENT TURNS:\n{_recent(turns)}\n\n"
-                    f"LATEST MESSAGE:\n<<<\n{_clip(text, TEXT_MAX)}\n>>>"
-                ),
-            },
-        ]
         try:
-            answer = _ask(FRUSTRATION, messages, cfg)
+            answer = _ask(FRUSTRATION, frustration_messages(text, turns), cfg)
         except ClassifierError as exc:
             return _finish(
                 ClassifierVerdict(

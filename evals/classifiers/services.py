@@ -13,10 +13,13 @@ flagged turns, with the confidence and category of the surest), judged by "platf
 unless another judge is named. Lines of other events are counted and left alone.
 """
 
+import logging
+import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import yaml
+from django.conf import settings
 from django.db import transaction
 
 from core.importing import Errors, ImportResult, Invalid, json_records
@@ -24,7 +27,15 @@ from evals.catalog.models import Transcript
 from evals.classifiers import runtime as rt
 from evals.classifiers.checks import call_result
 from evals.classifiers.models import VerdictCategory
+from evals.judging.client import judge_cost
 from evals.judging.models import Judge, Verdict
+from evals.judging.prompt import estimate_tokens
+from evals.judging.services.connection import (
+    Connection,
+    ConnectionCheck,
+    model_price,
+    url_shown,
+)
 from evals.rules.importing import rules_import
 from evals.rules.models import Rule
 from evals.rules.selectors import rule_versions_current
@@ -265,3 +276,104 @@ def classifier_logs_import(
     result.details["log_lines"] = len(parsed)
     result.details["ignored_lines"] = ignored
     return result
+
+
+# ---- the classifiers' model connection ---------------------------------------------------------
+
+logger = logging.getLogger(__name__)
+
+# The test: a customer angry at the bot itself, so a right answer is "ai".
+SAMPLE_TURNS = [
+    {"speaker": "user", "text": "My kettle arrived with a cracked lid."},
+    {"speaker": "agent", "text": "I am sorry to hear that. Could you tell me your order number?"},
+    {"speaker": "user", "text": "I gave it to you twice already."},
+    {"speaker": "agent", "text": "Could you tell me your order number?"},
+]
+SAMPLE_MESSAGE = "You keep asking the same thing. This bot is useless, get me a human."
+SAMPLE_EXPECTED = "target ai (the customer is angry at the agent itself)"
+
+
+def classifier_connection() -> Connection:
+    """Return the classifiers' model connection as the settings make it (it defaults to the
+    judge's server, key and model)."""
+    cfg = rt.classifier_config()
+    return Connection(
+        name="classifier model",
+        model=cfg.model,
+        base_url=url_shown(cfg.base_url),
+        key_set=bool(cfg.api_key),
+        timeout_s=cfg.timeout_s,
+        retries=0,
+        response_format=cfg.response_format,
+        price=model_price(cfg.model),
+        variables={
+            "model": "DOCKET_CLASSIFIER_MODEL (default JUDGE_MODEL)",
+            "base_url": "DOCKET_CLASSIFIER_BASE_URL (default JUDGE_BASE_URL)",
+            "key": "DOCKET_CLASSIFIER_API_KEY (default JUDGE_API_KEY)",
+            "timeout_s": "DOCKET_CLASSIFIER_TIMEOUT_S",
+            "retries": "none: a live turn cannot wait for one",
+            "response_format": "JUDGE_RESPONSE_FORMAT",
+            "price": "JUDGE_PRICES",
+        },
+        notes=[
+            (
+                "The injection guard's model pass runs only with "
+                "DOCKET_INJECTION_LLM_CHECK_ENABLED "
+                f"(now {'on' if cfg.injection_llm else 'off'}); "
+                "scope drift and frustration attribution always need the model."
+            ),
+        ],
+    )
+
+
+def classifier_connection_test() -> ConnectionCheck:
+    """Send one real frustration-attribution prompt through the classifiers' client with their
+    settings; return the answer, the latency (against a live turn's budget) and the cost."""
+    cfg = rt.classifier_config()
+    # Outside a live turn: give the call the judge's timeout, and say if it overran the budget.
+    wait = replace(cfg, timeout_s=max(cfg.timeout_s, settings.JUDGE_TIMEOUT_S))
+    messages = rt.frustration_messages(SAMPLE_MESSAGE, SAMPLE_TURNS)
+    usage: dict = {}
+    start = time.perf_counter()
+    try:
+        answer = rt.model_pass(rt.FRUSTRATION, messages, wait, usage)
+        error = ""
+    except rt.ClassifierError as exc:
+        answer, error = None, str(exc)
+    latency_ms = (time.perf_counter() - start) * 1000
+    if answer is not None and not usage:  # a server that leaves usage out: estimate it
+        usage = {
+            "tokens_in": estimate_tokens(sum(len(m["content"]) for m in messages)),
+            "tokens_out": estimate_tokens(len(str(answer))),
+        }
+    tokens_in, tokens_out = usage.get("tokens_in", 0), usage.get("tokens_out", 0)
+    notes = []
+    if latency_ms > cfg.timeout_s * 1000:
+        notes.append(
+            f"Slower than a live turn's budget of {cfg.timeout_s:g} s "
+            "(DOCKET_CLASSIFIER_TIMEOUT_S): live turns would get the fail-open answer."
+        )
+    check = ConnectionCheck(
+        ok=answer is not None,
+        model=cfg.model,
+        latency_ms=latency_ms,
+        answer=(
+            f"target {answer['target']} (confidence {rt.clamp(answer['confidence'])}): "
+            f"{' '.join(str(answer['reason']).split())}"
+            if answer is not None
+            else ""
+        ),
+        expected=SAMPLE_EXPECTED,
+        as_expected=(answer["target"] == "ai") if answer is not None else None,
+        tokens_in=tokens_in,
+        tokens_out=tokens_out,
+        cost=judge_cost(cfg.model, tokens_in, tokens_out),
+        priced=model_price(cfg.model) is not None,
+        error=error,
+        notes=notes,
+    )
+    logger.info(
+        "classifier_connection.tested",
+        extra={"ok": check.ok, "model": check.model, "latency_ms": round(check.latency_ms)},
+    )
+    return check

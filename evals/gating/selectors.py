@@ -4,13 +4,33 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from django.db.models import Count, OuterRef, Prefetch, Subquery
+from django.db.models import Count, OuterRef, Prefetch, Q, Subquery
 
 from core import stats
-from evals.catalog.models import Transcript
+from evals.catalog.models import Agent, AgentVersion, Transcript
 from evals.gating import output as gate_output
 from evals.gating.models import Gate, GateRun, GoldenSet
 from evals.judging.models import Judge, Verdict
+
+
+def gate_agents(gate: Gate) -> list[Agent]:
+    """Return the agents a gate gates: those with a call of its golden set (a pinned call, or a
+    call of one of its scenarios). Empty while no agent has one yet."""
+    members = list(gate.golden_set.members.all())
+    scenarios = [m.scenario for m in members]
+    pinned = [m.transcript_id for m in members if m.transcript_id]
+    calls = Transcript.objects.filter(Q(scenario__in=scenarios) | Q(pk__in=pinned))
+    return list(
+        Agent.objects.filter(pk__in=calls.values("agent_version__agent_id")).order_by("name")
+    )
+
+
+def gate_candidates(gate: Gate):
+    """Return the agent versions a gate may run on: its agents' (every version while it has
+    none), newest first within each agent."""
+    qs = AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")
+    agents = gate_agents(gate)
+    return qs.filter(agent__in=agents) if agents else qs
 
 
 def gate_run_payload(run: GateRun) -> dict:

@@ -33,9 +33,15 @@ class RunGateForm(forms.Form):
         empty_label="last passing version",
     )
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, gate: Gate | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        qs = AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")
+        # The page offers the gate's own agent's versions; a posted one of another agent reaches
+        # the service, whose one rule refuses it with the reason (as the API and command do).
+        qs = (
+            sel.gate_candidates(gate)
+            if gate is not None
+            else AgentVersion.objects.select_related("agent").order_by("agent__name", "-version")
+        )
         self.fields["candidate"].queryset = qs
         self.fields["baseline"].queryset = qs
 
@@ -124,6 +130,7 @@ def gate_detail(request, name):
     gate = sel.gate_with_metrics(name)
     if gate is None:
         raise Http404("No gate with that name.")
+    rules, versions = gating.promoted_rules()
     return render(
         request,
         "gating/gate.html",
@@ -131,7 +138,9 @@ def gate_detail(request, name):
             "gate": gate,
             "metric_rows": _metric_rows(gate),
             "runs": sel.gate_runs_recent(gate),
-            "run_form": RunGateForm(),
+            "run_form": RunGateForm(gate=gate),
+            "promoted": sorted(versions.values(), key=lambda rv: (rv.rule.group, rv.rule.rule_id)),
+            "unpromoted": sum(1 for r in rules.values() if r.version is None),
             "add_form": MetricAddForm(),
             **sel.gate_page_choices(gate),
         },

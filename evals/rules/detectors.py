@@ -101,6 +101,10 @@ class Detector:
     # the judge of its verdicts (name, kind, model, prompt version) instead of "detector/<name>".
     context: bool = False
     judge: Callable[[dict], tuple[str, str, str, str]] | None = None
+    # A detector that calls a model (a runtime classifier's second pass) says when: `uses_model(
+    # params)`, and `model_missing()` says why that model cannot be called now ("" when it can).
+    uses_model: Callable[[dict], bool] | None = None
+    model_missing: Callable[[], str] | None = None
 
 
 DETECTORS: dict[str, Detector] = {}
@@ -113,6 +117,8 @@ def register(
     checks: dict | None = None,
     context: bool = False,
     judge: Callable[[dict], tuple[str, str, str, str]] | None = None,
+    uses_model: Callable[[dict], bool] | None = None,
+    model_missing: Callable[[], str] | None = None,
     **defaults,
 ):
     """Decorator: register a detector under `name` with typed parameters and their defaults."""
@@ -127,6 +133,8 @@ def register(
             checks=checks or {},
             context=context,
             judge=judge,
+            uses_model=uses_model,
+            model_missing=model_missing,
         )
         return func
 
@@ -209,6 +217,23 @@ def detector_judge(spec: Mapping) -> tuple[str, str, str, str]:
         except ValueError:
             pass  # an invalid spec errors when it runs; its judge is the plain one
     return f"detector/{name}", "detector", name, ""
+
+
+def detector_model_need(spec: Mapping) -> tuple[bool, str]:
+    """Return (whether the spec's check calls a model, why that model cannot be called now or "").
+
+    An invalid spec calls none: it errors when it runs."""
+    name = spec.get("name") if isinstance(spec, Mapping) else None
+    det = DETECTORS.get(name) if isinstance(name, str) else None
+    if det is None or det.uses_model is None:
+        return False, ""
+    try:
+        params = detector_validate(spec)
+    except ValueError:
+        return False, ""
+    if not det.uses_model(params):
+        return False, ""
+    return True, det.model_missing() if det.model_missing is not None else ""
 
 
 def turn_views(rows: Iterable[Any]) -> list[TurnView]:

@@ -276,6 +276,10 @@ def calibration_detail(request, pk: int):
         )[:20],
         "other_versions": rv.rule.versions.exclude(pk=rv.pk).order_by("-number"),
         "needed": marks_needed(row),
+        "gated_version": rv.rule.versions.exclude(pk=rv.pk)
+        .filter(status=RuleVersion.Status.GATED)
+        .first(),
+        "floors": floors,
         "judge_query": f"?judge={row.judge.pk}" if row.judge else "",
     }
     return render(request, "labeling/calibration_detail.html", context)

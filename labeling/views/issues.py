@@ -10,7 +10,9 @@ from django.utils.cache import patch_vary_headers
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.errors import DomainError
 from core.permissions import require
+from evals.judging.services.runs import judge_run_plan
 from evals.rules.detectors import DETECTORS
 from evals.rules.models import Rule, Severity
 from evals.rules.selectors import rule_version_current
@@ -189,16 +191,31 @@ def issue_trends(request):
     return response
 
 
+def _judge_plan(row: IssueRow, steps: list[dict]):
+    """What "Run the judge on this call" would do, so the button says before it is pressed
+    whether it needs a model (None when the row has no such step)."""
+    if not row.rule_id or not any(s["step"] == "judged" and not s["done"] for s in steps):
+        return None
+    try:
+        return judge_run_plan(
+            transcript_ids=[row.transcript.external_id], rule_ids=[row.rule.rule_id]
+        )
+    except DomainError:  # the rule is no longer active: the run would say so
+        return None
+
+
 def _detail_context(row: IssueRow, **extra) -> dict:
     progress = (
         sel.rule_version_progress([row.rule_version_id]).get(row.rule_version_id)
         if row.rule_version_id
         else None
     )
+    steps = sel.issue_row_next_steps(row, progress)
     return {
         "row": row,
         "call_url": sel.call_link(row),
-        "steps": sel.issue_row_next_steps(row, progress),
+        "steps": steps,
+        "judge_plan": _judge_plan(row, steps),
         "events": sel.issue_row_events(row),
         "assignees": sel.assignable_users(),
         "statuses": IssueRow.Status.choices,

@@ -31,6 +31,7 @@ SHELL_LANGS = {"", "sh", "bash", "shell", "console"}
 TOOLS = {
     "export", "createdb", "dropdb", "psql", "openssl", "cat", "printf", "date", "cut", "celery",
     "git", "cd", "echo", "gzip", "curl", "apt-get", "sudo", "uv",
+    "vllm", "llama-server", "ollama",  # local OpenAI-compatible servers (docs/judge.md)
 }  # fmt: skip
 DATA_FLAGS = {"-d", "--data", "--data-binary", "--data-raw", "--data-urlencode"}
 WORDS = [
@@ -375,14 +376,18 @@ def demo_figures() -> dict[str, int]:
     from django.utils import timezone
 
     from console.demo import demo_counts
-    from console.demo_data import DEMO_AGENT
-    from evals.catalog.models import AgentVersion
+    from console.demo_data import DEMO_AGENT, DEMO_DIR, demo_truth
+    from evals.catalog.models import AgentVersion, Transcript
     from evals.gating.models import GoldenSet
     from evals.judging.models import Verdict
     from evals.rules.models import Rule
     from labeling.models import DailySample, IssueRow
 
     counts = demo_counts()
+    truth = demo_truth(DEMO_DIR)
+    archive = Transcript.objects.filter(
+        agent_version__agent__name=DEMO_AGENT, external_id__in=truth["archive"]["calls"]
+    ).count()
     golden = GoldenSet.objects.order_by("name", "-version").first()
     return {
         "calls": counts["calls"],
@@ -391,9 +396,11 @@ def demo_figures() -> dict[str, int]:
         "safety_rules": counts["safety_rules"],
         "signal_rules": sum(1 for r in Rule.objects.filter(group="signals") if r.detector),
         "classifier_rules": sum(1 for r in Rule.objects.filter(group="classifiers") if r.detector),
+        "week_calls": counts["calls"] - archive,
+        "archive_calls": archive,
         "agent_versions": AgentVersion.objects.filter(agent__name=DEMO_AGENT).count(),
         "judge_verdicts": Verdict.objects.filter(
-            transcript__agent_version__agent__name=DEMO_AGENT, judge__name__endswith="/conduct-v3"
+            transcript__agent_version__agent__name=DEMO_AGENT, judge__name=truth["judge"]
         ).count(),
         "golden_scenarios": golden.members.count() if golden else 0,
         "sample_size": DailySample.objects.get(day=timezone.localdate()).size,

@@ -74,6 +74,10 @@ TABLE = {
     ("judge-run-detail", "GET"): CONSOLE,
     ("judge-run-start", "POST"): TRIAGE,
     ("judge-run-resume", "POST"): TRIAGE,
+    # the judge's and classifiers' model connections: those who start judge runs see them and
+    # test them (one call; a judge run spends far more)
+    ("judge-connection", "GET"): TRIAGE,
+    ("judge-connection-test", "POST"): TRIAGE,
     ("api-judge-runs", "GET"): CONSOLE,
     ("api-judge-runs", "POST"): TRIAGE,
     ("api-judge-run", "GET"): CONSOLE,
@@ -328,6 +332,7 @@ def world(db):
         "api-classify": {"name": "injection"},
         "judge-run-detail": {"pk": w.judge_run.pk},
         "judge-run-resume": {"pk": w.judge_run.pk},
+        "judge-connection-test": {"which": "judge"},
         "api-judge-run": {"pk": w.judge_run.pk},
         "eval-run-detail": {"pk": w.eval_run.pk},
         "api-eval-run": {"pk": w.eval_run.pk},

@@ -99,3 +99,30 @@ def test_the_rule_page_shows_what_each_version_changed(client, engineer):
     html = client.get(reverse("rule-detail", args=[rule.rule_id])).content.decode()
     assert "What changed from version 1" in html
     assert "<del>question.</del><ins>question per turn.</ins>" in html
+
+
+def test_run_the_judge_says_before_it_is_pressed_that_it_needs_a_model(
+    client, engineer, reviewer, settings
+):
+    """No judge and no recorded answer for the fixed rule on the row's call: the button is
+    disabled, says why and links to the judge connection; with a judge it is a plain button."""
+    settings.JUDGE_BASE_URL = settings.JUDGE_API_KEY = ""
+    call = call_with_turns(external_id="call-ctx")
+    row = file_row(reviewer, call, turn=2)
+    rule = gated_rule()
+    fixed = RuleVersionFactory(rule=rule, number=2, text="Ask one question per turn.")
+    IssueRow.objects.filter(pk=row.pk).update(
+        rule=rule, rule_version=fixed, outcome="rule_fix", status="triaged"
+    )
+    logged_in(client, engineer)
+    html = " ".join(
+        client.get(reverse("issue-row-detail", args=[row.number])).content.decode().split()
+    )
+    assert re.search(r"<button[^>]*disabled[^>]*>Run the judge on call-ctx</button>", html)
+    assert "no answer is recorded for" in html and 'href="/judge-connection/"' in html
+    settings.JUDGE_BASE_URL = "http://127.0.0.1:9/v1"
+    html = " ".join(
+        client.get(reverse("issue-row-detail", args=[row.number])).content.decode().split()
+    )
+    assert re.search(r'<button[^>]*class="primary">Run the judge on call-ctx</button>', html)
+    assert "needs-model-note" not in html and "1 judge call" in html

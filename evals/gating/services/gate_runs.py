@@ -22,6 +22,7 @@ from evals.catalog.models import AgentVersion, Transcript
 from evals.gating import decision as gates
 from evals.gating.models import Gate, GateRun, GoldenSet
 from evals.gating.registry import GateSource, gate_sources_used
+from evals.gating.selectors import gate_agents
 from evals.gating.services.errors import GateCannotRun
 from evals.gating.services.gate_facts import (
     call_facts,
@@ -52,6 +53,27 @@ def gate_resolve(name: str) -> Gate:
     if gate is None:
         raise GateCannotRun(f"gate: no gate {name!r}")
     return gate
+
+
+def gate_versions_check(
+    *, gate: Gate, candidate: AgentVersion, baseline: AgentVersion | None = None
+) -> None:
+    """Refuse a candidate or baseline of an agent the gate does not gate (its golden set has no
+    call of that agent): such a run could only fail on calls it cannot find."""
+    agents = gate_agents(gate)
+    if not agents:
+        return  # no golden call recorded yet: nothing says whose gate this is
+    ids = {a.pk for a in agents}
+    names = ", ".join(a.name for a in agents)
+    for which, version in (("candidate", candidate), ("baseline", baseline)):
+        if version is not None and version.agent_id not in ids:
+            raise GateCannotRun(
+                f"{version} is a version of agent {version.agent.name}, but gate {gate.name} "
+                f"gates {names} (its golden set {gate.golden_set.name} has calls of "
+                f"{'that agent' if len(agents) == 1 else 'those agents'} only): choose a "
+                f"version of {names}",
+                field=which,
+            )
 
 
 def gate_default_baseline(*, gate: Gate, candidate: AgentVersion) -> GateRun | None:
@@ -131,6 +153,7 @@ def gate_run_start(
     """
     if baseline is not None and baseline.pk == candidate.pk:
         raise GateCannotRun("baseline: the same version as the candidate")
+    gate_versions_check(gate=gate, candidate=candidate, baseline=baseline)
     run = GateRun.objects.create(
         gate=gate,
         candidate=candidate,

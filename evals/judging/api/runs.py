@@ -16,6 +16,7 @@ from evals.judging.selectors.runs import (
     judge_run_errors,
     judge_run_get,
     judge_run_list,
+    judge_run_needs_model,
     judge_run_summary,
 )
 from evals.judging.services.runs import JudgeRunPlan, judge_run_create
@@ -63,6 +64,14 @@ class JudgeRunPlanSerializer(serializers.Serializer):
     est_tokens_out = serializers.IntegerField()
     est_cost = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="USD")
     cost_cap = serializers.DecimalField(max_digits=12, decimal_places=4, help_text="USD")
+    needs_model = serializers.IntegerField(
+        help_text="checks it would skip because they need a model nothing can answer"
+    )
+    needs_model_groups = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="those checks by group, rule versions and reason: "
+        "{group, phase, rules, reason, calls}",
+    )
 
 
 class VerdictCountsSerializer(serializers.Serializer):
@@ -93,8 +102,11 @@ class JudgeRunSerializer(serializers.Serializer):
     progress = serializers.IntegerField(help_text="percent of tasks done")
     calls_made = serializers.IntegerField()
     cache_hits = serializers.IntegerField()
-    detector_checks = serializers.IntegerField()
-    skipped = serializers.IntegerField()
+    detector_checks = serializers.IntegerField(help_text="detector checks that ran (one a call)")
+    skipped = serializers.IntegerField(help_text="checks skipped at the cost cap")
+    needs_model = serializers.IntegerField(
+        help_text="checks skipped because they need a model nothing can answer (no verdict)"
+    )
     tokens_in = serializers.IntegerField()
     tokens_out = serializers.IntegerField()
     cost = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="USD spent")
@@ -111,6 +123,11 @@ class JudgeRunDetailSerializer(JudgeRunSerializer):
     errors_detail = JudgeRunItemErrorSerializer(
         many=True, help_text="the failed checks (up to 100), once the run has finished"
     )
+    needs_model_detail = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="the checks skipped because they need a model, by group, rule versions and "
+        "reason: {group, phase, rules, reason, calls, transcripts}",
+    )
     url = serializers.URLField(help_text="the run's page")
 
 
@@ -119,6 +136,7 @@ def _payload(run, request) -> dict:
     data["errors_detail"] = (
         [e.__dict__ for e in judge_run_errors(run, limit=100)] if run.finished_at else []
     )
+    data["needs_model_detail"] = judge_run_needs_model(run)
     data["url"] = request.build_absolute_uri(reverse("judge-run-detail", args=[run.pk]))
     return data
 

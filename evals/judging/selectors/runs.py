@@ -63,9 +63,69 @@ def judge_run_progress(run: JudgeRun) -> int:
     return 100 if not run.tasks_total else min(100, round(100 * run.tasks_done / run.tasks_total))
 
 
-def judge_run_outcomes(run: JudgeRun) -> dict[str, int]:
-    rows = run.items.values("outcome").annotate(n=Count("id"))
-    return {r["outcome"]: r["n"] for r in rows}
+def judge_run_item_counts(run: JudgeRun) -> dict[str, int]:
+    """Return the run's detector checks that ran, checks skipped at the cost cap, and checks
+    skipped because they need a model (the runner records why in the item's error)."""
+    skipped = Q(outcome=JudgeRunItem.Outcome.SKIPPED)
+    return run.items.aggregate(
+        detector_checks=Count(
+            "id",
+            filter=Q(
+                kind=JudgeRunItem.Kind.DETECTORS,
+                outcome__in=[JudgeRunItem.Outcome.DETECTED, JudgeRunItem.Outcome.ERROR],
+            ),
+        ),
+        skipped=Count("id", filter=skipped & Q(error="")),
+        needs_model=Count("id", filter=skipped & ~Q(error="")),
+    )
+
+
+def judge_run_needs_model(run: JudgeRun, *, calls_shown: int = 8) -> list[dict]:
+    """Return the checks the run skipped because they need a model, grouped by rule group, rule
+    versions and reason, most calls first, with the first few calls of each."""
+    items = list(
+        run.items.filter(outcome=JudgeRunItem.Outcome.SKIPPED)
+        .exclude(error="")
+        .select_related("transcript")
+        .order_by("pk")
+    )
+    rv_ids = {pk for i in items for pk in i.rule_version_ids}
+    names = {
+        rv.pk: f"{rv.rule.rule_id} v{rv.number}"
+        for rv in RuleVersion.objects.filter(pk__in=rv_ids).select_related("rule")
+    }
+    return skipped_groups(
+        (
+            (
+                i.group or "detectors",
+                i.phase,
+                tuple(names.get(pk, "?") for pk in i.rule_version_ids),
+                i.error,
+            ),
+            i.transcript.external_id,
+        )
+        for i in items
+    )
+
+
+def skipped_groups(rows, *, calls_shown: int = 8) -> list[dict]:
+    """Group ((group, phase, rule labels, reason), call) rows of skipped checks: one entry per
+    key with its number of calls and the first few, most calls first."""
+    groups: dict[tuple, list[str]] = {}
+    for key, call in rows:
+        groups.setdefault(key, []).append(call)
+    out = [
+        {
+            "group": g,
+            "phase": ph,
+            "rules": list(rules),
+            "reason": reason,
+            "calls": len(calls),
+            "transcripts": [c for c in calls[:calls_shown] if c],
+        }
+        for (g, ph, rules, reason), calls in groups.items()
+    ]
+    return sorted(out, key=lambda x: (-x["calls"], x["group"], x["reason"]))
 
 
 def judge_run_verdict_counts(run: JudgeRun) -> dict[str, int]:
@@ -123,7 +183,7 @@ def judge_run_error_groups(run: JudgeRun, *, calls_shown: int = 8) -> list[Error
 
 def judge_run_summary(run: JudgeRun) -> dict:
     """Return the run's figures as plain data (the API and the command print this)."""
-    outcomes = judge_run_outcomes(run)
+    counts = judge_run_item_counts(run)
     return {
         "id": run.pk,
         "status": run.status,
@@ -135,8 +195,9 @@ def judge_run_summary(run: JudgeRun) -> dict:
         "progress": judge_run_progress(run),
         "calls_made": run.calls_made,
         "cache_hits": run.cache_hits,
-        "detector_checks": outcomes.get(JudgeRunItem.Outcome.DETECTED, 0),
-        "skipped": outcomes.get(JudgeRunItem.Outcome.SKIPPED, 0),
+        "detector_checks": counts["detector_checks"],
+        "skipped": counts["skipped"],
+        "needs_model": counts["needs_model"],
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
         "cost": str(run.cost),

@@ -10,12 +10,19 @@ Units of work (JudgeRunItem):
 Judges: LLM verdicts belong to the judge "<model>/<prompt version>" (kind llm); detector verdicts to
 one judge per detector, "detector/<name>" (kind detector), so calibration shows each detector apart.
 
+A check that needs a model nothing can answer is skipped as "needs a model", never an errored
+verdict: an LLM group with no recorded answer (cache) when no judge is configured, and a detector
+rule that calls a model (a runtime classifier) when that model is not configured or the run is
+detector-only (free: it makes no model calls). Such items are recorded finished, outcome skipped,
+with the reason; a run in which every check would be skipped is refused.
+
 A verdict key (transcript, rule version, judge) is written once: re-judging keeps an existing good
 verdict (as importing the same key is a no-op, and marks stay attached to what they marked), and
 only an errored verdict is replaced. Answers are cached on (transcript checksum, the group's rule
 versions, model, prompt version), so a rerun makes calls only for groups that changed.
 """
 
+import dataclasses
 import fnmatch
 import logging
 import threading
@@ -34,9 +41,22 @@ from evals.catalog.models import AgentVersion, Transcript, Turn
 from evals.catalog.selectors import agent_version_resolve
 from evals.judging import prompt as jp
 from evals.judging import registry
-from evals.judging.client import JudgeCallError, judge_call, judge_cost, judge_settings
+from evals.judging.client import (
+    JudgeCallError,
+    judge_call,
+    judge_configured,
+    judge_cost,
+    judge_settings,
+)
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
-from evals.rules.detectors import DetectorContext, detector_judge, detector_run, turn_views
+from evals.judging.selectors.runs import skipped_groups
+from evals.rules.detectors import (
+    DetectorContext,
+    detector_judge,
+    detector_model_need,
+    detector_run,
+    turn_views,
+)
 from evals.rules.models import Rule, RuleVersion
 from evals.rules.selectors import rule_versions_current, rule_versions_judged_beside
 
@@ -46,6 +66,12 @@ logger = logging.getLogger(__name__)
 ITEM_TASK = "evals.tasks.judge_run_item_task"
 
 OUT_TOKENS_PER_RULE = 70  # a one-sentence reason and the verdict fields
+NEEDS_MODEL = "needs a model"
+NO_JUDGE = (
+    f"{NEEDS_MODEL}: no judge is configured (JUDGE_BASE_URL or JUDGE_API_KEY) and no answer is "
+    "recorded for these rule versions on this call"
+)
+FREE_RUN = f"{NEEDS_MODEL}: a detector-only run makes no model calls"
 PER_TURN_OVERHEAD_CHARS = 14  # "[123] AGENT: " and the newline
 
 
@@ -61,6 +87,7 @@ class PlannedItem:
     group: str
     phase: str
     rule_versions: tuple[RuleVersion, ...]
+    skip: str = ""  # why the check is not made ("needs a model: ..."); recorded as skipped
 
     @property
     def prompt_rules(self) -> list[jp.PromptRule]:
@@ -84,6 +111,19 @@ class JudgeRunPlan:
     est_tokens_out: int = 0
     est_cost: Decimal = Decimal(0)
     cost_cap: Decimal = Decimal(0)
+    needs_model: int = 0  # checks skipped because they need a model nothing can answer
+
+    @property
+    def runnable(self) -> int:
+        return len(self.items) - self.needs_model
+
+    def needs_model_groups(self) -> list[dict]:
+        """The skipped checks by group, rule versions and reason: what needs a model, and why."""
+        return skipped_groups(
+            ((i.group or "detectors", i.phase, _labels(i.rule_versions), i.skip), "")
+            for i in self.items
+            if i.skip
+        )
 
     def as_dict(self) -> dict:
         return {
@@ -99,7 +139,23 @@ class JudgeRunPlan:
             "est_tokens_out": self.est_tokens_out,
             "est_cost": str(self.est_cost),
             "cost_cap": str(self.cost_cap),
+            "needs_model": self.needs_model,
+            "needs_model_groups": self.needs_model_groups(),
         }
+
+
+def _labels(rvs) -> tuple[str, ...]:
+    return tuple(f"{rv.rule.rule_id} v{rv.number}" for rv in rvs)
+
+
+def _detector_skip(rv: RuleVersion, *, detectors_only: bool) -> str:
+    """Why a detector rule's check is not made here ("" when it is): it needs a model."""
+    uses, missing = detector_model_need(_detector_spec(rv) or {})
+    if not uses:
+        return ""
+    if detectors_only:
+        return FREE_RUN
+    return f"{NEEDS_MODEL}: {missing}" if missing else ""
 
 
 def _detector_spec(rv: RuleVersion) -> dict | None:
@@ -113,6 +169,20 @@ def _prompt_rule(rv: RuleVersion) -> jp.PromptRule:
         text=rv.text,
         severity=rv.rule.severity,
         phase=rv.rule.phase,
+    )
+
+
+def item_cache_key(
+    *, checksum: str, rule_versions, phase: str, model: str, prompt_version: str
+) -> str:
+    """Return the cache key of an LLM item's answer: the transcript's checksum, the group's rule
+    versions (as the prompt shows them), the phase, the model and the prompt version."""
+    return jp.cache_key(
+        checksum=checksum,
+        rules=[_prompt_rule(rv) for rv in rule_versions],
+        phase=phase,
+        model=model,
+        prompt_version=prompt_version,
     )
 
 
@@ -180,6 +250,8 @@ def judge_run_plan(
         model=judge_settings().model,
         cost_cap=cost_cap,
         rule_versions=len(versions),
+        detectors_only=detectors_only,
+        judge_ready=judge_configured(),
     )
 
 
@@ -195,11 +267,19 @@ def _plan_pairs(
     cost_cap: Decimal | None,
     rule_versions: int,
     prompt_version: str = jp.PROMPT_VERSION,
+    detectors_only: bool = False,
+    judge_ready: bool = True,
 ) -> JudgeRunPlan:
-    """Plan items for each transcript and the rule versions it is to be judged on."""
+    """Plan items for each transcript and the rule versions it is to be judged on.
+
+    Checks that need a model nothing can answer become skipped items (`skip`): detector rules
+    that call a model in a detector-only run or when that model is not configured, and LLM groups
+    with no cached answer when the judge is not (`judge_ready` False).
+    """
     cap = judge_cost_cap(cost_cap)
     plan = JudgeRunPlan(model=model, prompt_version=prompt_version, cost_cap=cap)
     plan.transcripts, plan.rule_versions = len(work), rule_versions
+    detector_skips: dict[int, str] = {}
     for t, versions in work:
         groups: dict[tuple[str, str], list[RuleVersion]] = {}
         for rv in versions:
@@ -220,19 +300,30 @@ def _plan_pairs(
                 plan.items.append(
                     PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, item_rvs)
                 )
-        detector_rvs = tuple(rv for rv in versions if _detector_spec(rv))
-        if detector_rvs:
+        by_skip: dict[str, list[RuleVersion]] = {}
+        for rv in versions:
+            if _detector_spec(rv):
+                if rv.pk not in detector_skips:
+                    detector_skips[rv.pk] = _detector_skip(rv, detectors_only=detectors_only)
+                by_skip.setdefault(detector_skips[rv.pk], []).append(rv)
+        for skip, rvs in sorted(by_skip.items()):
             plan.items.append(
-                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", detector_rvs)
+                PlannedItem(
+                    t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", tuple(rvs), skip=skip
+                )
             )
     llm = [i for i in plan.items if i.kind == JudgeRunItem.Kind.LLM]
-    plan.llm_items, plan.detector_items = len(llm), len(plan.items) - len(llm)
+    plan.llm_items = len(llm)
+    plan.detector_items = sum(
+        1 for i in plan.items if i.kind == JudgeRunItem.Kind.DETECTORS and not i.skip
+    )
+    plan.needs_model = sum(1 for i in plan.items if i.skip)
     if not llm:
         return plan
     keys = {
-        id(i): jp.cache_key(
+        id(i): item_cache_key(
             checksum=i.checksum,
-            rules=i.prompt_rules,
+            rule_versions=i.rule_versions,
             phase=i.phase,
             model=model,
             prompt_version=prompt_version,
@@ -249,6 +340,16 @@ def _plan_pairs(
         )
     to_call = [i for i in llm if keys[id(i)] not in cached]
     plan.cache_hits, plan.calls = len(llm) - len(to_call), len(to_call)
+    if to_call and not judge_ready:
+        # Nothing can answer them: recorded as skipped ("needs a model"), never errored verdicts.
+        uncached = {id(i) for i in to_call}
+        plan.items = [
+            dataclasses.replace(i, skip=NO_JUDGE) if id(i) in uncached else i for i in plan.items
+        ]
+        plan.llm_items -= len(to_call)
+        plan.needs_model += len(to_call)
+        plan.calls = 0
+        return plan
     _estimate(plan, to_call)
     return plan
 
@@ -315,14 +416,8 @@ def judge_run_create(
     )
     if dry_run:
         return plan
-    if plan.calls and not (settings.JUDGE_BASE_URL or settings.JUDGE_API_KEY):
-        # Without an endpoint or a key the client would try OpenAI's public API with no key,
-        # and every call would end as an errored verdict after its retries.
-        raise JudgeRunInvalid(
-            f"no LLM judge is configured, and this run needs {plan.calls} "
-            "judge calls: set JUDGE_BASE_URL (and JUDGE_API_KEY, JUDGE_MODEL) "
-            "to an OpenAI-compatible server, or run the detector rules only"
-        )
+    if plan.needs_model and not plan.runnable:
+        raise JudgeRunInvalid(nothing_to_run(plan))
     run = _run_record(
         plan,
         started_by=started_by,
@@ -340,6 +435,21 @@ def judge_run_create(
     return run
 
 
+def nothing_to_run(plan: JudgeRunPlan) -> str:
+    """Why a run whose every check needs a model is refused, naming what would be needed."""
+    llm = sum(1 for i in plan.items if i.skip == NO_JUDGE)
+    if llm:
+        # Without an endpoint or a key the client would try OpenAI's public API with no key,
+        # and every call would end as an errored verdict after its retries.
+        return (
+            f"no LLM judge is configured, and this run needs {llm} judge calls (no answer is "
+            "recorded for them): set JUDGE_BASE_URL (and JUDGE_API_KEY, JUDGE_MODEL) to an "
+            "OpenAI-compatible server (see Judge connection), or run the detector rules only"
+        )
+    reasons = sorted({i.skip for i in plan.items if i.skip})
+    return f"every check of this run {'; '.join(reasons)}"
+
+
 def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRun:
     """Create the JudgeRun and its items for a plan."""
     judge = None
@@ -355,7 +465,7 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
     now = timezone.now()
     run = JudgeRun.objects.create(
         judge=judge,
-        status=JudgeRun.Status.RUNNING if plan.items else JudgeRun.Status.DONE,
+        status=JudgeRun.Status.RUNNING if plan.runnable else JudgeRun.Status.DONE,
         started_by=started_by,
         params={
             **params,
@@ -365,8 +475,9 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
             "planned": plan.as_dict(),
         },
         tasks_total=len(plan.items),
+        tasks_done=plan.needs_model,
         started_at=now,
-        finished_at=None if plan.items else now,
+        finished_at=None if plan.runnable else now,
     )
     JudgeRunItem.objects.bulk_create(
         [
@@ -377,6 +488,10 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
                 group=i.group,
                 phase=i.phase,
                 rule_version_ids=[rv.pk for rv in i.rule_versions],
+                # A check that needs a model nothing can answer is done before it starts.
+                outcome=JudgeRunItem.Outcome.SKIPPED if i.skip else JudgeRunItem.Outcome.PENDING,
+                error=i.skip,
+                finished_at=now if i.skip else None,
             )
             for i in plan.items
         ],
@@ -389,6 +504,7 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
             "items": len(plan.items),
             "calls": plan.calls,
             "cache_hits": plan.cache_hits,
+            "needs_model": plan.needs_model,
             "transcripts": plan.transcripts,
             "rule_versions": plan.rule_versions,
         },
@@ -427,7 +543,10 @@ def judge_missing_verdicts(
         model=model or judge_settings().model,
         cost_cap=None,
         rule_versions=len({rv.pk for _, rvs in work for rv in rvs}),
+        judge_ready=judge_configured(),
     )
+    if not plan.runnable:
+        return 0
     with transaction.atomic():
         run = _run_record(plan, started_by=started_by or "gate", params={"gate": True})
     for item_id in run.items.order_by("pk").values_list("pk", flat=True):

@@ -116,6 +116,7 @@ def judge_run_detail(request, pk: int):
         "finished": finished,
         "stale": sel.judge_run_stale(run),
         "errors": sel.judge_run_error_groups(run) if finished else [],
+        "needs_model": sel.judge_run_needs_model(run) if finished else [],
     }
     if request.htmx:
         html = render_to_string("judging/judge_run.html#run-progress", context, request=request)

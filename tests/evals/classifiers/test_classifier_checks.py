@@ -12,6 +12,7 @@ from evals.catalog.services.importing import transcripts_import
 from evals.classifiers.models import VerdictCategory
 from evals.classifiers.services import classifier_logs_import, classifier_rules_ensure
 from evals.judging.models import Judge, Verdict
+from evals.judging.selectors.runs import judge_run_needs_model, judge_run_summary
 from evals.judging.services.runs import judge_run_create
 from tests.evals.classifier_helpers import answer_classifiers
 from tests.evals.import_helpers import call
@@ -202,3 +203,44 @@ def test_the_command_and_the_api_import_log_lines(stored, client, engineer, tmp_
         "/api/v1/classifier-logs/import/", log(call=""), content_type="application/x-ndjson"
     )
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "call"
+
+
+def test_checks_that_need_a_model_are_skipped_as_such_never_errored(stored, settings, run):
+    """No classifier model: a detector-only run (free) and a full run both make the free checks
+    and skip scope drift and frustration attribution as "needs a model", with no verdict."""
+    settings.JUDGE_BASE_URL = settings.JUDGE_API_KEY = ""
+    settings.DOCKET_CLASSIFIER_BASE_URL = settings.DOCKET_CLASSIFIER_API_KEY = ""
+    r = run(transcript_ids=["call-1", "call-2"], detectors_only=True)
+    r.refresh_from_db()
+    s = judge_run_summary(r)
+    assert (r.status, r.errors, s["needs_model"], s["detector_checks"]) == ("done", 0, 2, 2)
+    assert not Verdict.objects.filter(error__gt="").exists()
+    assert not Verdict.objects.filter(
+        rule_version__rule__rule_id__in=["classifiers.scope-drift", "classifiers.ai-frustration"]
+    ).exists()
+    assert verdict("classifiers.injection").flagged  # the free checks ran
+    (group,) = judge_run_needs_model(r)
+    assert group["rules"] == ["classifiers.ai-frustration v1", "classifiers.scope-drift v1"]
+    assert group["reason"] == "needs a model: a detector-only run makes no model calls"
+    assert (group["calls"], group["transcripts"]) == (2, ["call-1", "call-2"])
+    # A full run says which model is missing, and still writes no errored verdict.
+    r = run(transcript_ids=["call-1"], rule_ids=["classifiers.*"])
+    (group,) = judge_run_needs_model(r)
+    assert group["reason"] == "needs a model: no classifier model is configured " + (
+        "(DOCKET_CLASSIFIER_BASE_URL or DOCKET_CLASSIFIER_API_KEY, or the judge's)"
+    )
+    assert not Verdict.objects.filter(error__gt="").exists()
+
+
+def test_a_detector_only_run_makes_no_model_call_even_with_a_model(
+    stored, fake_judge, settings, run
+):
+    settings.DOCKET_CLASSIFIER_BASE_URL = fake_judge.base_url
+    r = run(transcript_ids=["call-1"], detectors_only=True)
+    (group,) = judge_run_needs_model(r)
+    assert group["reason"] == "needs a model: a detector-only run makes no model calls"
+    assert fake_judge.requests == []
+    # A full run with the model makes those checks.
+    answer_classifiers(fake_judge)
+    run(transcript_ids=["call-1"], rule_ids=["classifiers.scope-drift"])
+    assert not verdict("classifiers.scope-drift").error and fake_judge.requests

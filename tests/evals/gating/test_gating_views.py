@@ -5,7 +5,7 @@ from django.test import Client
 
 from evals.gating import services as gating
 from evals.gating.models import GateMetric, GateRun
-from tests.factories import logged_in
+from tests.factories import RuleFactory, RuleVersionFactory, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -132,3 +132,12 @@ def test_missing_verdict_problem_links_to_the_call(world, lead):
     page = logged_in(Client(), lead).get(f"/gates/runs/{run.pk}/").content.decode()
     assert "call 2026-11-28.1-1 (golden/frontend-01): no verdict for asking.one-question v1" in page
     assert 'href="/calls/2026-11-28.1-1/">open the call</a>' in page
+
+
+def test_the_gate_page_lists_the_rules_it_counts(world, lead):
+    RuleVersionFactory(rule=RuleFactory(rule_id="opening.greet", group="opening"))
+    page = " ".join(logged_in(Client(), lead).get("/gates/release/").content.decode().split())
+    assert "3 promoted rule versions; 1 active rule without one" in page
+    assert page.count('data-testid="gated-rule"') == 3
+    assert f'href="/calibration/rule-versions/{world.leak.pk}/"' in page  # a lead's link
+    assert 'boundaries.no-rubric-leak v1</a> <span class="tag tag-safety">safety</span>' in page

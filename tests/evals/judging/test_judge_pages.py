@@ -202,10 +202,17 @@ def test_the_estimate_says_when_no_judge_is_configured(client, engineer, rules, 
         reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"}
     )
     html = " ".join(resp.content.decode().split())
-    assert "Would make <strong>4</strong> judge calls" in html
+    # Nothing can answer the four LLM groups: the estimate says they would be skipped, which
+    # rules, why, and where to connect a judge; before it, the form already said so.
+    assert "Would make <strong>0</strong> judge calls" in html
     assert 'data-testid="no-judge"' in html and "No judge is configured" in html
+    assert "4 checks would be skipped: they need a model" in html
+    assert "asking.one-question v1" in html and 'href="/judge-connection/"' in html
+    assert 'data-testid="needs-model-note"' in html
     settings.JUDGE_BASE_URL = "http://127.0.0.1:9/v1"
     resp = client.post(
         reverse("judge-run-start"), {"action": "estimate"}, headers={"HX-Request": "true"}
     )
-    assert "No judge is configured" not in resp.content.decode()
+    html = " ".join(resp.content.decode().split())
+    assert "Would make <strong>4</strong> judge calls" in html
+    assert "No judge is configured" not in html and "needs-model-note" not in html

@@ -9,8 +9,10 @@ from django.core.management.base import CommandError
 
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
 from evals.judging.prompt import PROMPT_VERSION
+from evals.judging.selectors.runs import judge_run_needs_model, judge_run_summary
 from evals.judging.services.runs import JudgeRunInvalid, judge_run_create
 from evals.rules.models import RuleVersion
+from evals.rules.services import rule_version_create
 from tests.evals.judge_helpers import make_call
 
 pytestmark = pytest.mark.django_db
@@ -258,7 +260,8 @@ def test_detectors_only_needs_no_server(rules, settings):
     assert JudgeRun.objects.get().calls_made == 0
 
 
-def test_filters_that_match_nothing_are_refused(rules):
+def test_filters_that_match_nothing_are_refused(rules, settings):
+    settings.JUDGE_BASE_URL = "http://127.0.0.1:9/v1"  # a judge is configured: a dry run calls none
     make_call()
     with pytest.raises(JudgeRunInvalid, match="rule: no active rule matches 'nope.*'"):
         judge_run_create(rule_ids=["nope.*"])
@@ -347,7 +350,9 @@ def test_servers_that_reject_json_schema_get_the_schema_in_the_prompt(
     )
 
 
-def test_a_run_that_needs_the_llm_is_refused_when_no_judge_is_configured(rules, settings):
+def test_a_run_that_needs_the_llm_is_refused_when_no_judge_is_configured(
+    rules, settings, django_capture_on_commit_callbacks
+):
     settings.JUDGE_BASE_URL = ""
     settings.JUDGE_API_KEY = ""
     make_call()
@@ -356,6 +361,50 @@ def test_a_run_that_needs_the_llm_is_refused_when_no_judge_is_configured(rules, 
     ):
         judge_run_create(rule_ids=["asking.*"])
     with pytest.raises(CommandError, match="set JUDGE_BASE_URL"):
-        call_command("judge", stdout=StringIO())
+        call_command("judge", "--rule", "asking.*", "--rule", "opening.*", stdout=StringIO())
     assert JudgeRun.objects.count() == 0
+    # With a detector rule in it the run goes ahead for what needs no model, and says what it
+    # skipped and why: no verdict for those, none errored.
+    out = StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("judge", stdout=out)
+    run = JudgeRun.objects.get()
+    assert run.status == JudgeRun.Status.DONE and run.errors == 0
+    assert judge_run_summary(run)["needs_model"] == 4
+    assert "4 checks skipped: they need a model" in out.getvalue()
+    assert "opening@opening (opening.greet-by-name v1) on 1 call: needs a model" in out.getvalue()
+    assert not Verdict.objects.filter(rule_version__rule__detector__isnull=True).exists()
     assert judge_run_create(detectors_only=True).tasks_total == 1
+
+
+def test_without_a_judge_cached_answers_still_judge_and_the_rest_needs_a_model(
+    fake_judge, rules, settings, django_capture_on_commit_callbacks
+):
+    """A run answers from the cache at no cost when no judge is configured; a group whose rule
+    versions were never answered (a rule edited since) is skipped as "needs a model"."""
+    call = make_call()
+    first = run_judge(django_capture_on_commit_callbacks)
+    assert first.calls_made == 4
+    Verdict.objects.exclude(rule_version__rule__detector__isnull=False).delete()
+    settings.JUDGE_BASE_URL = settings.JUDGE_API_KEY = ""
+    rule_version_create(rule=rules["one-q"].rule, text="Ask one question per turn, no more.")
+    requests = len(fake_judge.requests)
+    run = run_judge(django_capture_on_commit_callbacks)
+    summary = judge_run_summary(run)
+    assert (run.status, run.calls_made, run.cache_hits, run.cost, run.errors) == (
+        JudgeRun.Status.DONE,
+        0,
+        3,
+        Decimal(0),
+        0,
+    )
+    assert len(fake_judge.requests) == requests and summary["needs_model"] == 1
+    # The cached groups' verdicts are back, by the same judge; the edited rule has none.
+    assert Verdict.objects.filter(judge_run=run, judge=first.judge).count() == 3
+    assert not Verdict.objects.filter(transcript=call, rule_version__rule=rules["one-q"].rule)
+    (group,) = judge_run_needs_model(run)
+    assert (group["group"], group["rules"], group["calls"]) == (
+        "asking",
+        ["asking.one-question v2"],
+        1,
+    )

@@ -8,7 +8,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import DomainError
-from evals.judging.selectors.runs import judge_run_errors, judge_run_get, judge_run_summary
+from evals.judging.selectors.runs import (
+    judge_run_errors,
+    judge_run_get,
+    judge_run_needs_model,
+    judge_run_summary,
+)
 from evals.judging.services.runs import (
     JudgeRunPlan,
     judge_run_create,
@@ -110,14 +115,27 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Dry run: {plan.transcripts} transcripts x {plan.rule_versions} "
             f"rule versions -> {plan.calls} judge calls ({plan.cache_hits} cache "
-            f"hits), {plan.detector_items} detector checks.\nModel {plan.model}, "
+            f"hits), {plan.detector_items} detector checks, {plan.needs_model} needing a model."
+            f"\nModel {plan.model}, "
             f"prompt {plan.prompt_version}: about {plan.est_tokens_in:,} tokens "
             f"in, {plan.est_tokens_out:,} out, estimated cost "
             f"{_money(plan.est_cost)} ({cap}).\nNothing was spent."
         )
+        self._print_needs_model(plan.needs_model, plan.needs_model_groups(), "would skip")
         if plan.cost_cap > 0 and plan.est_cost > plan.cost_cap:
             self.stdout.write(
                 self.style.WARNING("The estimate exceeds the cost cap: the run would stop early.")
+            )
+
+    def _print_needs_model(self, n: int, groups: list[dict], verb: str) -> None:
+        if not n:
+            return
+        self.stdout.write(f"{n} check{'s' if n != 1 else ''} {verb}: they need a model.")
+        for g in groups[:10]:
+            where = g["group"] + (f"@{g['phase']}" if g["phase"] else "")
+            self.stdout.write(
+                f"  {where} ({', '.join(g['rules'])}) on {g['calls']} "
+                f"call{'s' if g['calls'] != 1 else ''}: {g['reason']}"
             )
 
     def _print_summary(self, run) -> None:
@@ -127,13 +145,15 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Judge run {s['id']} {s['status']} in {duration}: {calls} "
             f"call{'s' if calls != 1 else ''}, {s['cache_hits']} cache hits, "
-            f"{s['detector_checks']} detector checks, tokens {s['tokens_in']:,} in / "
+            f"{s['detector_checks']} detector checks, {s['needs_model']} skipped (need a model), "
+            f"tokens {s['tokens_in']:,} in / "
             f"{s['tokens_out']:,} out, cost {_money(s['cost'])}, errors {s['errors']}.\nNew "
             f"verdicts: {s['verdicts']['total']} ({s['verdicts']['flagged']} flagged, "
             f"{s['verdicts']['errored']} errored); verdicts already stored are kept."
         )
         if s["stop_reason"]:
             self.stdout.write(self.style.WARNING(s["stop_reason"]))
+        self._print_needs_model(s["needs_model"], judge_run_needs_model(run), "skipped")
         errors = judge_run_errors(run, limit=10)
         for e in errors:
             self.stdout.write(

@@ -62,8 +62,8 @@ def marks_needed(row: CalibrationRow) -> MarksNeeded:
                 None,
                 None,
                 source,
-                f"{name} {p:.2f} [{ci[0]:.2f}, {ci[1]:.2f}] ({source}) is below its floor "
-                f"{floor:.2f}: more marks alone will not make it eligible",
+                f"{name} [{ci[0]:.2f}, {ci[1]:.2f}] is below its floor {floor:.2f}: more "
+                "marks alone will not do",
             )
         n = stats.marks_to_clear(p, floor)
         if n is not None:

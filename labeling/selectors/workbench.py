@@ -235,49 +235,49 @@ def workbench_estimate(
 
 @dataclass(frozen=True)
 class Side:
-    """One judge's answers on the compared calls against the truth: raw counts and figures, and
-    the same weighted by 1 / inclusion probability (intervals on Kish's effective n)."""
+    """One judge's answers on the compared calls against the truth: the raw confusion and its
+    agreement figures, and the same weighted by 1 / inclusion probability (intervals on Kish's
+    effective n), as calibration computes them (core.stats.judge_agreement)."""
 
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-    precision: stats.Estimate
-    recall: stats.Estimate
-    agreement: stats.Estimate
-    w_precision: stats.Estimate
-    w_recall: stats.Estimate
-    w_agreement: stats.Estimate
-    effective_n: float
-    weights: dict  # the sum of weights in each cell
+    raw: stats.Confusion
+    weighted: stats.Confusion
+    figures: stats.JudgeAgreement
+    w_figures: stats.JudgeAgreement
+
+    tp = property(lambda self: int(self.raw.tp))
+    fp = property(lambda self: int(self.raw.fp))
+    fn = property(lambda self: int(self.raw.fn))
+    tn = property(lambda self: int(self.raw.tn))
+    precision = property(lambda self: self.figures.precision)
+    recall = property(lambda self: self.figures.recall)
+    agreement = property(lambda self: self.figures.accuracy)
+    w_precision = property(lambda self: self.w_figures.precision)
+    w_recall = property(lambda self: self.w_figures.recall)
+    w_agreement = property(lambda self: self.w_figures.accuracy)
+    w_f1 = property(lambda self: self.w_figures.f1)
+    w_specificity = property(lambda self: self.w_figures.specificity)
+    w_kappa = property(lambda self: self.w_figures.kappa)
+    effective_n = property(lambda self: self.weighted.effective_n)
 
     @property
     def n(self) -> int:
         return self.tp + self.fp + self.fn + self.tn
 
+    @property
+    def weights(self) -> dict:
+        """The sum of weights in each cell."""
+        w = self.weighted
+        return {"tp": w.tp, "fp": w.fp, "fn": w.fn, "tn": w.tn}
+
 
 def _side(rows: list[tuple[bool, bool, float]]) -> Side:
     """Score rows of (judge said flagged, the rule was broken, weight)."""
-    n = {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
-    w = dict.fromkeys(n, 0.0)
-    w2 = dict.fromkeys(n, 0.0)
-    for said, broken, weight in rows:
-        cell = stats.outcome(said, said == broken)
-        n[cell] += 1
-        w[cell] += weight
-        w2[cell] += weight * weight
+    judged = stats.confusion_from_rows(rows)
     return Side(
-        **n,
-        precision=stats.precision(n["tp"], n["fp"]),
-        recall=stats.recall(n["tp"], n["fn"]),
-        agreement=stats.Estimate.of(n["tp"] + n["tn"], sum(n.values())),
-        w_precision=stats.weighted_estimate(w["tp"], w["fp"], w2["tp"], w2["fp"]),
-        w_recall=stats.weighted_estimate(w["tp"], w["fn"], w2["tp"], w2["fn"]),
-        w_agreement=stats.weighted_estimate(
-            w["tp"] + w["tn"], w["fp"] + w["fn"], w2["tp"] + w2["tn"], w2["fp"] + w2["fn"]
-        ),
-        effective_n=stats.kish_effective_n(sum(w.values()), sum(w2.values())),
-        weights=w,
+        raw=judged.raw,
+        weighted=judged.weighted,
+        figures=stats.judge_agreement(judged.raw),
+        w_figures=stats.judge_agreement(judged.weighted),
     )
 
 
@@ -478,6 +478,9 @@ def side_figures(side: Side) -> dict:
         "precision": _figure(side.w_precision),
         "recall": _figure(side.w_recall),
         "agreement": _figure(side.w_agreement),
+        "f1": _figure(side.w_f1),
+        "specificity": _figure(side.w_specificity),
+        "judge_kappa": _figure(side.w_kappa),
         "effective_n": round(side.effective_n, 1),
         "weights": {cell: round(w, 4) for cell, w in side.weights.items()},
         "raw": {

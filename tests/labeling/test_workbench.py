@@ -122,6 +122,15 @@ def test_a_run_goes_through_the_judge_runner_and_its_verdicts_stay_apart(
     assert cur.precision.value == pytest.approx(0.5) and new.recall.value == 1.0
     assert new.precision.ci == stats.wilson_interval(5, 6)
     assert new.agreement.value == pytest.approx(13 / 14)
+    # The agreement figures are calibration's own, checked against scikit-learn: judge (said)
+    # against truth, cells 5 TP, 1 FP, 0 FN, 8 TN.
+    from sklearn.metrics import cohen_kappa_score, f1_score
+
+    said = [True] * 5 + [True] + [False] * 8
+    truth = [True] * 5 + [False] + [False] * 8
+    assert new.w_f1.value == pytest.approx(f1_score(truth, said))
+    assert new.w_kappa.value == pytest.approx(cohen_kappa_score(truth, said))
+    assert new.w_specificity.value == pytest.approx(8 / 9)
     # Every call was drawn (p = 1) and marked outside the sample: weighted equals raw.
     assert new.w_precision.value == pytest.approx(new.precision.value)
     # The flips: 5 now agree with the reviewers, 1 now disagrees, each with both rationales.

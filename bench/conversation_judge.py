@@ -14,10 +14,9 @@ use a dedicated PostgreSQL database instead; its tables are created and left beh
 import os
 import random
 import statistics
-import tempfile
 import time
 
-from support import django_setup
+from support import judge_bench_setup
 
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
 SCENARIOS = int(os.environ.get("BENCH_SCENARIOS", "2000"))
@@ -62,28 +61,8 @@ def bench_gate_decision() -> None:
 
 def main() -> None:
     bench_gate_decision()
-    from tests.evals.judge_server import FakeJudge
-
-    fake = FakeJudge().start()
+    fake = judge_bench_setup("docket-bench-conversation-")
     fake.conversation_findings = [{"type": "loop", "turns": [10], "note": "Asks it again."}]
-    tmp = tempfile.mkdtemp(prefix="docket-bench-conversation-")
-    if os.environ.get("BENCH_DATABASE_URL"):
-        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
-    else:
-        os.environ.pop("DATABASE_URL", None)
-    django_setup(
-        DJANGO_SETTINGS_MODULE="console.settings",
-        DJANGO_DEBUG="1",
-        DOCKET_VAR_DIR=tmp,
-        DOCKET_LOG_LEVEL="ERROR",
-        JUDGE_BASE_URL=fake.base_url,
-        JUDGE_MAX_RETRIES="0",
-        JUDGE_COST_CAP_USD="0",
-        CELERY_BROKER_URL="",
-    )
-    import logging
-
-    logging.disable(logging.INFO)
     from django.core.management import call_command
     from django.db import connection
 

@@ -14,10 +14,9 @@ use a dedicated PostgreSQL database instead; its tables are created and left beh
 import json
 import os
 import statistics
-import tempfile
 import time
 
-from support import ROOT, django_setup
+from support import ROOT, judge_bench_setup
 
 TAU = ROOT.parent / "shared" / "datasets" / "tau-bench-airline" / "gpt-4o-airline.json"
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
@@ -56,27 +55,7 @@ def bench_detectors() -> None:
 def main() -> None:
     bench_detectors()
 
-    from tests.evals.judge_server import FakeJudge
-
-    fake = FakeJudge().start()
-    tmp = tempfile.mkdtemp(prefix="docket-bench-judge-")
-    if os.environ.get("BENCH_DATABASE_URL"):
-        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
-    else:
-        os.environ.pop("DATABASE_URL", None)
-    django_setup(
-        DJANGO_SETTINGS_MODULE="console.settings",
-        DJANGO_DEBUG="1",
-        DOCKET_VAR_DIR=tmp,
-        DOCKET_LOG_LEVEL="ERROR",
-        JUDGE_BASE_URL=fake.base_url,
-        JUDGE_MAX_RETRIES="0",
-        JUDGE_COST_CAP_USD="0",
-        CELERY_BROKER_URL="",
-    )
-    import logging
-
-    logging.disable(logging.INFO)
+    fake = judge_bench_setup("docket-bench-judge-")
     from django.core.management import call_command
     from django.db import connection
 

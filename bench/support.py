@@ -74,6 +74,34 @@ def django_setup(*, migrate: bool = False, log_level: str = "WARNING", **env: st
         call_command("migrate", verbosity=0)
 
 
+def judge_bench_setup(prefix: str):
+    """Start the local chat-completions server (tests/evals/judge_server.py) and set Django up
+    against it: a throwaway SQLite database in a temporary folder (BENCH_DATABASE_URL=postgres://
+    ... for a dedicated PostgreSQL one instead), eager Celery, INFO logs off; return the server."""
+    import logging
+    import tempfile
+
+    from tests.evals.judge_server import FakeJudge
+
+    fake = FakeJudge().start()
+    if os.environ.get("BENCH_DATABASE_URL"):
+        os.environ["DATABASE_URL"] = os.environ["BENCH_DATABASE_URL"]
+    else:
+        os.environ.pop("DATABASE_URL", None)
+    django_setup(
+        DJANGO_SETTINGS_MODULE="console.settings",
+        DJANGO_DEBUG="1",
+        DOCKET_VAR_DIR=tempfile.mkdtemp(prefix=prefix),
+        DOCKET_LOG_LEVEL="ERROR",
+        JUDGE_BASE_URL=fake.base_url,
+        JUDGE_MAX_RETRIES="0",
+        JUDGE_COST_CAP_USD="0",
+        CELERY_BROKER_URL="",
+    )
+    logging.disable(logging.INFO)
+    return fake
+
+
 def copy_rows(cursor, table: str, columns: list[str], rows: Iterable[tuple]) -> int:
     """COPY an iterable of tuples into a table (psycopg cursor, text format); return how many."""
     n = 0

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import yaml
 from django.db import transaction
+from django.db.models import Q
 
 from console.demo_axes import demo_axes_load
 from console.demo_classifiers import demo_classifiers_load
@@ -34,6 +35,7 @@ from console.demo_history import (
 from console.demo_loop import demo_judge_cache_load, demo_labelling_push_load
 from console.demo_outcomes import demo_outcomes_load
 from console.demo_sample import demo_sample_load
+from console.demo_workbench import demo_workbench_load
 from evals.catalog.models import Transcript
 from evals.catalog.services.agents import agent_scope_clean, agent_version_scope_set
 from evals.catalog.services.importing import transcripts_import
@@ -53,14 +55,14 @@ class DemoStep:
 
 def demo_rules_load(demo_dir: Path) -> str:
     """Import demo/rules.yaml, leaving alone a rule the demo history has moved on from (a later
-    version made from an issue row): re-importing its old text would otherwise add a version on
-    every load."""
+    version made from an issue row or the rule workbench): re-importing its old text would
+    otherwise add a version on every load."""
     path = demo_dir / "rules.yaml"
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     moved_on = set(
-        RuleVersion.objects.filter(number__gt=1, source__startswith="issue row").values_list(
-            "rule__rule_id", flat=True
-        )
+        RuleVersion.objects.filter(number__gt=1)
+        .filter(Q(source__startswith="issue row") | Q(source__startswith="workbench draft"))
+        .values_list("rule__rule_id", flat=True)
     )
     kept = [r for r in data["rules"] if r.get("id") not in moved_on]
     if not moved_on:
@@ -116,6 +118,7 @@ DEMO_STEPS: list[DemoStep] = [
     DemoStep("labelling push", demo_labelling_push_load),  # marks detector verdicts too
     DemoStep("review history", demo_reviews_load),
     DemoStep("issue rows", demo_issue_rows_load),
+    DemoStep("rule workbench", demo_workbench_load),  # after the marks: it judges marked calls
     DemoStep("hard moments", demo_hard_moments_load),
     DemoStep("outcomes", demo_outcomes_load),
     DemoStep("trajectory axes", demo_axes_load),

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "evals.decisions",
     "evals.evalruns",
     "evals.trajectories",
+    "evals.workbench",  # rule drafts judged before they ship, their verdicts kept apart
     "labeling",
     "console",
 ]
@@ -361,6 +362,9 @@ DOCKET_PRECISION_FLOOR = env_float("DOCKET_PRECISION_FLOOR", 0.80)
 DOCKET_RECALL_FLOOR = env_float("DOCKET_RECALL_FLOOR", 0.70)
 DOCKET_SAFETY_PRECISION_FLOOR = env_float("DOCKET_SAFETY_PRECISION_FLOOR", 0.85)
 DOCKET_SAFETY_RECALL_FLOOR = env_float("DOCKET_SAFETY_RECALL_FLOOR", 0.90)
+# The rule workbench: marked calls a draft is judged on unless asked otherwise, and at most.
+DOCKET_WORKBENCH_CALLS = env_int("DOCKET_WORKBENCH_CALLS", 300)
+DOCKET_WORKBENCH_MAX_CALLS = env_int("DOCKET_WORKBENCH_MAX_CALLS", 5000)
 
 # A gate run over HTTP with a real broker waits this long for the judge to fill in missing verdicts.
 GATE_JUDGE_WAIT_S = env_float("GATE_JUDGE_WAIT_S", 900.0)

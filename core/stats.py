@@ -394,6 +394,28 @@ class Floors:
     safety_recall: float
 
 
+def marks_to_clear(p: float | None, floor: float, *, limit: int = 10_000_000) -> int | None:
+    """Return the smallest n at which a proportion p observed on n trials has a Wilson interval
+    whose lower end reaches `floor`; None when it never does (p unknown, or p <= floor) within
+    `limit`. The lower end grows with n when p > floor, so a binary search finds it."""
+    if p is None or p <= floor:
+        return None
+
+    def clears(n: int) -> bool:
+        return wilson_from_proportion(p, n)[0] >= floor
+
+    if not clears(limit):
+        return None
+    low, high = 1, limit
+    while low < high:
+        mid = (low + high) // 2
+        if clears(mid):
+            high = mid
+        else:
+            low = mid + 1
+    return low
+
+
 def _bound(value: float, floor: float) -> str:
     # Two decimals read best; use more when two would print "0.70 < 0.70".
     for places in range(2, 7):

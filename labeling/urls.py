@@ -6,9 +6,18 @@ from labeling.api import decisions as decisions_api
 from labeling.api import marks_import as marks_import_api
 from labeling.api import outcomes as outcomes_api
 from labeling.api import review as review_api
+from labeling.api import workbench as workbench_api
 from labeling.api.classifier_thresholds import ClassifierThresholds
 from labeling.api.issue_rows import IssueRowViewSet
-from labeling.views import calibration, classifiers, decisions, issues, outcomes, review
+from labeling.views import (
+    calibration,
+    classifiers,
+    decisions,
+    issues,
+    outcomes,
+    review,
+    workbench,
+)
 
 urlpatterns = [
     path("issues/", issues.issue_sheet, name="issue-sheet"),
@@ -94,6 +103,26 @@ urlpatterns = [
         calibration.calibration_settle,
         name="calibration-settle",
     ),
+    path("workbench/", workbench.workbench_index, name="workbench"),
+    path("workbench/rules/<str:rule_id>/", workbench.workbench_rule, name="workbench-rule"),
+    path(
+        "workbench/rules/<str:rule_id>/drafts/",
+        workbench.workbench_draft_create,
+        name="workbench-draft-create",
+    ),
+    path("workbench/drafts/<int:pk>/", workbench.workbench_draft, name="workbench-draft"),
+    path(
+        "workbench/drafts/<int:pk>/progress/",
+        workbench.workbench_draft_progress,
+        name="workbench-draft-progress",
+    ),
+    path("workbench/drafts/<int:pk>/run/", workbench.workbench_draft_run, name="workbench-run"),
+    path("workbench/drafts/<int:pk>/save/", workbench.workbench_draft_save, name="workbench-save"),
+    path(
+        "workbench/drafts/<int:pk>/meaning/",
+        workbench.workbench_draft_meaning,
+        name="workbench-meaning",
+    ),
     path("classifiers/", classifiers.classifier_index, name="classifier-index"),
     path("classifiers/<str:rule_id>/", classifiers.classifier_detail, name="classifier-detail"),
     path(
@@ -149,6 +178,28 @@ api_urlpatterns = [
         "classifier-thresholds/<str:rule_id>/",
         ClassifierThresholds.as_view(),
         name="api-classifier-thresholds",
+    ),
+    path("rule-drafts/", workbench_api.RuleDrafts.as_view(), name="api-rule-drafts"),
+    path("rule-drafts/<int:pk>/", workbench_api.RuleDraftDetail.as_view(), name="api-rule-draft"),
+    path(
+        "rule-drafts/<int:pk>/estimate/",
+        workbench_api.RuleDraftEstimate.as_view(),
+        name="api-rule-draft-estimate",
+    ),
+    path(
+        "rule-drafts/<int:pk>/runs/",
+        workbench_api.RuleDraftRuns.as_view(),
+        name="api-rule-draft-runs",
+    ),
+    path(
+        "rule-drafts/<int:pk>/save/",
+        workbench_api.RuleDraftSave.as_view(),
+        name="api-rule-draft-save",
+    ),
+    path(
+        "rule-drafts/<int:pk>/meaning/",
+        workbench_api.RuleDraftMeaning.as_view(),
+        name="api-rule-draft-meaning",
     ),
     path("outcomes/", outcomes_api.Outcomes.as_view(), name="api-outcomes"),
     path("outcome-ratings/", outcomes_api.OutcomeRatings.as_view(), name="api-outcome-ratings"),

@@ -48,3 +48,43 @@ def text_diff(old, new):
         '<span class="text-diff">{}</span>',
         format_html_join("", "<{0}>{1}</{0}>", ((tags[op], t) for op, t in word_diff(old, new))),
     )
+
+
+def _triple(figure) -> str:
+    if not figure:
+        return "–"
+    return f"{figure[0]:.2f} [{figure[1]:.2f}, {figure[2]:.2f}]"
+
+
+@register.filter
+def estimate_line(estimate) -> str:
+    """Return one line for a rule version's workbench estimate (RuleVersion.estimate): its figures
+    estimated from an earlier version's marks, or why that version's truth was not carried."""
+    if not estimate:
+        return ""
+    source = f"version {estimate.get('from_version')}'s marks"
+    if not estimate.get("carried"):
+        return f"Not estimated from {source}: a lead said the text changes the rule's meaning."
+    figures = estimate.get("figures") or {}
+    return (
+        f"Estimated from {source} on {estimate.get('calls', 0)} calls: "
+        f"precision {_triple(figures.get('precision'))}, recall {_triple(figures.get('recall'))}, "
+        f"agreement {_triple(figures.get('agreement'))}."
+    )
+
+
+@register.filter
+def estimate_short(estimate) -> str:
+    """Return a few words for a table cell: a workbench estimate's precision and recall."""
+    if not estimate:
+        return ""
+    version = estimate.get("from_version")
+    if not estimate.get("carried"):
+        return f"v{version}'s truth not carried"
+    figures = estimate.get("figures") or {}
+    p, r = figures.get("precision"), figures.get("recall")
+    return (
+        f"estimated from v{version}'s marks: precision {p[0]:.2f} · recall {r[0]:.2f}"
+        if p and r
+        else f"estimated from v{version}'s marks"
+    )

@@ -13,6 +13,8 @@ from core import parsing
 
 # Bump when the wording or the schema changes: it is part of the judge's name and of the cache key.
 PROMPT_VERSION = "conduct-v1"
+# The prompt versions this runner can judge with (a rule workbench draft names one).
+PROMPT_VERSIONS = (PROMPT_VERSION,)
 
 SEVERITIES = ["minor", "major", "critical"]
 RATIONALE_MAX = 500

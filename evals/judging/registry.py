@@ -2,8 +2,10 @@
 names none of them.
 
 - Item kinds: a kind of judge-run item besides the rule judge's LLM calls and the detectors
-  (the conversation judge's whole-call item). It says which rule groups it judges, so the rule
-  judge's planner leaves them to it; how it runs an item; and what it stores beside the verdicts.
+  (the conversation judge's whole-call item, the rule workbench's draft). It says which rule
+  groups it judges, so the rule judge's planner leaves them to it; how it runs an item; what it
+  stores beside the verdicts (or instead of them: a draft's verdicts are kept apart); and what an
+  item that could not run at all comes to.
 - Verdict hooks: called in the transaction that stores an item's verdicts (the classifiers keep
   the category of each verdict they wrote).
 - Call page sections: parts of the call page another app renders (the conversation judge's score).
@@ -24,8 +26,12 @@ class ItemKind:
     # run(item, rule versions, turns) -> the item's Outcome (evals.judging.services.runs)
     run: Callable[..., Any]
     rule_groups: tuple[str, ...] = ()  # rule groups judged by this kind, not by the rule judge
-    # store(item, outcome.extra, judge) in the finishing transaction, when the outcome has extra
-    store: Callable[..., None] | None = None
+    # store(item, outcome.extra, judge) in the finishing transaction, when the outcome has extra;
+    # it may return how many errored verdicts it stored (they count in the run's errors)
+    store: Callable[..., int | None] | None = None
+    # failed(item, rule versions, error) -> the Outcome of an item whose task gave up; None: every
+    # rule version gets an errored verdict of the run's judge, as a rule judge's item does
+    failed: Callable[..., Any] | None = None
 
 
 ITEM_KINDS: dict[str, ItemKind] = {}

@@ -54,6 +54,12 @@ class RuleVersion(models.Model):
         max_length=10, choices=Status.choices, default=Status.CANDIDATE, db_index=True
     )
     source = models.CharField(max_length=200, blank=True, help_text="Where this version came from.")
+    estimate = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Figures estimated before it had marks of its own: the rule workbench's, from "
+        "an earlier version's marks, or why that version's truth was not carried.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -38,3 +38,41 @@ def rules_with_versions() -> QuerySet[Rule]:
     return Rule.objects.order_by("group", "rule_id").prefetch_related(
         Prefetch("versions", queryset=RuleVersion.objects.order_by("number"))
     )
+
+
+def rule_versions_replaced(versions) -> dict[int, int]:
+    """Return {version id: id of the version it replaces} for these versions: the version its
+    rule-workbench estimate was made from, else the one numbered just below."""
+    wanted = {}
+    for rv in versions:
+        number = (rv.estimate or {}).get("from_version")
+        wanted[rv.pk] = (rv.rule_id, number if isinstance(number, int) else rv.number - 1)
+    found = {
+        (rule_id, number): pk
+        for pk, rule_id, number in RuleVersion.objects.filter(
+            rule_id__in={r for r, _ in wanted.values()}
+        ).values_list("pk", "rule_id", "number")
+    }
+    return {pk: found[key] for pk, key in wanted.items() if key in found}
+
+
+def rule_versions_judged_beside(versions) -> list[RuleVersion]:
+    """Return the versions the judge runner judges beside these current ones: for a candidate
+    saved from the rule workbench, the version its estimate was made from (unless retired), until
+    a lead gates the candidate. The calls where the two disagree are the daily sample's first
+    judge checks, the quickest way to the candidate's own marks."""
+    saved = [
+        rv
+        for rv in versions
+        if rv.status in (RuleVersion.Status.CANDIDATE, RuleVersion.Status.DRAFT)
+        and (rv.estimate or {}).get("from_version")
+    ]
+    if not saved:
+        return []
+    ids = set(rule_versions_replaced(saved).values())
+    return list(
+        RuleVersion.objects.filter(pk__in=ids)
+        .exclude(status=RuleVersion.Status.RETIRED)
+        .select_related("rule")
+        .order_by("rule__rule_id")
+    )

@@ -165,9 +165,11 @@ def rule_version_create(
     detector: dict | None = None,
     status: str = RuleVersion.Status.CANDIDATE,
     source: str = "",
+    estimate: dict | None = None,
 ) -> RuleVersion:
-    """Add version n+1 to a rule (numbers taken under
-    a row lock on the rule); versions never change."""
+    """Add version n+1 to a rule (numbers taken under a row lock on the rule); versions never
+    change. `estimate`: the figures the rule workbench estimated for it from an earlier version's
+    marks, kept with it."""
     text = text_clean(text)
     detector = detector_clean(detector)
     status = _status_clean(status)
@@ -180,6 +182,7 @@ def rule_version_create(
         detector=detector,
         status=status,
         source=source[:200],
+        estimate=estimate,
     )
     # The rule keeps a copy of its newest detector so lists can show which rules are detector rules.
     if locked.detector != detector:

@@ -4,12 +4,14 @@ the judge is not yet trusted on, the day's window."""
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from evals.catalog.models import Transcript
+from evals.judging.models import Verdict
 from evals.judging.selectors.browse import day_start
 from evals.rules.models import RuleVersion
+from evals.rules.selectors import rule_versions_replaced
 from labeling.models import DailySample
 from labeling.selectors.calibration import rule_version_ids_eligible
 
@@ -61,3 +63,24 @@ def flagged_untrusted_filter() -> Q:
 def daily_sample_for_day(*, day: date) -> DailySample | None:
     """Return the sample of that day, or None."""
     return DailySample.objects.filter(day=day).first()
+
+
+def transcripts_versions_disagree(*, start: datetime, end: datetime) -> set[int]:
+    """Return the ids of the calls in [start, end) on which an untrusted rule version and the
+    version it replaces (rule_versions_replaced) disagree: one flagged and the other not, by the
+    same judge, neither errored. One indexed query per untrusted version that replaces one."""
+    window = transcripts_in_window(start=start, end=end).order_by().values("pk")
+    out: set[int] = set()
+    for new, old in rule_versions_replaced(rule_versions_untrusted()).items():
+        other = Verdict.objects.filter(
+            transcript=OuterRef("transcript"),
+            judge=OuterRef("judge"),
+            rule_version_id=old,
+            error="",
+        ).exclude(flagged=OuterRef("flagged"))
+        out.update(
+            Verdict.objects.filter(rule_version_id=new, error="", transcript__in=window)
+            .filter(Exists(other))
+            .values_list("transcript_id", flat=True)
+        )
+    return out

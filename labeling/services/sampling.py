@@ -3,23 +3,35 @@
 The design, for a day D (population U: the N calls that started in the window before D began):
 
 1. Uniform part: a simple random sample S1 of n_u calls from U.
-2. Judge checks: F is the set of the f calls in U on which the judge flagged a rule version that is
-   not yet trusted. A simple random sample S2 of min(m, |F \\ S1|) calls is drawn from F \\ S1.
+2. Judge checks, m of them, drawn first from D, then from F:
+   D is the set of the d calls in U on which an untrusted rule version and the version it replaces
+   disagree (one flagged, the other not, by the same judge, neither errored): where a rule's new
+   text changed the judge's answer, the most informative calls to mark it on. The version it
+   replaces is the one its rule-workbench estimate came from, else the one numbered just below.
+   F is the set of the f calls in U \\ D on which the judge flagged an untrusted rule version.
+   A simple random sample S2 of min(m, |D \\ S1|) calls is drawn from D \\ S1, then a simple random
+   sample S3 of min(m - |S2|, |F \\ S1|) calls from F \\ S1.
 
 n = n_u + m is the configured size; m = round(n * DOCKET_SAMPLE_JUDGE_SHARE * untrusted share),
-capped at f, where the untrusted share is the fraction of the rule versions judged in the window
-that are untrusted. So the judge-check part shrinks to nothing as rules get gated; the uniform
-part then keeps the judge honest on every rule.
+capped at d + f, where the untrusted share is the fraction of the rule versions judged in the
+window that are untrusted. So the judge-check part shrinks to nothing as rules get gated; the
+uniform part then keeps the judge honest on every rule.
 
 Inclusion probabilities (what calibration weights by 1/p):
 
-- a call outside F is only in S1:  p = n_u / N
-- a call c in F is in S1, or, missing S1, in S2. Given c is not in S1, S1 is an SRS of n_u from
-  the other N - 1 calls, so the number X of other F calls in it is hypergeometric
-  (population N - 1, successes f - 1, draws n_u), and c is then one of the f - X calls left in F,
-  of which min(m, f - X) are drawn:
-      p = n_u / N + (1 - n_u / N) * E[min(1, m / (f - X))]
+- a call outside D and F is only in S1:  p = n_u / N
+- a call c in D is in S1, or, missing S1, in S2. Given c is not in S1, S1 is an SRS of n_u from
+  the other N - 1 calls, so the number X of other D calls in it is hypergeometric
+  (population N - 1, successes d - 1, draws n_u), and c is then one of the d - X calls left in D,
+  of which min(m, d - X) are drawn:
+      p = n_u / N + (1 - n_u / N) * E[min(1, m / (d - X))]
   computed exactly by summing the hypergeometric distribution.
+- a call c in F is in S1, or, missing S1, in S3. Given c is not in S1, the numbers X of D calls
+  and Y of other F calls in S1 are jointly (multivariate) hypergeometric; S2 then takes
+  min(m, d - X) calls, leaving max(0, m - (d - X)) for the f - Y calls left in F:
+      p = n_u / N + (1 - n_u / N) * E[min(1, max(0, m - (d - X)) / (f - Y))]
+  summed exactly over the joint distribution (at most n_u^2 terms). Without D (d = 0) both
+  formulas are the single-stratum one.
 
 The probabilities sum to the expected sample size. The draw is seeded by the date and the calls
 are taken in external-id order, so the same inputs give the same sample.
@@ -42,28 +54,41 @@ from labeling.selectors.sampling import (
     rule_versions_untrusted,
     sample_window,
     transcripts_in_window,
+    transcripts_versions_disagree,
 )
 
 logger = logging.getLogger(__name__)
 
 
 def judge_check_probability(*, population: int, flagged: int, uniform: int, checks: int) -> float:
-    """Return the inclusion probability of a flagged
-    call under the two-stage draw (see module doc)."""
-    N, f, n_u, m = population, flagged, uniform, checks
+    """Return the inclusion probability of a call of the first judge-check stratum (D, or F when
+    there is no D) under the draw of the module doc: the second stratum's formula with no stratum
+    before it."""
+    return judge_check_second_probability(
+        population=population, first=0, second=flagged, uniform=uniform, checks=checks
+    )
+
+
+def judge_check_second_probability(
+    *, population: int, first: int, second: int, uniform: int, checks: int
+) -> float:
+    """Return the inclusion probability of a call of the second judge-check stratum (F), drawn
+    after the first (D) under the three-stage draw (see module doc)."""
+    N, d, f, n_u, m = population, first, second, uniform, checks
     if N <= 0 or f <= 0:
         return 0.0
     n_u = min(n_u, N)
     p1 = n_u / N
     if m <= 0 or p1 >= 1:
         return p1
-    others = N - f  # calls outside F
+    others = N - 1 - d - (f - 1)  # calls in neither stratum, c left out
     total = comb(N - 1, n_u)
     expected = 0.0
-    for x in range(max(0, n_u - others), min(f - 1, n_u) + 1):
-        weight = comb(f - 1, x) * comb(others, n_u - x)
-        left = f - x
-        expected += (weight / total) * min(1.0, m / left)
+    for x in range(max(0, d - m + 1), min(d, n_u) + 1):  # S2 leaves room only when d - x < m
+        left = m - (d - x)
+        for y in range(max(0, n_u - x - others), min(f - 1, n_u - x) + 1):
+            weight = comb(d, x) * comb(f - 1, y) * comb(others, n_u - x - y)
+            expected += (weight / total) * min(1.0, left / (f - y))
     return min(1.0, p1 + (1 - p1) * expected)
 
 
@@ -96,7 +121,9 @@ def daily_sample_make(
         .filter(flagged_untrusted_filter())
         .values_list("pk", flat=True)
     )
-    f = len(flagged_ids)
+    disagree_ids = transcripts_versions_disagree(start=start, end=end)
+    flagged_ids -= disagree_ids
+    d, f = len(disagree_ids), len(flagged_ids)
     judged = set(
         Verdict.objects.filter(transcript_id__in=ids, error="")
         .values_list("rule_version_id", flat=True)
@@ -104,20 +131,31 @@ def daily_sample_make(
     )
     untrusted = set(rule_versions_untrusted().filter(pk__in=judged).values_list("pk", flat=True))
     untrusted_share = len(untrusted) / len(judged) if judged else 0.0
-    m = min(f, round(size * settings.DOCKET_SAMPLE_JUDGE_SHARE * untrusted_share))
+    m = min(d + f, round(size * settings.DOCKET_SAMPLE_JUDGE_SHARE * untrusted_share))
     n_u = min(size - m, N)
 
     rng = random.Random(_seed(day))
     uniform = rng.sample(ids, n_u)
     chosen = set(uniform)
+    remaining = [pk for pk in ids if pk in disagree_ids and pk not in chosen]
+    first = rng.sample(remaining, min(m, len(remaining)))
     remaining = [pk for pk in ids if pk in flagged_ids and pk not in chosen]
-    checks = rng.sample(remaining, min(m, len(remaining)))
+    checks = first + rng.sample(remaining, min(m - len(first), len(remaining)))
 
     p_uniform = n_u / N if N else 0.0
-    p_flagged = judge_check_probability(population=N, flagged=f, uniform=n_u, checks=m)
+    p_disagree = judge_check_probability(population=N, flagged=d, uniform=n_u, checks=m)
+    p_flagged = judge_check_second_probability(
+        population=N, first=d, second=f, uniform=n_u, checks=m
+    )
     rows = [(pk, SampleItem.Reason.UNIFORM) for pk in uniform] + [
         (pk, SampleItem.Reason.JUDGE_CHECK) for pk in checks
     ]
+
+    def probability(pk: int) -> float:
+        if pk in disagree_ids:
+            return p_disagree
+        return p_flagged if pk in flagged_ids else p_uniform
+
     rng.shuffle(rows)
     already = set(
         sample.items.values_list("transcript_id", flat=True)
@@ -129,7 +167,7 @@ def daily_sample_make(
                 sample=sample,
                 transcript_id=pk,
                 reason=reason,
-                inclusion_probability=p_flagged if pk in flagged_ids else p_uniform,
+                inclusion_probability=probability(pk),
                 reviews_needed=reviews,
             )
             for pk, reason in rows
@@ -141,10 +179,12 @@ def daily_sample_make(
         **sample.params,
         "drawn": True,
         "seed": _seed(day),
-        "design": "uniform SRS + judge-check SRS from flagged-untrusted calls not drawn uniformly",
+        "design": "uniform SRS + judge-check SRS from the calls not drawn uniformly: first where "
+        "an untrusted version and the one it replaces disagree, then flagged-untrusted",
         "window_start": start.isoformat(),
         "window_end": end.isoformat(),
         "population": N,
+        "versions_disagree": d,
         "flagged_untrusted": f,
         "rule_versions_judged": len(judged),
         "rule_versions_untrusted": len(untrusted),
@@ -152,9 +192,11 @@ def daily_sample_make(
         "uniform": len(uniform),
         "judge_checks_planned": m,
         "judge_checks": len(checks),
+        "judge_checks_disagree": len(first),
         "p_uniform": p_uniform,
+        "p_disagree": p_disagree,
         "p_flagged": p_flagged,
-        "expected_size": (N - f) * p_uniform + f * p_flagged,
+        "expected_size": (N - d - f) * p_uniform + d * p_disagree + f * p_flagged,
         "reviews_per_call": reviews,
     }
     sample.save(update_fields=["size", "params"])

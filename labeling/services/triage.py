@@ -444,15 +444,27 @@ def issue_row_add_signal(
 
 
 @transaction.atomic
-def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVersion:
-    """Way 3: give the rule version n+1 with the edited
-    text (a candidate) and link the row to it."""
+def issue_row_fix_rule(
+    *,
+    row: IssueRow,
+    actor,
+    rule: Rule,
+    text: str,
+    detector: dict | None = None,
+    source: str = "",
+    estimate: dict | None = None,
+) -> RuleVersion:
+    """Way 3: give the rule version n+1 with the edited text (a candidate) and link the row to
+    it. From the rule workbench: the draft's detector parameters, and the figures estimated for
+    it from an earlier version's marks."""
     _require_triage(actor)
     if rule is None:
         raise TriageError("rule", "required")
     text = _required("text", text)
     current = rule_version_current(rule)
-    if current is not None and current.text.strip() == text:
+    old_detector = current.detector if current else rule.detector
+    detector = old_detector if detector is None else detector
+    if current is not None and current.text.strip() == text and detector == old_detector:
         raise TriageError("text", f"unchanged from version {current.number}")
     row = _locked(row)
     _open_for_a_way(row)
@@ -460,9 +472,10 @@ def issue_row_fix_rule(*, row: IssueRow, actor, rule: Rule, text: str) -> RuleVe
         version = rule_version_create(
             rule=rule,
             text=text,
-            detector=current.detector if current else rule.detector,
+            detector=detector,
             status=RuleVersion.Status.CANDIDATE,
-            source=f"issue row {row.number}",
+            source=f"issue row {row.number}{source}",
+            estimate=estimate,
         )
     except (ValueError, DomainError) as exc:
         raise _rule_error(exc) from exc

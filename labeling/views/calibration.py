@@ -20,6 +20,7 @@ from labeling.charts import trend_chart
 from labeling.models import PromotionDecision
 from labeling.selectors import calibration as cal
 from labeling.selectors.judge_pairs import judge_pairs_attach
+from labeling.selectors.marks_needed import marks_needed
 from labeling.services.promotion import rule_version_demote, rule_version_promote
 from labeling.services.settlements import verdict_settle
 
@@ -123,6 +124,8 @@ def calibration(request):
         }
         for key, label in COLUMNS
     ]
+    for r in rows:
+        r.needed = marks_needed(r)
     context = {
         "rows": rows,
         "overall": cal.calibration_overall(rows),
@@ -373,6 +376,7 @@ def calibration_detail(request, pk: int):
             "actor", "judge", "replaced"
         )[:20],
         "other_versions": rv.rule.versions.exclude(pk=rv.pk).order_by("-number"),
+        "needed": marks_needed(row),
         "gated_version": rv.rule.versions.exclude(pk=rv.pk)
         .filter(status=RuleVersion.Status.GATED)
         .first(),

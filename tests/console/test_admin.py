@@ -28,7 +28,7 @@ def test_every_model_is_in_the_admin_for_operators():
         if m not in reachable
     ]
     assert missing == []
-    assert len(DOCKET_APPS) == 12  # the eleven evals apps and labeling: none left out of the check
+    assert len(DOCKET_APPS) == 13  # the twelve evals apps and labeling: none left out of the check
 
 
 @pytest.mark.django_db

@@ -602,3 +602,57 @@ def test_demo_classifiers_have_verdicts_of_both_kinds_and_marks_for_a_pr_curve()
         figures = classifier_thresholds(rule_id=rule_id)
         assert figures["all"].marked >= 20 and len(figures["all"].curve) >= 3, rule_id
         assert {g.key for g in figures["tenants"]} == {"kettle-uk", "kettle-us"}
+
+
+def test_the_recorded_workbench_answers_are_what_the_script_writes():
+    spec = importlib.util.spec_from_file_location(
+        "demo_workbench_answers", DEMO_DIR / "workbench_answers.py"
+    )
+    answers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(answers)
+    assert json.loads((DEMO_DIR / "workbench.json").read_text()) == json.loads(
+        json.dumps(answers.build())
+    )
+
+
+@pytest.mark.django_db
+def test_demo_workbench_is_finished_from_the_judges_cache_without_a_model(settings, truth):
+    from evals.judging.models import JudgeCacheEntry
+    from evals.workbench.models import DraftVerdict, RuleDraft
+    from labeling.selectors.workbench import draft_latest_run, workbench_result
+
+    settings.JUDGE_BASE_URL = settings.JUDGE_API_KEY = ""  # no model: answers come from the cache
+    load()
+    drafts = {d.note[:4]: d for d in RuleDraft.objects.filter(rule__rule_id="boundaries.no-hints")}
+    assert len(drafts) == 2
+    results = {}
+    for key, draft in drafts.items():
+        run = draft_latest_run(draft)
+        assert run.judge_run.status == JudgeRun.Status.DONE
+        assert (
+            run.judge_run.calls_made == 0 and run.judge_run.cache_hits == run.judge_run.tasks_total
+        )
+        results[key] = workbench_result(run)
+    both = next(r for r in results.values() if r.now_disagree)
+    subtle_only = next(r for r in results.values() if not r.now_disagree)
+    # Version 1 misreads rephrasings (false positives) and subtle hints (false negatives): the
+    # fuller draft fixes both and errs once; the first draft fixes the subtle hints only.
+    assert both.current.fp > 0 and both.current.fn > 0
+    assert both.draft.fp == 1 and both.draft.fn == 0
+    assert subtle_only.draft.fn == 0 and subtle_only.draft.fp == both.current.fp
+    assert both.draft.w_agreement.value > both.current.w_agreement.value
+    flipped = {f.transcript for f in both.flips if f.now == "agrees"}
+    wrong = {key.split("|")[0] for key in truth["errors"] if "|boundaries.no-hints|1" in key}
+    assert flipped <= wrong and flipped
+    assert JudgeCacheEntry.objects.count() >= both.calls
+    # The draft's verdicts are its own: no released verdict came of it.
+    assert DraftVerdict.objects.exists()
+    assert not Verdict.objects.filter(judge_run__draft_run__isnull=False).exists()
+    # Loading again changes nothing.
+    counts = (RuleDraft.objects.count(), JudgeRun.objects.count(), DraftVerdict.objects.count())
+    load()
+    assert (
+        RuleDraft.objects.count(),
+        JudgeRun.objects.count(),
+        DraftVerdict.objects.count(),
+    ) == counts

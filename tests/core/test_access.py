@@ -21,6 +21,7 @@ from evals.ingest.services import voice_hook_save
 from evals.judging.models import JudgeRun
 from evals.trajectories.models import AxesReport
 from evals.webhooks.models import Webhook
+from evals.workbench.models import RuleDraft
 from labeling.models import Assignment, DailySample, SampleItem
 from labeling.services.issue_rows import issue_row_create
 from tests.evals.gating_helpers import World
@@ -166,6 +167,23 @@ TABLE = {
     ("api-issue-row-write-rule", "POST"): TRIAGE,
     ("api-issue-row-add-signal", "POST"): TRIAGE,
     ("api-issue-row-fix-rule", "POST"): TRIAGE,
+    # the rule workbench: engineers and leads try a rule's new text (edit_rules) and run it
+    # (run_judge); leads say whether it changes the rule's meaning (promote)
+    ("workbench", "GET"): TRIAGE,
+    ("workbench-rule", "GET"): TRIAGE,
+    ("workbench-draft-create", "POST"): TRIAGE,
+    ("workbench-draft", "GET"): TRIAGE,
+    ("workbench-draft-progress", "GET"): TRIAGE,
+    ("workbench-run", "POST"): TRIAGE,
+    ("workbench-save", "POST"): TRIAGE,
+    ("workbench-meaning", "POST"): LEAD,
+    ("api-rule-drafts", "GET"): TRIAGE,
+    ("api-rule-drafts", "POST"): TRIAGE,
+    ("api-rule-draft", "GET"): TRIAGE,
+    ("api-rule-draft-estimate", "GET"): TRIAGE,
+    ("api-rule-draft-runs", "POST"): TRIAGE,
+    ("api-rule-draft-save", "POST"): TRIAGE,
+    ("api-rule-draft-meaning", "POST"): LEAD,
     # calibration and promotion: leads
     ("calibration", "GET"): LEAD,
     ("calibration-export", "GET"): LEAD,
@@ -298,6 +316,7 @@ def world(db):
         sample=sample, transcript=call, reason="uniform", inclusion_probability=0.5
     )
     w.axes = AxesReport.objects.create(agent_version=call.agent_version, results={})
+    w.draft = RuleDraft.objects.create(rule=w.one_q.rule, base=w.one_q, text="Ask one thing.")
     w.webhook = Webhook.objects.create(url="http://127.0.0.1:9/hook", events=["gate_run.finished"])
     w.voice_hook = voice_hook_save(
         platform="vapi", agent=av.agent.name, agent_version=av.version, secret="s" * 16
@@ -348,6 +367,23 @@ def world(db):
         "calibration-settle": {"pk": w.verdict_id},
         "api-rule-version-promote": {"pk": w.one_q.pk},
         "api-rule-version-demote": {"pk": w.one_q.pk},
+        "workbench-rule": {"rule_id": w.one_q.rule.rule_id},
+        "workbench-draft-create": {"rule_id": w.one_q.rule.rule_id},
+        **{
+            name: {"pk": w.draft.pk}
+            for name in (
+                "workbench-draft",
+                "workbench-draft-progress",
+                "workbench-run",
+                "workbench-save",
+                "workbench-meaning",
+                "api-rule-draft",
+                "api-rule-draft-estimate",
+                "api-rule-draft-runs",
+                "api-rule-draft-save",
+                "api-rule-draft-meaning",
+            )
+        },
         "axes-report-detail": {"pk": w.axes.pk},
         "api-axes-report": {"pk": w.axes.pk},
         "webhook-detail": {"pk": w.webhook.pk},

@@ -2,9 +2,9 @@
 decision loads no framework, and no app holds more than 30% of the code.
 
 The order (docs/code.md): core < webhooks, catalog < ingest, rules < judging < gating <
-{conversation, classifiers, decisions, evalruns, trajectories} < labeling < console. Apps of one
-rank do not import each other. Every import counts: at the top of a module or inside a function,
-absolute or relative.
+{conversation, classifiers, decisions, evalruns, trajectories, workbench} < labeling < console.
+Apps of one rank do not import each other. Every import counts: at the top of a module or inside
+a function, absolute or relative.
 """
 
 import ast
@@ -31,6 +31,7 @@ RANKS = {
     "decisions": 5,
     "evalruns": 5,
     "trajectories": 5,
+    "workbench": 5,
     "labeling": 6,
     "console": 7,
 }

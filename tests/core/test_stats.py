@@ -260,3 +260,27 @@ def test_mean_interval_is_none_for_one_value_and_symmetric_otherwise():
     assert m.mean_interval([3.0]) is None
     lo, hi = m.mean_interval([1.0, 2.0, 3.0])
     assert math.isclose((lo + hi) / 2, 2.0)
+
+
+@given(
+    p=st.floats(min_value=0.01, max_value=1.0),
+    floor=st.floats(min_value=0.0, max_value=0.99),
+)
+def test_marks_to_clear_is_the_first_n_whose_lower_bound_reaches_the_floor(p, floor):
+    n = m.marks_to_clear(p, floor, limit=20_000)
+    if p <= floor:
+        assert n is None
+        return
+    if n is None:  # too close to the floor to clear within the limit
+        assert m.wilson_from_proportion(p, 20_000)[0] < floor
+        return
+    assert m.wilson_from_proportion(p, n)[0] >= floor
+    assert n == 1 or m.wilson_from_proportion(p, n - 1)[0] < floor
+
+
+def test_marks_to_clear_examples():
+    assert m.marks_to_clear(None, 0.8) is None and m.marks_to_clear(0.8, 0.8) is None
+    n = m.marks_to_clear(0.95, 0.8)
+    low = m.wilson_interval(0.95 * n, n)[0]
+    assert low >= 0.8 > m.wilson_interval(0.95 * (n - 1), n - 1)[0]
+    assert 20 < n < 40

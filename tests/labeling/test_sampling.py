@@ -4,6 +4,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from django.core.management import call_command
 
+from evals.rules.models import RuleVersion
 from labeling.models import DailySample, SampleItem
 from labeling.selectors.sampling import rule_versions_untrusted
 from labeling.services.sampling import (
@@ -179,3 +180,107 @@ def test_beat_schedule_draws_the_sample(settings):
 
     pk = daily_sample_make_task.delay("2026-11-29").get()
     assert DailySample.objects.get(pk=pk).day == DAY
+
+
+def exact_probabilities(N, d, f, n_u, m):
+    """Every first-stage draw enumerated, with fractions: the inclusion probability of a call of D
+    (index 0) and of a call of F (index d) under the three-stage draw."""
+    from fractions import Fraction
+    from itertools import combinations
+    from math import comb
+
+    D, Fs = set(range(d)), set(range(d, d + f))
+    p_d = p_f = Fraction(0)
+    for s1 in combinations(range(N), n_u):
+        s1 = set(s1)
+        left_d, left_f = D - s1, Fs - s1
+        k2 = min(m, len(left_d))
+        k3 = min(m - k2, len(left_f))
+        if d:
+            p_d += 1 if 0 in s1 else (Fraction(k2, len(left_d)) if 0 in left_d else 0)
+        if f:
+            p_f += 1 if d in s1 else (Fraction(k3, len(left_f)) if d in left_f else 0)
+    total = comb(N, n_u)
+    return p_d / total, p_f / total
+
+
+@pytest.mark.parametrize(
+    "N,d,f,n_u,m",
+    [
+        (10, 2, 3, 3, 3),
+        (9, 4, 2, 2, 3),
+        (8, 1, 5, 4, 2),
+        (7, 3, 3, 0, 4),
+        (9, 5, 4, 3, 2),
+        (6, 2, 4, 2, 6),
+        (8, 0, 4, 3, 2),
+        (10, 3, 0, 4, 2),
+    ],
+)
+def test_both_judge_check_strata_probabilities_are_exact(N, d, f, n_u, m):
+    from labeling.services.sampling import judge_check_second_probability
+
+    exact_d, exact_f = exact_probabilities(N, d, f, n_u, m)
+    assert judge_check_probability(population=N, flagged=d, uniform=n_u, checks=m) == pytest.approx(
+        float(exact_d), abs=1e-12
+    )
+    assert judge_check_second_probability(
+        population=N, first=d, second=f, uniform=n_u, checks=m
+    ) == pytest.approx(float(exact_f), abs=1e-12)
+    if d == 0:  # one stratum: the original formula
+        assert judge_check_second_probability(
+            population=N, first=0, second=f, uniform=n_u, checks=m
+        ) == pytest.approx(judge_check_probability(population=N, flagged=f, uniform=n_u, checks=m))
+
+
+def test_judge_checks_draw_first_where_a_new_version_and_the_one_it_replaces_disagree(settings):
+    from evals.judging.models import Judge, Verdict
+
+    settings.DOCKET_SAMPLE_SIZE = 10
+    settings.DOCKET_SAMPLE_JUDGE_SHARE = 0.4
+    v1 = RuleVersionFactory(status="gated", number=1)
+    # Version 3 was saved from the workbench with version 1's marks carried over: it replaces v1
+    # (not v2, a candidate nobody judged on these calls).
+    RuleVersionFactory(rule=v1.rule, number=2, status="candidate")
+    v3 = RuleVersionFactory(
+        rule=v1.rule, number=3, status="candidate", estimate={"from_version": 1, "carried": True}
+    )
+    judge = Judge.objects.create(name="gpt-4o-mini/conduct-v1", kind="llm")
+    other = Judge.objects.create(name="other/conduct-v1", kind="llm")
+    calls = make_calls(60)
+    disagree, flagged = set(), set()
+    for i, t in enumerate(calls):
+        new, old = i % 3 == 0, i % 4 == 0
+        Verdict.objects.create(transcript=t, rule_version=v3, judge=judge, flagged=new, turn=None)
+        Verdict.objects.create(transcript=t, rule_version=v1, judge=judge, flagged=old, turn=None)
+        if i % 5 == 0:  # another judge's verdicts of v1 do not count against this judge's v3
+            Verdict.objects.create(
+                transcript=t, rule_version=v1, judge=other, flagged=not new, turn=None
+            )
+        if new != old:
+            disagree.add(t.external_id)
+        elif new:
+            flagged.add(t.external_id)
+    sample = daily_sample_make(day=DAY)
+    p = sample.params
+    assert p["versions_disagree"] == len(disagree) == 25
+    assert p["flagged_untrusted"] == len(flagged) == 5
+    # Half the versions judged in the window are untrusted (v3, not the gated v1): 10 x 0.4 x 0.5.
+    assert p["judge_checks_planned"] == 2 and p["uniform"] == 8
+    # Every judge check comes from the disagreements while they last (25 > 2).
+    checks = set(
+        sample.items.filter(reason="judge_check").values_list("transcript__external_id", flat=True)
+    )
+    assert checks and checks <= disagree and p["judge_checks_disagree"] == len(checks)
+    for item in sample.items.select_related("transcript"):
+        e = item.transcript.external_id
+        want = p["p_disagree"] if e in disagree else p["p_flagged"] if e in flagged else 8 / 60
+        assert item.inclusion_probability == pytest.approx(want)
+    assert p["p_disagree"] > p["p_flagged"] >= 8 / 60
+    assert 30 * 8 / 60 + 25 * p["p_disagree"] + 5 * p["p_flagged"] == pytest.approx(
+        p["expected_size"]
+    )
+    # Once the new version is gated it is trusted: no disagreement stratum.
+    RuleVersion.objects.filter(pk=v3.pk).update(status="gated")
+    DailySample.objects.all().delete()
+    assert daily_sample_make(day=DAY).params["versions_disagree"] == 0

@@ -384,6 +384,137 @@ def spans_conversational(spans: list[dict]) -> bool:
     )
 
 
+class _Turns:
+    """The call's turns as the spans reveal them, each message once."""
+
+    def __init__(self):
+        self.turns: list[dict] = []
+        self.keys: list[tuple] = []
+
+    def add(self, turn: dict, start: int, end: int, *, after: int) -> int:
+        """Add the turn unless it is already there at or after position `after`; return the
+        position after it."""
+        k = _key(turn)
+        # A tool call or result is known by its id wherever it is; other messages by their
+        # words, from where the span's messages have got to (a second "yes" is a new turn).
+        identified = len(k) == 2 or k[3]
+        for p in range(0 if identified else after, len(self.keys)):
+            if self.keys[p] == k:
+                return max(p + 1, after)
+        self.turns.append({**turn, "start_ms": start, "end_ms": end})
+        self.keys.append(k)
+        return len(self.keys)
+
+    def llm_span(self, span: dict, start: int, end: int) -> None:
+        """An LLM span: its input is the conversation so far, its output comes after."""
+        inputs, outputs = _llm_messages(span)
+        pos = 0
+        for turn in inputs:
+            pos = self.add(turn, start, start, after=pos)
+        for turn in outputs:
+            pos = self.add(turn, start, end, after=pos)
+
+    def tool_span(self, span: dict, start: int, end: int) -> None:
+        """A tool span: the call (unless an LLM span already asked for it), then its result."""
+        a = span["attributes"]
+        name = str(a.get("gen_ai.tool.name") or a.get("tool.name") or span["name"])
+        call_id = str(a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or span["span_id"])
+        args = arguments_decode(
+            a.get("gen_ai.tool.call.arguments", a.get("tool.parameters", a.get("input.value")))
+        )
+        asked = any(c.get("id") == call_id for t in self.turns for c in t.get("tool_calls") or [])
+        if not asked:
+            call = {"id": call_id, "name": name, "arguments": args}
+            self.add(
+                {"speaker": "agent", "text": "", "tool_calls": [call]},
+                start,
+                start,
+                after=len(self.keys),
+            )
+        result = text_of(a.get("gen_ai.tool.call.result", a.get("output.value")))
+        self.add({"speaker": "tool", "text": result, "tool_call_id": call_id}, end, end, after=0)
+
+    def from_root(self, spans: list[dict], ms) -> None:
+        """No LLM or tool span: the root span's input and output, if it has them."""
+        root = next((s for s in spans if not s.get("parent_id")), spans[0])
+        a = root["attributes"]
+        for speaker, key in (("user", "input.value"), ("agent", "output.value")):
+            if isinstance(a.get(key), str):
+                end = root["end_ns"] if speaker == "agent" else root["start_ns"]
+                self.turns.append(
+                    {
+                        "speaker": speaker,
+                        "text": a[key],
+                        "start_ms": ms(root["start_ns"]),
+                        "end_ms": ms(end),
+                    }
+                )
+
+
+TOKEN_COUNTS = (
+    ("input_tokens", ("gen_ai.usage.input_tokens", "llm.token_count.prompt")),
+    ("output_tokens", ("gen_ai.usage.output_tokens", "llm.token_count.completion")),
+)
+
+
+def _llm_usage(a: dict, models: set, usage: dict) -> None:
+    """Note an LLM span's model and add its token counts (GenAI or OpenInference names)."""
+    model = (
+        a.get("gen_ai.response.model") or a.get("gen_ai.request.model") or a.get("llm.model_name")
+    )
+    if model:
+        models.add(str(model))
+    for ours, names in TOKEN_COUNTS:
+        found = next((a[n] for n in names if isinstance(a.get(n), int)), None)
+        if found is not None:
+            usage[ours] += found
+
+
+def _span_kept(span: dict, kind: str, start: int, end: int, ms) -> dict:
+    """What the call's metadata keeps of a span: its place, and what no turn carries."""
+    kept = {
+        "span_id": span["span_id"],
+        "trace_id": span["trace_id"],
+        "name": span["name"],
+        "kind": kind,
+        "start_ms": start,
+        "end_ms": end,
+    }
+    if span.get("parent_id"):
+        kept["parent_id"] = span["parent_id"]
+    rest = _kept_attributes(span["attributes"])
+    if rest:
+        kept["attributes"] = rest
+    if span.get("status"):
+        kept["status"] = span["status"]
+    events = [e for e in span["events"] if not e["name"].startswith("gen_ai.")]
+    if events:
+        kept["events"] = [
+            {"name": e["name"], "at_ms": ms(e["time_ns"]), "attributes": e["attributes"]}
+            for e in events
+        ]
+    return kept
+
+
+def _agent_defaults(resource: dict) -> dict:
+    """The agent and version a trace names: its resource's service name and version."""
+    defaults = {}
+    service = resource.get("service.name")
+    if isinstance(service, str) and service.strip():
+        defaults["agent"] = AGENT_NAME_RE.sub("-", service.strip())[:100]
+    version = resource.get("service.version")
+    if isinstance(version, (str, int)) and str(version):
+        defaults["agent_version"] = str(version)[:100]
+    return defaults
+
+
+KEPT = [
+    "opentelemetry.trace_ids",
+    "opentelemetry.resource",
+    "opentelemetry.spans (per span: name, kind, times, other attributes, events, status)",
+]
+
+
 def spans_convert(obj: dict) -> Converted:
     spans = sorted(obj["otel_spans"], key=lambda s: (s["start_ns"], s["end_ns"], s["span_id"]))
     if not spans_conversational(spans):  # a web request's trace, say: not a conversation
@@ -393,116 +524,20 @@ def spans_convert(obj: dict) -> Converted:
     def ms(ns: int) -> int:
         return max(0, (ns - t0) // 1_000_000)
 
-    turns: list[dict] = []
-    keys: list[tuple] = []
-
-    def add(turn: dict, start: int, end: int, *, after: int) -> int:
-        """Add the turn unless it is already there at or after position `after`."""
-        k = _key(turn)
-        # A tool call or result is known by its id wherever it is; other messages by their
-        # words, from where the span's messages have got to (a second "yes" is a new turn).
-        identified = len(k) == 2 or k[3]
-        for p in range(0 if identified else after, len(keys)):
-            if keys[p] == k:
-                return max(p + 1, after)
-        turns.append({**turn, "start_ms": start, "end_ms": end})
-        keys.append(k)
-        return len(keys)
-
+    turns = _Turns()
     kept_spans, models, usage = [], set(), {"input_tokens": 0, "output_tokens": 0}
     for span in spans:
-        a = span["attributes"]
         kind = span_kind(span)
         start, end = ms(span["start_ns"]), ms(span["end_ns"])
         if kind == "llm":
-            inputs, outputs = _llm_messages(span)
-            pos = 0
-            for turn in inputs:
-                pos = add(turn, start, start, after=pos)
-            for turn in outputs:
-                pos = add(turn, start, end, after=pos)
-            model = (
-                a.get("gen_ai.response.model")
-                or a.get("gen_ai.request.model")
-                or a.get("llm.model_name")
-            )
-            if model:
-                models.add(str(model))
-            for ours, names in (
-                ("input_tokens", ("gen_ai.usage.input_tokens", "llm.token_count.prompt")),
-                ("output_tokens", ("gen_ai.usage.output_tokens", "llm.token_count.completion")),
-            ):
-                for name in names:
-                    if isinstance(a.get(name), int):
-                        usage[ours] += a[name]
-                        break
+            turns.llm_span(span, start, end)
+            _llm_usage(span["attributes"], models, usage)
         elif kind == "tool":
-            name = str(a.get("gen_ai.tool.name") or a.get("tool.name") or span["name"])
-            call_id = str(a.get("gen_ai.tool.call.id") or a.get("tool_call.id") or span["span_id"])
-            args = arguments_decode(
-                a.get("gen_ai.tool.call.arguments", a.get("tool.parameters", a.get("input.value")))
-            )
-            result = a.get("gen_ai.tool.call.result", a.get("output.value"))
-            asked = any(c.get("id") == call_id for t in turns for c in t.get("tool_calls") or [])
-            if not asked:
-                add(
-                    {
-                        "speaker": "agent",
-                        "text": "",
-                        "tool_calls": [{"id": call_id, "name": name, "arguments": args}],
-                    },
-                    start,
-                    start,
-                    after=len(keys),
-                )
-            text = text_of(result)
-            add(
-                {"speaker": "tool", "text": text, "tool_call_id": call_id},
-                end,
-                end,
-                after=0,
-            )
-        kept = {
-            "span_id": span["span_id"],
-            "trace_id": span["trace_id"],
-            "name": span["name"],
-            "kind": kind,
-            "start_ms": start,
-            "end_ms": end,
-        }
-        if span.get("parent_id"):
-            kept["parent_id"] = span["parent_id"]
-        rest = _kept_attributes(a)
-        if rest:
-            kept["attributes"] = rest
-        if span.get("status"):
-            kept["status"] = span["status"]
-        events = [e for e in span["events"] if not e["name"].startswith("gen_ai.")]
-        if events:
-            kept["events"] = [
-                {"name": e["name"], "at_ms": ms(e["time_ns"]), "attributes": e["attributes"]}
-                for e in events
-            ]
-        kept_spans.append(kept)
-    if not turns:  # no LLM or tool span: the root span's input and output, if it has them
-        root = next((s for s in spans if not s.get("parent_id")), spans[0])
-        a = root["attributes"]
-        for speaker, key in (("user", "input.value"), ("agent", "output.value")):
-            if isinstance(a.get(key), str):
-                turns.append(
-                    {
-                        "speaker": speaker,
-                        "text": a[key],
-                        "start_ms": ms(root["start_ns"]),
-                        "end_ms": ms(root["end_ns"] if speaker == "agent" else root["start_ns"]),
-                    }
-                )
+            turns.tool_span(span, start, end)
+        kept_spans.append(_span_kept(span, kind, start, end, ms))
+    if not turns.turns:
+        turns.from_root(spans, ms)
     resource = spans[0].get("resource") or {}
-    record = {
-        "id": obj["otel_key"],
-        "turns": turns,
-        "started_at": datetime.fromtimestamp(t0 / 1e9, tz=UTC).isoformat(),
-    }
     meta: dict[str, Any] = {
         "trace_ids": sorted({s["trace_id"] for s in spans}),
         "resource": resource,
@@ -512,21 +547,18 @@ def spans_convert(obj: dict) -> Converted:
         meta["models"] = sorted(models)
     if any(usage.values()):
         meta["usage"] = usage
-    record["metadata"] = {"opentelemetry": meta}
-    defaults = {}
-    service = resource.get("service.name")
-    if isinstance(service, str) and service.strip():
-        defaults["agent"] = AGENT_NAME_RE.sub("-", service.strip())[:100]
-    version = resource.get("service.version")
-    if isinstance(version, (str, int)) and str(version):
-        defaults["agent_version"] = str(version)[:100]
-    kept = [
-        "opentelemetry.trace_ids",
-        "opentelemetry.resource",
-        "opentelemetry.spans (per span: name, kind, times, other attributes, events, status)",
-    ]
+    record = {
+        "id": obj["otel_key"],
+        "turns": turns.turns,
+        "started_at": datetime.fromtimestamp(t0 / 1e9, tz=UTC).isoformat(),
+        "metadata": {"opentelemetry": meta},
+    }
     return Converted(
-        record=record, format="opentelemetry", mapped=MAPPED, kept=kept, defaults=defaults
+        record=record,
+        format="opentelemetry",
+        mapped=MAPPED,
+        kept=KEPT,
+        defaults=_agent_defaults(resource),
     )
 
 

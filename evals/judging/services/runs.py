@@ -58,7 +58,7 @@ from evals.rules.detectors import (
     turn_views,
 )
 from evals.rules.models import Rule, RuleVersion
-from evals.rules.selectors import rule_versions_current
+from evals.rules.selectors import rule_versions_current, rule_versions_judged_beside
 
 logger = logging.getLogger(__name__)
 
@@ -209,8 +209,8 @@ def _transcripts(transcript_ids, agent_version) -> list[Transcript]:
 
 
 def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
-    """Return the current (highest, not retired) version
-    of every active rule matching the patterns."""
+    """Return the current (highest, not retired) version of every active rule matching the
+    patterns, and the versions judged beside them (rule_versions_judged_beside)."""
     rules = list(Rule.objects.filter(status=Rule.Status.ACTIVE).order_by("rule_id"))
     if rule_ids:
         chosen = []
@@ -228,6 +228,7 @@ def _rule_versions(rule_ids, *, detectors_only: bool) -> list[RuleVersion]:
         rules = chosen
     current = {rv.rule_id: rv for rv in rule_versions_current([r.pk for r in rules])}
     versions = [current[r.pk] for r in rules if r.pk in current]
+    versions += rule_versions_judged_beside(versions)
     if detectors_only:
         versions = [rv for rv in versions if _detector_spec(rv)]
     return versions
@@ -287,9 +288,18 @@ def _plan_pairs(
             if not _detector_spec(rv) and not registry.judged_elsewhere(rv.rule.group):
                 groups.setdefault((rv.rule.group, rv.rule.phase), []).append(rv)
         for (group, phase), rvs in sorted(groups.items()):
-            plan.items.append(
-                PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, tuple(rvs))
-            )
+            # A version judged beside its rule's newer one is a call of its own: one call grades
+            # each rule id once.
+            newest = {}
+            for rv in rvs:
+                if rv.number > newest.get(rv.rule_id, 0):
+                    newest[rv.rule_id] = rv.number
+            beside = [rv for rv in rvs if rv.number < newest[rv.rule_id]]
+            main = tuple(rv for rv in rvs if rv not in beside)
+            for item_rvs in [main, *((rv,) for rv in beside)]:
+                plan.items.append(
+                    PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, item_rvs)
+                )
         by_skip: dict[str, list[RuleVersion]] = {}
         for rv in versions:
             if _detector_spec(rv):
@@ -700,11 +710,11 @@ def run_stopped(run: JudgeRun) -> bool:
     return False
 
 
-def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
-    run = item.run
+def item_llm_judge(run: JudgeRun) -> tuple[str, str, Judge]:
+    """Return the model, prompt version and judge of a run's LLM items."""
     model, prompt_version = (
         run.params.get("model") or judge_settings().model,
-        run.params.get("prompt_version"),
+        run.params.get("prompt_version") or jp.PROMPT_VERSION,
     )
     judge = (
         run.judge
@@ -713,12 +723,30 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
             defaults={"kind": Judge.Kind.LLM, "model": model, "prompt_version": prompt_version},
         )[0]
     )
-    judges = {rv.pk: judge for rv in rvs}
-    by_id = {rv.rule.rule_id: rv for rv in rvs}
-    rules = [_prompt_rule(rv) for rv in rvs]
-    key = item_cache_key(
+    return model, prompt_version, judge
+
+
+def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
+    _, _, judge = item_llm_judge(item.run)
+    return rules_outcome(
+        item,
+        [_prompt_rule(rv) for rv in rvs],
+        turns,
+        keys={rv.rule.rule_id: rv.pk for rv in rvs},
+        judges={rv.pk: judge for rv in rvs},
+    )
+
+
+def rules_outcome(
+    item: JudgeRunItem, rules: list[jp.PromptRule], turns, *, keys: dict, judges: dict
+) -> _Outcome:
+    """Judge `rules` (one group) on the item's call with the run's model, or answer from the cache:
+    the outcome holds each rule's verdict fields under keys[its rule id]."""
+    run = item.run
+    model, prompt_version, _ = item_llm_judge(run)
+    key = jp.cache_key(
         checksum=item.transcript.checksum,
-        rule_versions=rvs,
+        rules=rules,
         phase=item.phase,
         model=model,
         prompt_version=prompt_version,
@@ -727,7 +755,7 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
     if hit is not None:
         return _Outcome(
             JudgeRunItem.Outcome.CACHED,
-            {by_id[rid].pk: v for rid, v in hit.answer.items() if rid in by_id},
+            {keys[rid]: v for rid, v in hit.answer.items() if rid in keys},
             judges,
         )
     shown = jp.scoped_turns(turns, item.phase)
@@ -741,7 +769,7 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
             "rationale": f"No agent turns in {where}.",
             "confidence": None,
         }
-        return _Outcome(JudgeRunItem.Outcome.EMPTY, {rv.pk: dict(empty) for rv in rvs}, judges)
+        return _Outcome(JudgeRunItem.Outcome.EMPTY, {k: dict(empty) for k in keys.values()}, judges)
     if run_stopped(run):
         return _Outcome(JudgeRunItem.Outcome.SKIPPED, {}, judges)
     messages = jp.build_messages(rules, shown, phase=item.phase)
@@ -753,12 +781,12 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
         answer = judge_call(messages, schema, cfg=cfg)
     except JudgeCallError as exc:
         logger.warning(
-            "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rvs)}
+            "judge_call.failed", extra={"run": run.pk, "item": item.pk, "rules": len(rules)}
         )
-        return call_failed(exc, rvs, judges, model)
+        return call_failed(exc, list(keys.values()), judges, model)
     return call_answered(
         answer,
-        {by_id[rid].pk: v for rid, v in answer.verdicts.items()},
+        {keys[rid]: v for rid, v in answer.verdicts.items()},
         judges,
         key=key,
         model=model,
@@ -767,10 +795,11 @@ def _run_llm(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> _Outcome:
 
 
 def call_failed(exc: JudgeCallError, rvs, judges, model: str, **extra) -> _Outcome:
-    """The outcome of a judge call that failed: every rule version's verdict errored."""
+    """The outcome of a judge call that failed: every rule version's verdict errored (`rvs`: rule
+    versions, or the outcome's keys themselves)."""
     return _Outcome(
         JudgeRunItem.Outcome.ERROR,
-        {rv.pk: {"error": str(exc)} for rv in rvs},
+        {getattr(rv, "pk", rv): {"error": str(exc)} for rv in rvs},
         judges,
         tokens_in=exc.tokens_in,
         tokens_out=exc.tokens_out,
@@ -822,7 +851,7 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         hook(item.transcript_id, result.verdicts, result.judges)
     kind = registry.ITEM_KINDS.get(item.kind)
     if result.extra is not None and kind is not None and kind.store is not None:
-        kind.store(item, result.extra, judge=next(iter(result.judges.values())))
+        errored += kind.store(item, result.extra, judge=next(iter(result.judges.values()))) or 0
     if result.cache:
         try:
             with transaction.atomic():
@@ -944,6 +973,10 @@ def judge_run_item_fail(*, item_id: int, error: str) -> None:
         return
     rvs = RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule")
     rvs = list(rvs)
+    kind = registry.ITEM_KINDS.get(item.kind)
+    if kind is not None and kind.failed is not None:
+        _item_finish(item, kind.failed(item, rvs, error))
+        return
     if item.kind == JudgeRunItem.Kind.DETECTORS:
         judges = _detector_judges(rvs)
     else:

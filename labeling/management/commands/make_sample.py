@@ -32,7 +32,8 @@ class Command(BaseCommand):
             f"sample {sample.day}: {sum(counts.values())} calls "
             f"({counts['uniform']} uniform, {counts['judge_check']} judge checks, "
             f"{counts['manual']} by hand) from {p.get('population', 0)} calls in "
-            f"the window, {p.get('flagged_untrusted', 0)} flagged on untrusted rules"
+            f"the window, {p.get('flagged_untrusted', 0)} flagged on untrusted rules, "
+            f"{p.get('versions_disagree', 0)} where a new version and the one it replaces disagree"
         )
 
 

@@ -11,6 +11,7 @@ encoded_payload (instructions smuggled in base64 or hex, or a random-looking blo
 
 import base64
 import binascii
+import json
 import math
 import re
 import unicodedata
@@ -121,7 +122,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         STRONG,
         (
             r"\b(?:repeat|print|output|recite|what was written)\b.{0,40}"
-            r"\b(?:words|text|everything|lines?|document)\s+(?:above|before this|at the beginning)"
+            r"\b(?:words|text|everything|lines?|document|content)\s+(?:(?:that|which)\s+(?:appears?|"
+            r"is|was|were|came|comes)\s+|written\s+)?(?:above|before (?:this|my)|at the beginning)"
             r"|\b(?:print|repeat|output|show|spell.?check)\s+(?:the\s+)?(?:above|previous|earlier)\s+"
             r"(?:prompt|instructions)"
         ),
@@ -216,6 +218,43 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
             r"\b(?:admin(?:istrator)?|developer|root|sudo|system) (?:override|access) "
             r"(?:granted|enabled|activated|code)\b|"
             r"\bi am (?:your|the) (?:developer|creator|administrator|admin|programmer|owner)\b"
+        ),
+    ),
+    # A new task in place of the one given, with no "instructions" word: "ignore the translation
+    # task and ...", "your new task is to ...". "Ignore my previous request" is a customer's own.
+    (
+        "instruction_override",
+        "task_override",
+        STRONG,
+        (
+            r"\b(?:ignore|disregard|forget|abandon)\s+(?:the|your|this|that|any|all)\s+"
+            r"(?:(?:original|current|previous|prior|above|given|initial|earlier|assigned|first|"
+            r"translation|summary|summari[sz]ation)\s+)?(?:task|assignment|objective|mission)s?\b"
+            r"(?!\s+(?:list|bar|manager|scheduler|board|queue|card|id|number|tracker))|"
+            r"\byour (?:new|real|actual|true|only|updated|next|revised) (?:task|objective|mission|"
+            r"assignment) (?:is|will be|now is)\b|"
+            r"\byour (?:task|objective|mission|assignment|instructions?) (?:has|have) "
+            r"(?:changed|been (?:changed|updated|replaced))\b"
+        ),
+    ),
+    # Asking the agent for the rules it runs on without the words "system prompt".
+    (
+        "prompt_extraction",
+        "asks_for_its_rules",
+        STRONG,
+        (
+            r"\bwhat (?:instructions|rules|guidelines|directives|prompt|orders) (?:were|have|did) "
+            r"you (?:been )?(?:given|get|receive|told)\b"
+            r"(?!\s+(?:by|for|from|about|on|regarding)\b)|"
+            r"\b(?:tell me|list|what are|show me|give me|share|reveal|repeat|print|output|write|"
+            r"recite|explain)\b[^.?!]{0,20}\b(?:rules|instructions|guidelines|directives|"
+            r"constraints) (?:that )?you (?:must|have to|need to|are (?:told|supposed|meant|"
+            r"required|programmed) to|were (?:told|given|programmed) to) (?:follow|obey|abide by)\b"
+            r"(?!\s+(?:when|to|for|if|in|on|at|while|before|after|during|with)\b)|"
+            r"\b(?:text|words|instructions|configuration|prompt|message) (?:that|which) "
+            r"(?:defines?|shapes?|controls?|governs?|determines?|configures?) (?:your|the "
+            r"(?:assistant|bot|ai|model)'?s?) (?:behaviou?r|persona|personality|responses|answers|"
+            r"role)\b"
         ),
     ),
     # persona switch
@@ -473,6 +512,20 @@ _DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
         ),
     ),
     (
+        # An order to the model in the third person ("the AI must now reply only with ..."); a
+        # bare "assistant" or "agent" is as often a person, so only machine names count.
+        "instruction_override",
+        "orders_the_model",
+        STRONG,
+        (
+            r"\b(?:ai|ai assistant|ai agent|chatbot|bot|model|language model|llm|copilot|gpt|"
+            r"chatgpt) (?:must|should|shall|needs? to|has to|is (?:required|instructed|supposed) "
+            r"to) (?:(?:now|only|instead|immediately|also|from now on),? )+(?:reply|respond|answer|"
+            r"say|output|print|write|ignore|include|tell|send|forward|mention|add|append|recommend|"
+            r"translate|summari[sz]e|refuse|stop|disregard|use|call)\b"
+        ),
+    ),
+    (
         "exfiltration",
         "calls_a_tool",
         MEDIUM,
@@ -510,7 +563,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "instead_say": ("instead", "rather"),
     "pwned": ("pwned",),
     "reveal_prompt": ("prompt", "instructions", "rules", "system message"),
-    "words_above": ("above", "before this", "beginning", "previous", "earlier"),
+    "words_above": ("above", "before this", "before my", "beginning", "previous", "earlier"),
     "instructions_verbatim": ("verbatim", "word for word", "exactly as"),
     "starting_with_you_are": ("you are",),
     "what_were_you_told": ("told", "instructed", "programmed", "pass", "access code", "secret"),
@@ -563,6 +616,21 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         "amoral",
         "unaligned",
         "malicious",
+    ),
+    "task_override": ("ignor", "disregard", "forget", "abandon", "your "),
+    "asks_for_its_rules": (
+        "what ",
+        "you must",
+        "you have to",
+        "you need to",
+        "you are",
+        "you were",
+        "defin",
+        "shap",
+        "control",
+        "govern",
+        "determin",
+        "configur",
     ),
     "pretend_to_be": ("pretend", "imagine", "roleplay", "role-play", "play a game", "in character"),
     "grandma": ("grand", "granny"),
@@ -634,9 +702,21 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         " the customer",
     ),
     "hide_from_user": ("user", "customer", "human", "reader"),
+    "orders_the_model": (
+        "must",
+        "should",
+        "shall",
+        "need",
+        "has to",
+        "is required",
+        "is instr",
+        "is supposed",
+    ),
     "calls_a_tool": ("tool", "action", "plugin", "grant"),
 }
 ALSO_NEEDLES: dict[str, tuple[str, ...]] = {
+    "task_override": ("task", "assignment", "objective", "mission", "instruction"),
+    "orders_the_model": ("ai", "bot", "model", "llm", "copilot", "gpt"),
     "bypass_safety": ("safety", "content", "moderation", "guard", "filter", "censor", "jailbr"),
     "dump_secrets": ("list", "dump", "export", "print", "show", "give me", "reveal", "output"),
     "hypothetical_harm": (
@@ -913,6 +993,33 @@ def token_flood(norm: str, words: list[str] | None = None) -> bool:
     return n >= FLOOD_MIN_TOKENS and max(counts[w] for w in top) / n >= FLOOD_SHARE
 
 
+def _strings(value) -> list[str]:
+    """The string values of parsed JSON in document order (keys left out), without recursion:
+    nesting is as deep as the sender likes."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict | list):
+            stack.extend(reversed(v.values() if isinstance(v, dict) else v))
+    return out
+
+
+def _model_text(text: str, norm: str, source: str) -> str:
+    """What the model reads: the normalised text, or for a tool result or document that is JSON,
+    its string values one a line. The model learnt language, not syntax: runs of keys, quotes
+    and numbers in a flight list look to it like nothing it saw benign, and flagged 13 of 382
+    benign airline tool results. The heuristics still read the whole text, keys and all."""
+    if source not in DATA_SOURCES or norm[:1] not in "[{":
+        return norm
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return norm
+    return normalise("\n".join(_strings(value)))
+
+
 def _model_hit(norm: str, source: str) -> tuple[int, float | None]:
     """The model's score on the layer's scale (FLAG_AT and above when the model flags), and its
     probability; 0 and None when the model is unavailable."""
@@ -948,7 +1055,7 @@ def pattern_check(text: str, *, source: str = "user", _depth: int = 0) -> Patter
         hits += enc_hits
         score = max(score, enc_score)
     if _depth == 0 and score < FLAG_AT:  # flagged already: the model could only agree
-        m_score, _ = _model_hit(norm, source)
+        m_score, _ = _model_hit(_model_text(text, norm, source), source)
         if m_score >= FLAG_AT:
             # The model names no category: the heaviest heuristic that matched does, if any.
             cat = max(scored, key=lambda h: h[2])[0] if scored else "instruction_override"

@@ -17,8 +17,16 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import takewhile
+from re import _constants as _C
+from re import _parser
 
 from evals.classifiers import model
+
+try:
+    import ahocorasick
+except ImportError:  # the needles and whole-text searches answer alike, more slowly
+    ahocorasick = None
 
 CATEGORIES = (
     "instruction_override",
@@ -806,15 +814,95 @@ ALSO_NEEDLES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _starts(seq: list) -> set[str] | None:
+    """The literal strings one of which every match of a parsed pattern begins with, or None
+    when some match can begin otherwise (a character class, a dot, an empty match)."""
+    for i, (op, av) in enumerate(seq):
+        if op in (_C.AT, _C.ASSERT, _C.ASSERT_NOT):
+            continue  # zero-width: the match begins where the next element does
+        if op is _C.LITERAL:
+            lit = "".join(chr(a) for _, a in takewhile(lambda x: x[0] is _C.LITERAL, seq[i:]))
+            return {lit}
+        if op is _C.SUBPATTERN:
+            return _starts([*av[-1].data, *seq[i + 1 :]])
+        if op is _C.BRANCH:
+            alts = [_starts([*alt.data, *seq[i + 1 :]]) for alt in av[1]]
+            return None if None in alts else set().union(*alts)
+        if op in (_C.MAX_REPEAT, _C.MIN_REPEAT):
+            first = _starts(list(av[2].data))
+            if av[0] >= 1 or first is None:
+                return first
+            rest = _starts(seq[i + 1 :])  # the repeat may match nothing
+            return None if rest is None else first | rest
+        return None
+    return None
+
+
+def anchors(pattern: str) -> tuple[str, ...] | None:
+    """Where a match of the pattern can begin: the literal strings it starts with, or None."""
+    try:
+        found = _starts(list(_parser.parse(pattern, re.DOTALL | re.ASCII).data))
+    except Exception:  # noqa: BLE001  (an internal parser that changed: search the whole text)
+        return None
+    if not found:
+        return None
+    # A start that another start begins is found at that one's occurrences already.
+    return tuple(sorted(a for a in found if not any(a != b and a.startswith(b) for b in found)))
+
+
 def _compile(table: list[tuple[str, str, int, str]]) -> list[tuple]:
     return [
-        (c, n, w, re.compile(p, re.DOTALL | re.ASCII), NEEDLES[n], ALSO_NEEDLES.get(n, ("",)))
+        (
+            c,
+            n,
+            w,
+            re.compile(p, re.DOTALL | re.ASCII),
+            NEEDLES[n],
+            ALSO_NEEDLES.get(n, ("",)),
+            anchors(p),
+        )
         for c, n, w, p in table
     ]
 
 
 _COMPILED = _compile(_HEURISTICS)
 _COMPILED_DOCUMENT = _compile(_DOCUMENT_HEURISTICS)
+
+
+def _automaton(compiled: list[tuple]):
+    """One Aho-Corasick automaton over every needle and start, and per heuristic the keys of its
+    needles, second needles and starts: one pass over the text finds them all with where each
+    occurs, and a heuristic's regex is then tried only where one of its starts occurs (a match
+    there costs a twelfth of searching the whole text). None without pyahocorasick: the layer
+    then tests needles and searches as before, with the same answers."""
+    if ahocorasick is None:
+        return None, []
+    keys: dict[str, int] = {}
+    for _, n, _, _, needles, also, starts in compiled:
+        for x in (*needles, *also, *(starts or ())):
+            if x:
+                keys.setdefault(x, len(keys))
+    auto = ahocorasick.Automaton()
+    for x, k in keys.items():
+        auto.add_word(x, (k, len(x) - 1))
+    auto.make_automaton()
+    plan = [
+        (
+            c,
+            n,
+            w,
+            rx,
+            frozenset(keys[x] for x in needles),
+            frozenset(keys[x] for x in also if x),
+            None if starts is None else tuple(keys[x] for x in starts),
+        )
+        for c, n, w, rx, needles, also, starts in compiled
+    ]
+    return auto, plan
+
+
+_AUTOMATON, _PLAN = _automaton(_COMPILED + _COMPILED_DOCUMENT)
+_PLAN_USER = _PLAN[: len(_COMPILED)]
 SOURCES = ("user", "tool", "document", "system")
 DATA_SOURCES = ("tool", "document")  # where the input is data, so the document heuristics run
 
@@ -883,12 +971,38 @@ def regex_hits(
     """Return (category, heuristic, weight) of every heuristic matching normalised text from
     this source (the document heuristics run on tool results and documents only)."""
     compiled = _COMPILED + _COMPILED_DOCUMENT if source in DATA_SOURCES else _COMPILED
+    if not prefilter:
+        return [(c, n, w) for c, n, w, rx, *_ in compiled if rx.search(norm)]
+    if _AUTOMATON is not None:
+        return _planned_hits(norm, _PLAN if source in DATA_SOURCES else _PLAN_USER)
     has = norm.__contains__
     return [
         (c, n, w)
-        for c, n, w, rx, needles, also in compiled
-        if (not prefilter or (any(map(has, needles)) and any(map(has, also)))) and rx.search(norm)
+        for c, n, w, rx, needles, also, starts in compiled
+        if any(map(has, needles)) and any(map(has, also)) and rx.search(norm)
     ]
+
+
+def _planned_hits(norm: str, plan: list[tuple]) -> list[tuple[str, str, int]]:
+    at: dict[int, list[int]] = {}
+    for end, (k, back) in _AUTOMATON.iter(norm):
+        if k in at:
+            at[k].append(end - back)
+        else:
+            at[k] = [end - back]
+    found = at.keys()
+    out = []
+    for c, n, w, rx, needles, also, starts in plan:
+        if found.isdisjoint(needles) or (also and found.isdisjoint(also)):
+            continue
+        if starts is None:
+            hit = rx.search(norm) is not None
+        else:
+            match = rx.match
+            hit = any(match(norm, i) for k in starts if k in at for i in at[k])
+        if hit:
+            out.append((c, n, w))
+    return out
 
 
 def shannon_entropy(s: str) -> float:

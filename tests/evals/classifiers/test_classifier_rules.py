@@ -4,6 +4,7 @@ look-alike it must not flag; the channels (user, tool, document, system); the mo
 import json
 import math
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +13,8 @@ from hypothesis import strategies as st
 from evals.classifiers import model
 from evals.classifiers import patterns as P
 from evals.classifiers.patterns import pattern_check
+
+CORPUS = Path(__file__).resolve().parents[3] / "bench" / "corpus" / "injection.jsonl"
 
 # (heuristic, source, attack it was written for, benign look-alike it must not flag)
 RULES = [
@@ -384,6 +387,8 @@ def test_every_text_a_heuristic_matches_holds_its_needles(name, pattern):
     a needle the pattern can do without (as "rules" once was for reveal_prompt)."""
     rx = re.compile(pattern, re.DOTALL | re.ASCII)
 
+    source = "document" if name in {n for _, n, _, _ in P._DOCUMENT_HEURISTICS} else "user"
+
     @settings(max_examples=60, deadline=None, database=None, suppress_health_check=[*HealthCheck])
     @given(st.from_regex(rx))
     def holds(text):
@@ -391,8 +396,32 @@ def test_every_text_a_heuristic_matches_holds_its_needles(name, pattern):
         if rx.search(norm):
             assert any(x in norm for x in P.NEEDLES[name]), norm
             assert all(any(x in norm for x in also) for also in [P.ALSO_NEEDLES.get(name, [""])])
+            # and the automaton finds it where one of the pattern's starts occurs
+            assert name in {n for _, n, _ in P.regex_hits(norm, source=source)}, norm
 
     holds()
+
+
+def test_a_heuristic_is_tried_where_its_starts_occur():
+    assert P.anchors(r"\b(?:haha\s+)?pwned\b|i have been pwned") == (
+        "haha",
+        "i have been pwned",
+        "pwned",
+    )
+    pretend = r"\b(?<!\bi )(?:pretend|role-?play)\s+to"
+    assert P.anchors(pretend) == ("pretend", "role")
+    assert P.anchors(r"(?:^|\s)\[system\]") is None  # a class can begin it: searched whole
+    assert P.anchors(r"\b(?:ai|ai agent) must") == ("ai",)  # "ai agent" begins with "ai"
+    assert P._AUTOMATON is not None, "pyahocorasick is a dependency"
+
+
+def test_without_the_automaton_the_answers_are_the_same(monkeypatch):
+    texts = [t for _, _, attack, benign in RULES for t in (attack, benign)]
+    texts += [json.loads(x)["text"] for x in CORPUS.read_text().splitlines() if x.strip()]
+    norms = [P.normalise(t) for t in texts]
+    fast = [P.regex_hits(n, source=s) for n in norms for s in ("user", "document")]
+    monkeypatch.setattr(P, "_AUTOMATON", None)
+    assert [P.regex_hits(n, source=s) for n in norms for s in ("user", "document")] == fast
 
 
 def test_the_needles_no_longer_hide_these():

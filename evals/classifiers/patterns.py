@@ -96,7 +96,7 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         "fake_system_tag",
         STRONG,
         (
-            r"(?:^|\n|\s)(?:\[/?(?:system|inst|sys)\]|<\|?/?(?:system|im_start|im_end)\|?>|<<sys>>"
+            r"(?<!\S)(?:\[/?(?:system|inst|sys)\]|<\|?/?(?:system|im_start|im_end)\|?>|<<sys>>"
             r"|###\s*(?:system|instruction)s?\s*:|system\s*(?:override|prompt)\s*:)"
         ),
     ),
@@ -400,7 +400,7 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
             r"filter|censorship)\w*\b|"
             r"\bjailbreak(?:s|ed|ing)?\s+(?:mode|prompt|enabled|activated|(?:chat)?gpt|the (?:ai|"
             r"model|bot|assistant|llm)|yourself|you|an? (?:ai|llm|language model))\b|"
-            r"(?:^|\s)/jailbr(?:eak|oken)\b|\b(?:act|respond) as (?:a |an )?jailbreak"
+            r"(?<!\S)/jailbr(?:eak|oken)\b|\b(?:act|respond) as (?:a |an )?jailbreak"
         ),
     ),
     (

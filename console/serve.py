@@ -51,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         print("Cannot serve Docket:", *(f"  {p}" for p in problems), sep="\n", file=sys.stderr)
         print("See docs/operations.md (and .env.example).", file=sys.stderr)
         return 2
+    # Beat keeps its schedule in the var folder, which settings create only for SQLite.
+    Path(os.environ.get("DOCKET_VAR_DIR") or BASE_DIR / "var").mkdir(parents=True, exist_ok=True)
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     manage = [sys.executable, str(BASE_DIR / "manage.py")]

@@ -259,6 +259,11 @@ def test_classifier_model_calls_are_estimated_counted_and_capped(stored, fake_ju
     # Three agent replies long enough for scope drift, one signalled customer turn.
     assert (plan.detector_calls, plan.calls) == (4, 4)
     assert plan.est_cost > 0 and plan.as_dict()["detector_calls"] == 4
+    out = StringIO()
+    call_command(
+        "judge", "--transcript", "call-1", "--rule", "classifiers.*", "--dry-run", stdout=out
+    )
+    assert "-> 4 judge calls (0 cache hits; 4 of the calls by detector rules" in out.getvalue()
     r = run(transcript_ids=["call-1"], rule_ids=["classifiers.*"])
     r.refresh_from_db()
     assert r.calls_made == len(fake_judge.requests) == 4

@@ -186,6 +186,7 @@ def test_make_serve_serves_on_postgresql_and_its_worker_runs_a_gate(tmp_path):
         gate_s = time.monotonic() - started - up_s
     finally:
         judge.stop()
+        stopping = time.monotonic()
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
         try:
@@ -195,6 +196,7 @@ def test_make_serve_serves_on_postgresql_and_its_worker_runs_a_gate(tmp_path):
             proc.wait()
             rc = None
         log.close()
+    stop_s = time.monotonic() - stopping
     text = (tmp_path / "serve.log").read_text()
     # SIGTERM reached web, worker and beat, and each stopped by itself (no SIGKILL).
     assert rc == 143 and "SIGKILL" not in text, text[-3000:]
@@ -202,4 +204,7 @@ def test_make_serve_serves_on_postgresql_and_its_worker_runs_a_gate(tmp_path):
         assert f"{name}.1 stopped" in text
     with pytest.raises(ProcessLookupError):
         os.killpg(proc.pid, 0)
-    print(f"serve: healthy after {up_s:.1f}s, gate run through the worker in {gate_s:.1f}s")
+    print(
+        f"serve: healthy after {up_s:.1f}s, a gate run through the worker in {gate_s:.1f}s, "
+        f"all stopped {stop_s:.1f}s after SIGTERM"
+    )

@@ -46,6 +46,10 @@ def test_serve_names_what_the_environment_lacks():
         "DJANGO_ALLOWED_HOSTS": "docket.example.com",
     }
     assert missing(ready) == []
+    # make serve runs the same, with its port and the processes asked for.
+    make = ["make", "-n", "serve", "PORT=9100", "PROCESSES=web worker"]
+    plan = subprocess.check_output(make, cwd=BASE_DIR, text=True)
+    assert "-m console.serve --port 9100 web worker" in plan
     assert missing({**ready, "DJANGO_DEBUG": "1"}) == [
         "DJANGO_DEBUG: must be off to serve (it is for make run)"
     ]

@@ -249,7 +249,9 @@ def test_a_detector_only_run_makes_no_model_call_even_with_a_model(
     assert not verdict("classifiers.scope-drift").error and fake_judge.requests
 
 
-def test_classifier_model_calls_are_estimated_counted_and_capped(stored, fake_judge, settings, run):
+def test_classifier_model_calls_are_estimated_counted_and_capped(
+    stored, fake_judge, settings, run, client, engineer
+):
     """The classifier rules' model calls are in a run's estimate, its calls, tokens and cost, and
     its cost cap stops them like the judge's own (issue 27, item 6)."""
     settings.DOCKET_CLASSIFIER_BASE_URL = fake_judge.base_url
@@ -264,6 +266,10 @@ def test_classifier_model_calls_are_estimated_counted_and_capped(stored, fake_ju
         "judge", "--transcript", "call-1", "--rule", "classifiers.*", "--dry-run", stdout=out
     )
     assert "-> 4 judge calls (0 cache hits; 4 of the calls by detector rules" in out.getvalue()
+    client.force_login(engineer)
+    body = {"transcripts": ["call-1"], "rules": ["classifiers.*"], "dry_run": True}
+    r = client.post("/api/v1/judge-runs/", body, content_type="application/json")
+    assert r.status_code == 200 and (r.json()["calls"], r.json()["detector_calls"]) == (4, 4)
     r = run(transcript_ids=["call-1"], rule_ids=["classifiers.*"])
     r.refresh_from_db()
     assert r.calls_made == len(fake_judge.requests) == 4

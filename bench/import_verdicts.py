@@ -28,7 +28,15 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from support import cpu_seconds, cpu_since, django_setup, postgres_url, scratch_database
+from support import (
+    calls_copy,
+    cpu_seconds,
+    cpu_since,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    timed_import,
+)
 
 RATIONALES = [
     "The agent asked two questions in one turn.",
@@ -47,8 +55,7 @@ def bench_database_name(url: str) -> str:
 def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[tuple[str, int]]]:
     """Create transcripts with turns and rule versions;
     return transcript ids and (rule, version) pairs."""
-    from django.db import connection, transaction
-    from django.utils import timezone
+    from django.db import transaction
 
     from evals.catalog.models import Agent, AgentVersion
     from evals.rules.models import Rule, RuleVersion
@@ -66,22 +73,7 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
             RuleVersion.objects.create(rule=rule, number=1, text=f"Bench rule {i}.")
             rules.append((rule.rule_id, 1))
         ids = [f"bench-call-{i:07d}" for i in range(n_transcripts)]
-        now = timezone.now()
-        with connection.cursor() as cur:
-            with cur.copy(
-                "COPY evals_transcript (external_id, agent_version_id, checksum, "
-                "audio_url, language, scenario, tenant, imported_at, metadata) FROM STDIN"
-            ) as copy:
-                for ext in ids:
-                    copy.write_row((ext, av.pk, "0" * 64, "", "en", "", "", now, "{}"))
-            cur.execute(
-                "INSERT INTO evals_turn (transcript_id, index, speaker, text, "
-                "phase, tool_calls, tool_call_id) SELECT t.id, g, CASE WHEN g %% "
-                "2 = 0 THEN 'agent' ELSE 'user' END, 'turn text', '', '[]', '' "
-                "FROM evals_transcript t CROSS JOIN generate_series(0, %s) AS g",
-                [n_turns - 1],
-            )
-            cur.execute("ANALYZE")
+        calls_copy(av.pk, ids, n_turns)
     return ids, rules
 
 
@@ -119,11 +111,7 @@ def import_file(path: Path):
     """Run verdicts_import on the file; return its result, the wall seconds and the CPU line."""
     from evals.judging.services.importing import verdicts_import
 
-    cpu = cpu_seconds()
-    start = time.perf_counter()
-    with path.open("rb") as f:
-        result = verdicts_import(lines=f, source=str(path))
-    return result, time.perf_counter() - start, cpu_since(cpu)
+    return timed_import(verdicts_import, path)
 
 
 def stored_rows() -> list[tuple]:

@@ -34,12 +34,13 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def write_calls(path: Path, size_mb: int) -> int:
-    """Write native calls of 12 turns until the file holds `size_mb`; return how many."""
+def write_calls(path: Path, size_mb: int, count: int | None = None) -> int:
+    """Write native calls of 12 turns until the file holds `size_mb` (or `count` calls); return
+    how many."""
     rng = random.Random(7)
     n = 0
     with path.open("w") as f:
-        while f.tell() < size_mb * MB:
+        while (f.tell() < size_mb * MB) if count is None else n < count:
             turns = [
                 {
                     "speaker": "agent" if i % 2 == 0 else "user",

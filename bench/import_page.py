@@ -3,12 +3,11 @@
 Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME. It creates NAME_page_bench beside
 NAME and drops it at the end (BENCH_KEEP=1 keeps it). For a verdicts file (BENCH_VERDICT_MB, 200
 MB by default) and a transcripts file (BENCH_CALL_MB, 50 MB; both importers stream), it writes
-the file, stores it as the
-page stores an upload (`import_job_upload`) and starts the job: without a broker its task runs in
-a thread of this process, as under `make run`, while this thread reads the progress the page
-polls (`import_job_progress`) every second. It prints, for each, a line per tenth of the file
-read (the page's figures, the elapsed time and the process's resident memory), then the total
-time, the peak memory above the start, and that peak per MB of input.
+the file, stores it as the page stores an upload (`import_job_upload`) and starts the job: without
+a broker its task runs in a thread of this process, as under `make run`, while this thread reads
+the progress the page polls (`import_job_progress`) every second. It prints, for each, a line per
+tenth of the file read (the page's figures, the elapsed time and the process's resident memory),
+then the total time, the peak memory above the start, and that peak per MB of input.
 """
 
 import json

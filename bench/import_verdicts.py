@@ -14,7 +14,8 @@ the verdicts as JSON Lines to a temporary file, then times, in one run:
   4. a COPY of the same rows into the real verdict table (emptied first), with its keys, indexes
      and foreign keys: the floor of any importer that keeps the table's checks.
 
-It prints both ratios (import / bare COPY, import / COPY into the verdict table), CPU seconds
+It prints the ratios (import / bare COPY, import / COPY into the verdict table, and that COPY /
+the bare one: what the table's own key, indexes and foreign keys cost), CPU seconds
 beside each wall-clock figure (the machine may be shared), the load average, and the import's
 peak memory. Options: BENCH_VERDICTS (default 1000000), BENCH_RULES (25), BENCH_TURNS (20).
 """
@@ -165,6 +166,11 @@ def table_copy(rows: list[tuple]) -> tuple[float, str]:
     return timed_copy(rows, "evals_verdict")
 
 
+def cpu_total(line: str) -> float:
+    """Return the total of a cpu_since line (client + server, or client alone)."""
+    return float(line.rstrip(" s").rsplit(" ", 1)[-1])
+
+
 def main() -> None:
     url = postgres_url(
         "import_verdicts.py",
@@ -232,6 +238,10 @@ def main() -> None:
         print(f"{'':39}{table_cpu}")
         print(f"import / bare COPY time:              {first / copy_s:.1f}x")
         print(f"import / COPY into the verdict table: {first / table_s:.1f}x")
+        print(
+            f"COPY into the verdict table / bare COPY: {table_s / copy_s:.1f}x time, "
+            f"{cpu_total(table_cpu) / cpu_total(copy_cpu):.1f}x CPU (the table's own checks)"
+        )
         print(f"peak memory of this process during the import: {peak_mb:,.0f} MB")
         connection.close()
 

@@ -188,6 +188,35 @@ def test_a_bad_log_line_imports_nothing_and_is_named(stored):
     assert not Verdict.objects.exists()
 
 
+def test_log_lines_over_several_chunks_fold_into_one_verdict_per_call(stored, monkeypatch):
+    """A call's lines spread over chunks still make one verdict; a bad line in a later chunk
+    leaves nothing written and is named."""
+    monkeypatch.setattr("evals.classifiers.services.CHUNK_LINES", 2)
+    lines = [
+        log(turn=1),
+        log(call="call-2", agent_version="2026-11-21.1", turn=1, confidence=60),
+        log(turn=3, verdict=True, confidence=90, category="persona_switch"),
+        log(event="agent.scope_drift.verdict", verdict=True, category="off_topic", turn=2),
+        log(turn=0, confidence=55),
+        log(call="call-404", turn=0),
+    ]
+    with pytest.raises(ImportFailed) as exc:
+        classifier_logs_import(lines=lines, source="logs.jsonl")
+    assert [(e.where, e.field) for e in exc.value.errors] == [("6", "call")]
+    assert not Verdict.objects.exists() and not VerdictCategory.objects.exists()
+    result = classifier_logs_import(lines=lines[:-1], source="logs.jsonl")
+    assert (result.created, result.details["log_lines"]) == (3, 5)
+    inj = verdict("classifiers.injection")
+    assert (inj.flagged, inj.turns, inj.confidence, inj.severity) == (True, [3], 90, "major")
+    assert inj.category.category == "persona_switch"
+    assert verdict("classifiers.scope-drift").category.category == "off_topic"
+    clean = verdict("classifiers.injection", "call-2")
+    assert (clean.flagged, clean.turn, clean.confidence) == (False, None, 60)
+    assert not VerdictCategory.objects.filter(verdict=clean).exists()
+    again = classifier_logs_import(lines=lines[:-1], source="logs.jsonl")
+    assert (again.created, again.unchanged, VerdictCategory.objects.count()) == (0, 3, 2)
+
+
 def test_the_command_and_the_api_import_log_lines(stored, client, engineer, tmp_path):
     path = tmp_path / "logs.jsonl"
     path.write_text(log(verdict=True, category="persona_switch") + "\n")

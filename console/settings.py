@@ -1,5 +1,6 @@
 """Docket settings, read from the environment (see .env.example)."""
 
+import ipaddress
 import os
 import sys
 from datetime import timedelta
@@ -423,6 +424,13 @@ DOCKET_WEBHOOK_TIMEOUT_S = env_float("DOCKET_WEBHOOK_TIMEOUT_S", 5.0)
 DOCKET_WEBHOOK_MAX_ATTEMPTS = env_int("DOCKET_WEBHOOK_MAX_ATTEMPTS", 6)
 DOCKET_WEBHOOK_BACKOFF_S = env_float("DOCKET_WEBHOOK_BACKOFF_S", 10.0)
 DOCKET_PUBLIC_URL = os.environ.get("DOCKET_PUBLIC_URL", "").rstrip("/")
+# Webhooks go to public addresses only (core.egress); these networks (comma-separated, e.g.
+# "10.20.0.0/16" for a receiver on the private network, "127.0.0.1/32" in tests) are let through.
+DOCKET_EGRESS_ALLOW_NETWORKS = [
+    n.strip() for n in os.environ.get("DOCKET_EGRESS_ALLOW_NETWORKS", "").split(",") if n.strip()
+]
+for _network in DOCKET_EGRESS_ALLOW_NETWORKS:
+    ipaddress.ip_network(_network, strict=False)  # a typo stops the start, not the first webhook
 
 # Trajectory axes (issue 12): a trajectory passes tool correctness at this share of its points,
 # faithfulness at this share of supported claims; an axes report is flagged (exit 1) when an axis's

@@ -1,4 +1,5 @@
-"""Webhooks over HTTP: register URLs for events, and read each delivery and its answer."""
+"""Webhooks over HTTP: register URLs for events, and read each delivery: its attempts, the
+status, time and length of each answer (never its text)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
@@ -52,6 +53,9 @@ class AttemptSerializer(serializers.Serializer):
     status = serializers.IntegerField(allow_null=True, help_text="HTTP status; null: no answer")
     error = serializers.CharField(allow_blank=True)
     ms = serializers.IntegerField()
+    length = serializers.IntegerField(
+        allow_null=True, required=False, help_text="bytes in the answer (up to 1 MiB); null: none"
+    )
 
 
 class WebhookDeliverySerializer(serializers.ModelSerializer):
@@ -68,7 +72,7 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
             "payload",
             "attempts",
             "response_status",
-            "response_body",
+            "response_length",
             "error",
             "created_at",
             "delivered_at",
@@ -119,8 +123,8 @@ class WebhookDetail(generics.GenericAPIView):
 
 
 class WebhookDeliveryList(generics.GenericAPIView):
-    """Deliveries, newest first, each with its attempts and the receiver's last answer
-    (?webhook=&event=&status=)."""
+    """Deliveries, newest first, each with its attempts and the status and length of the
+    receiver's last answer (?webhook=&event=&status=)."""
 
     permission_classes = MANAGE
     serializer_class = WebhookDeliverySerializer

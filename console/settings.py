@@ -194,12 +194,13 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-# Plain HTTP is redirected to HTTPS outside development. DJANGO_SSL_REDIRECT=0 says a proxy in
-# front already redirects (check --deploy's W008 silenced then, as the operator decided).
+# Plain HTTP is redirected to HTTPS outside development. DJANGO_SSL_REDIRECT=0 with
+# DJANGO_BEHIND_PROXY=1 says a proxy in front already redirects (check --deploy's W008 silenced
+# then, as the operator decided); without a proxy named, W008 stays a warning.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", not DEBUG and not TESTING)
 SILENCED_SYSTEM_CHECKS = [
     *([] if SECURE_HSTS_PRELOAD else ["security.W021"]),
-    *([] if SECURE_SSL_REDIRECT or DEBUG else ["security.W008"]),
+    *(["security.W008"] if not SECURE_SSL_REDIRECT and env_bool("DJANGO_BEHIND_PROXY") else []),
 ]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_PROXY") else None

@@ -6,6 +6,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core.parsing import whole_number
 from core.permissions import api_permission
 from evals.webhooks.events import WEBHOOK_EVENTS
 from evals.webhooks.models import Webhook, WebhookDelivery
@@ -137,9 +138,7 @@ class WebhookDeliveryList(generics.GenericAPIView):
                 {"status": f"must be one of {', '.join(WebhookDelivery.Status.values)}"}
             )
         if params.get("webhook"):
-            if not params["webhook"].isdigit() or len(params["webhook"]) > 18:
-                raise ValidationError({"webhook": "must be a webhook id"})
-            qs = qs.filter(webhook_id=int(params["webhook"]))
+            qs = qs.filter(webhook_id=whole_number(params["webhook"], field="webhook", low=1))
         for name in ("event", "status"):
             if params.get(name):
                 qs = qs.filter(**{name: params[name]})

@@ -95,14 +95,14 @@ def test_the_database_refuses_a_bad_rating_without_reason(reviewer):
 def test_questions_are_per_agent(reviewer):
     call = TranscriptFactory()
     other = AgentFactory(name="support")
-    q = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
+    q, _ = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
     with pytest.raises(DomainError) as exc:
         outcome_rate(reviewer=reviewer, transcript=call, rating=4, question=q)
     assert "question" in exc.value.field_errors
     with pytest.raises(DomainError) as exc:
         outcome_question_set(agent=other, key="not a slug!", text="")
     assert set(exc.value.field_errors) == {"key", "text"}
-    same = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
+    same, _ = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
     assert same.pk == q.pk and OutcomeQuestion.objects.count() == 1
 
 

@@ -244,3 +244,10 @@ def test_a_detector_only_run_makes_no_model_call_even_with_a_model(
     answer_classifiers(fake_judge)
     run(transcript_ids=["call-1"], rule_ids=["classifiers.scope-drift"])
     assert not verdict("classifiers.scope-drift").error and fake_judge.requests
+
+
+def test_a_log_turn_past_the_turn_column_is_named_not_a_server_error(stored):
+    with pytest.raises(ImportFailed) as exc:
+        classifier_logs_import(lines=[log(turn=2**31), log(turn=2**63)], source="logs.jsonl")
+    assert [(e.where, e.field) for e in exc.value.errors] == [("1", "turn"), ("2", "turn")]
+    assert not Verdict.objects.exists()

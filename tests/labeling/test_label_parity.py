@@ -6,8 +6,11 @@ A call other reviewers hold (or finished) and this reviewer does not is refused 
 a call outside the sample (nobody holds it) is accepted by both and weighs 1.
 """
 
+import datetime as dt
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from evals.decisions.models import Decision
 from labeling.models import DecisionLabel, OutcomeRating
@@ -129,3 +132,29 @@ def test_the_outcome_issue_page_hides_other_ratings_until_the_reviewer_rated(
     assert "Hung up on her." in after and "(ruth)" in after and "(priya)" in after
     logged_in(client, lead)  # leads read the outcome report: everyone's
     assert "Hung up on her." in client.get(url).content.decode()
+
+
+def test_the_services_say_whether_they_created(calls, make_user):  # noqa: F811
+    """The API's 201 or 200 comes from the write itself (issue 25), not a read before it that a
+    concurrent request could make stale."""
+    from labeling.services.decisions import decision_label_set
+    from labeling.services.marks import mark_set
+    from labeling.services.outcomes import outcome_question_set, outcome_rate
+    from labeling.services.sampling import daily_sample_make
+    from tests.factories import VerdictFactory
+
+    priya = make_user("reviewer", username="priya")
+    d = calls["c-1@turn:1/turn-taking"]
+    assert decision_label_set(reviewer=priya, decision=d, answer=TAKE)[1] is True
+    assert decision_label_set(reviewer=priya, decision=d, answer=TAKE)[1] is False
+    assert outcome_rate(reviewer=priya, transcript=d.transcript, rating=4)[1] is True
+    assert outcome_rate(reviewer=priya, transcript=d.transcript, rating=5)[1] is False
+    agent = d.transcript.agent_version.agent
+    assert outcome_question_set(agent=agent, key="fair", text="Fair?")[1] is True
+    assert outcome_question_set(agent=agent, key="fair", text="Fair at all?")[1] is False
+    v = VerdictFactory()
+    assert mark_set(reviewer=priya, verdict=v, correct=True)[1] is True
+    assert mark_set(reviewer=priya, verdict=v, correct=False)[1] is False
+    day = timezone.localdate() + dt.timedelta(days=3)
+    assert daily_sample_make(day=day, size=5)[1] is True
+    assert daily_sample_make(day=day, size=5)[1] is False

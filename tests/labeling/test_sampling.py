@@ -59,7 +59,9 @@ def test_another_day_draws_differently(settings):
     make_calls(60)
     a = set(daily_sample_make(day=DAY)[0].items.values_list("transcript_id", flat=True))
     b = set(
-        daily_sample_make(day=DAY + timedelta(days=1)).items.values_list("transcript_id", flat=True)
+        daily_sample_make(day=DAY + timedelta(days=1))[0].items.values_list(
+            "transcript_id", flat=True
+        )
     )
     assert a != b
 

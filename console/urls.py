@@ -46,3 +46,5 @@ urlpatterns = [
     path("api/docs/", api_docs, name="api-docs"),
     *[path("", include(f"{app}.urls")) for app in PAGE_APPS],
 ]
+
+handler500 = "console.views.server_error"

@@ -1,9 +1,11 @@
 from django.conf import settings
 from django.http import Http404, JsonResponse
 from django.shortcuts import render
+from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from core.api.errors import error_body
 from core.permissions import require, user_can
 from evals.classifiers.services import classifier_connection, classifier_connection_test
 from evals.judging.services.connection import (
@@ -37,6 +39,14 @@ def dashboard(request):
             "outcomes": dashboard_outcomes() if user_can(request.user, "view_calibration") else [],
         },
     )
+
+
+def server_error(request):
+    """500 (DEBUG off): the API's one error body under /api/, the console's page elsewhere."""
+    if request.path.startswith("/api/"):
+        body = error_body("Server error: the request was not completed.", "server_error")
+        return JsonResponse(body, status=500)
+    return defaults.server_error(request)
 
 
 def login_locked(request, original_response=None, credentials=None):

@@ -26,6 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.importing import Errors, ImportResult, Invalid, chunked, copy_rows, json_records
+from core.parsing import MAX_INT32
 from evals.catalog.models import Transcript
 from evals.classifiers import runtime as rt
 from evals.classifiers.checks import call_result
@@ -145,8 +146,10 @@ def _line(where: str, record, errors: Errors) -> LogLine | None:
         if not isinstance(call, str) or not call:
             raise Invalid("call", "required: the id of the stored call the turn belongs to")
         turn = record.get("turn")
-        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
-            raise Invalid("turn", "must be a turn index (0 or more)")
+        if turn is not None and (
+            isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn <= MAX_INT32
+        ):
+            raise Invalid("turn", f"must be a turn index from 0 to {MAX_INT32}")
         raw = record.get("verdict", record.get("flagged"))
         if classifier == rt.FRUSTRATION:
             target = raw if raw is not None else record.get("target")

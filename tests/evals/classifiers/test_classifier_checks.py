@@ -335,3 +335,10 @@ def test_classifier_model_calls_are_estimated_counted_and_capped(
     assert paid.count() <= 1 and not paid.filter(error__gt="").exists()
     assert verdict("classifiers.loop", "call-3").turns == [3]
     assert judge_run_summary(r)["skipped"] == 2
+
+
+def test_a_log_turn_past_the_turn_column_is_named_not_a_server_error(stored):
+    with pytest.raises(ImportFailed) as exc:
+        classifier_logs_import(lines=[log(turn=2**31), log(turn=2**63)], source="logs.jsonl")
+    assert [(e.where, e.field) for e in exc.value.errors] == [("1", "turn"), ("2", "turn")]
+    assert not Verdict.objects.exists()

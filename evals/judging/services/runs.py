@@ -573,7 +573,7 @@ def judge_run_resume(*, run_id: int, background: bool = False) -> int:
     return pending
 
 
-def judge_runs_recover(*, now=None) -> dict[str, list[int]]:
+def judge_runs_recover(*, now=None, eager: bool | None = None) -> dict[str, list[int]]:
     """Find running judge runs (conversation runs too) whose work lost its worker, and free it to
     be queued again; return {"requeue": item ids, "failed": run ids}. The caller queues the items
     (judge_items_enqueue).
@@ -582,12 +582,13 @@ def judge_runs_recover(*, now=None) -> dict[str, list[int]]:
     (tasks run in a thread of the process that started them) every pending item of a run that
     has not moved for a lease. A run recovered DOCKET_RUN_MAX_RECOVERIES times in a row without
     moving on ends as failed, with the reason. A stored result is never paid again: a finished
-    item is never queued again, and an answer already cached is read from the cache.
+    item is never queued again, and an answer already cached is read from the cache. `eager`:
+    whether tasks run in threads of their process (default: no broker is configured).
     """
     now = now or timezone.now()
     expired = lease_expired_before(now)
     out: dict[str, list[int]] = {"requeue": [], "failed": []}
-    eager = settings.CELERY_TASK_ALWAYS_EAGER
+    eager = settings.CELERY_TASK_ALWAYS_EAGER if eager is None else eager
     for run in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, finished_at__isnull=True):
         pending = run.items.filter(outcome=JudgeRunItem.Outcome.PENDING)
         lost = pending.filter(heartbeat_at__lt=expired)

@@ -90,7 +90,9 @@ def test_a_check_whose_call_changed_before_it_started_is_not_made(fake_judge, ru
     # item (it was claimed a moment earlier): the check sees it at its start and makes no call.
     item = run.items.get()
     Verdict.objects.filter(judge_run=run).delete()
-    JudgeRunItem.objects.filter(pk=item.pk).update(outcome=JudgeRunItem.Outcome.PENDING)
+    JudgeRunItem.objects.filter(pk=item.pk).update(
+        outcome=JudgeRunItem.Outcome.PENDING, heartbeat_at=None
+    )
     Transcript.objects.filter(pk=item.transcript_id).update(checksum="f" * 64)
     JudgeRun.objects.filter(pk=run.pk).update(tasks_done=0, replaced=0, finished_at=None)
     calls = len(fake_judge.requests)

@@ -4,11 +4,13 @@ import json
 
 import pytest
 from django.db import connections
+from django.urls import reverse
 
 from evals.catalog.models import Transcript
 from evals.catalog.services.importing import transcripts_import
 from evals.judging.models import JudgeRun, JudgeRunItem, Verdict
 from evals.judging.services.runs import judge_run_create, judge_run_item_execute
+from tests.factories import token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,7 +48,7 @@ def _replace_once(fake_judge, results: list):
     fake_judge.responder = responder
 
 
-def test_a_replace_mid_run_stores_no_verdict_on_the_old_text(fake_judge, rules):
+def test_a_replace_mid_run_stores_no_verdict_on_the_old_text(fake_judge, rules, client, engineer):
     _import(12)
     fake_judge.flag = {"asking.one-question": [10], "boundaries.no-rubric-leak": [10]}
     replaced: list = []
@@ -67,6 +69,12 @@ def test_a_replace_mid_run_stores_no_verdict_on_the_old_text(fake_judge, rules):
     items = list(run.items.all())
     assert {i.outcome for i in items} == {JudgeRunItem.Outcome.REPLACED}
     assert all("the call was replaced during the run" in i.error for i in items)
+    # The page and the API say so.
+    client.force_login(engineer)
+    page = client.get(reverse("judge-run-detail", args=[run.pk])).content.decode()
+    assert "5 checks cancelled: their calls were replaced during the run" in page
+    api = token_client(engineer).get(reverse("api-judge-run", args=[run.pk])).json()
+    assert api["replaced"] == 5 and api["recoveries"] == 0
     # Its answer was given on the old text: not cached, so the new text is judged afresh.
     fake_judge.responder = None
     fake_judge.flag = {"asking.one-question": [0]}

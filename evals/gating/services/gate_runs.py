@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from core.background import after_commit
 from core.errors import DomainError
-from core.leases import lease_expired_before
+from core.leases import heartbeat, lease_expired_before
 from evals.catalog.models import AgentVersion, Transcript
 from evals.gating import decision as gates
 from evals.gating.models import Gate, GateRun, GoldenSet
@@ -219,7 +219,8 @@ def gate_run_step(*, run_id: int) -> str:
         run.status, run.heartbeat_at = GateRun.Status.RUNNING, timezone.now()
         run.save(update_fields=["status", "heartbeat_at"])
     try:
-        return _step(run)
+        with heartbeat(GateRun.objects.filter(pk=run.pk)):  # a long step (judging here) too
+            return _step(run)
     except GateCannotRun as e:
         _record_error(run, str(e))
     except Exception as e:

@@ -22,6 +22,7 @@ from evals.judging.models import JudgeRun, JudgeRunItem, Verdict
 from evals.judging.services.runs import judge_run_create, judge_runs_recover
 from tests.evals.evalrun_helpers import ROWS, make_dataset, make_version
 from tests.evals.judge_helpers import make_call
+from tests.evals.judging.test_judge_celery import QUEUE
 
 REDIS_URL = os.environ.get("DOCKET_TEST_REDIS_URL", "redis://127.0.0.1:6379/3")
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,7 +56,7 @@ def workers(settings):
     test's Redis, against the test database, with `server` (the fake judge or chat server) as
     its judge and agent; this process's tasks go to that queue."""
     client = _redis()
-    queue = f"docket-test-{uuid.uuid4().hex[:8]}"
+    queue = QUEUE  # the process's one private queue (Celery builds its queue table once)
     env = {
         **os.environ,
         "DATABASE_URL": _database_url(),

@@ -202,3 +202,11 @@ def test_webhook_deliveries_a_restart_left_are_sent_by_the_sweep(settings, lease
         assert len(receiver.requests) == 6
     finally:
         receiver.stop()
+
+
+def test_celery_beat_runs_the_sweep_every_interval(settings):
+    from console.celery import app
+
+    entry = settings.CELERY_BEAT_SCHEDULE["recover-runs"]
+    assert entry["task"] in app.tasks and entry["schedule"] == settings.DOCKET_RECOVER_INTERVAL_S
+    assert app.tasks[entry["task"]].apply().get() == runs_recover().as_dict()  # nothing to do

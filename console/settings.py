@@ -196,6 +196,8 @@ SECURE_REFERRER_POLICY = "same-origin"
 # Plain HTTP is redirected to HTTPS outside development. DJANGO_SSL_REDIRECT=0 says a proxy in
 # front already redirects (check --deploy's W008 silenced then, as the operator decided).
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", not DEBUG and not TESTING)
+# A load balancer asks for the health over plain HTTP, past the redirect.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SILENCED_SYSTEM_CHECKS = [
     *([] if SECURE_HSTS_PRELOAD else ["security.W021"]),
     *([] if SECURE_SSL_REDIRECT or DEBUG else ["security.W008"]),

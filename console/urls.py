@@ -22,6 +22,7 @@ PAGE_APPS = [
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("healthz", views.healthz, name="healthz"),
     path("layers/", views.layers, name="layers"),
     path("judge-connection/", views.judge_connection_page, name="judge-connection"),
     path(

@@ -1,6 +1,7 @@
 from django.conf import settings
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from core.permissions import require, user_can
@@ -11,7 +12,17 @@ from evals.judging.services.connection import (
     judge_connection_test,
 )
 
+from .health import health
 from .selectors import dashboard_figures, dashboard_outcomes, next_steps
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    """The server's health, without a login: 200 when the database and the broker answer, 503
+    naming what failed (the kind of error only, never a host or a URL)."""
+    ok, state = health()
+    return JsonResponse(state, status=200 if ok else 503)
 
 
 @require("view_console")

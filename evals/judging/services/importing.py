@@ -336,19 +336,22 @@ class _Import:
         return {_key(t, rv, j) for t, rv, j in rows if rv in version_ids}
 
     def _write(self, rows: list[tuple]) -> None:
-        """COPY the rows in; when another import stored some of these keys since they were
-        looked up, write the chunk again skipping those, as a no-op would."""
-        try:
-            with transaction.atomic():
-                written = copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows))
-        except IntegrityError:
-            written = copy_rows(
-                Verdict, VERDICT_COLUMNS, rows, total=len(rows), conflict=VERDICT_KEY
-            )
+        written = verdict_rows_write(rows)
         self.created += written
         self.unchanged += len(rows) - written
         if self.progress:
             self.progress(self.created, None)
+
+
+def verdict_rows_write(rows: list[tuple]) -> int:
+    """COPY new verdicts in (values in VERDICT_COLUMNS order, turns as JSON text); return how
+    many were written. When another import stored some of these keys since they were looked up,
+    the rows are written again skipping those, as a no-op would. Must run inside a transaction."""
+    try:
+        with transaction.atomic():
+            return copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows))
+    except IntegrityError:
+        return copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows), conflict=VERDICT_KEY)
 
 
 def _parsed_chunks(lines: Iterable[str | bytes], errors: Errors) -> Iterator[list[tuple]]:

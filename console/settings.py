@@ -296,6 +296,18 @@ CELERY_BEAT_SCHEDULE["daily-sample"] = {
     "schedule": crontab(hour=DOCKET_SAMPLE_HOUR, minute=0),
 }
 
+# Work survives a dead worker (docs/operations.md): a run's worker renews its lease
+# (heartbeat_at) every third of DOCKET_RUN_LEASE_S seconds; every DOCKET_RECOVER_INTERVAL_S
+# seconds the sweep (`manage.py recover_runs` by hand) queues again the work whose lease expired,
+# and ends as failed a run recovered DOCKET_RUN_MAX_RECOVERIES times without moving on.
+DOCKET_RUN_LEASE_S = env_int("DOCKET_RUN_LEASE_S", 120)
+DOCKET_RUN_MAX_RECOVERIES = env_int("DOCKET_RUN_MAX_RECOVERIES", 3)
+DOCKET_RECOVER_INTERVAL_S = env_int("DOCKET_RECOVER_INTERVAL_S", 60)
+CELERY_BEAT_SCHEDULE["recover-runs"] = {
+    "task": "console.tasks.runs_recover_task",
+    "schedule": float(DOCKET_RECOVER_INTERVAL_S),
+}
+
 # Structured logs: one key=value line per event, never transcript text.
 LOGGING = {
     "version": 1,

@@ -20,6 +20,7 @@ import logging
 import secrets
 import time
 import uuid
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import orjson
@@ -30,6 +31,7 @@ from django.utils import timezone
 from core.background import after_commit
 from core.egress import EgressRefused, egress_connect, egress_url_clean
 from core.errors import DomainError, NotFound
+from core.leases import lease_expired_before
 from evals.webhooks.events import WEBHOOK_EVENTS
 from evals.webhooks.models import Webhook, WebhookDelivery
 from evals.webhooks.signing import HEADER, webhook_signature
@@ -247,3 +249,26 @@ def webhook_get(pk: int) -> Webhook:
 def webhook_link(path: str) -> str:
     """An absolute link to a console page when DOCKET_PUBLIC_URL is set, else the path."""
     return f"{settings.DOCKET_PUBLIC_URL}{path}"
+
+
+def webhook_deliveries_recover(*, now=None) -> list[int]:
+    """Return the deliveries a restart left unsent: pending or retrying, and overdue by more than
+    a lease (DOCKET_RUN_LEASE_S) for their next attempt, whose task was lost (the sweep queues
+    them again; a receiver dedupes on Docket-Delivery should a late task send one too)."""
+    now = now or timezone.now()
+    expired = lease_expired_before(now)
+    out = []
+    waiting = WebhookDelivery.objects.filter(
+        status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.RETRYING],
+        created_at__lt=expired,
+    ).only("pk", "attempts", "created_at")
+    for d in waiting.order_by("pk"):
+        due = d.created_at
+        if d.attempts:
+            last = datetime.fromisoformat(d.attempts[-1]["at"])
+            due = last + timedelta(seconds=webhook_backoff_s(len(d.attempts)))
+        if due < expired:
+            out.append(d.pk)
+    if out:
+        logger.warning("webhook_deliveries_recovered", extra={"deliveries": len(out)})
+    return out

@@ -123,6 +123,12 @@ class JudgeRunSerializer(serializers.Serializer):
     tokens_out = serializers.IntegerField()
     cost = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="USD spent")
     errors = serializers.IntegerField(help_text="checks that failed")
+    replaced = serializers.IntegerField(
+        help_text="checks cancelled because their call was replaced during the run (no verdict)"
+    )
+    recoveries = serializers.IntegerField(
+        help_text="times in a row the sweep queued its checks again after a worker died"
+    )
     stop_reason = serializers.CharField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)

@@ -27,6 +27,7 @@ from core.importing import (
 )
 from evals.catalog.models import Transcript, Turn
 from evals.judging.models import Judge, Verdict
+from evals.judging.services.runs import judge_items_cancel_replaced
 from evals.rules.models import RuleVersion, Severity
 
 logger = logging.getLogger(__name__)
@@ -438,11 +439,14 @@ def verdicts_import(
 
 def verdicts_forget(transcript_ids: list[int]) -> dict[str, int]:
     """Delete the verdicts (and through them the marks) made on calls whose turns a replace
-    changed; return how many of each (the transcript importer's call part, see apps.py)."""
+    changed, and cancel the checks in flight on them; return how many of each (the transcript
+    importer's call part, see apps.py)."""
     _, deleted = Verdict.objects.filter(transcript_id__in=transcript_ids).delete()
     return {
         "deleted_verdicts": deleted.get(Verdict._meta.label, 0),
         "deleted_marks": sum(n for label, n in deleted.items() if label.endswith(".Mark")),
+        # Checks of running judge runs planned on the old text will store nothing.
+        "cancelled_checks": judge_items_cancel_replaced(transcript_ids),
     }
 
 

@@ -34,12 +34,13 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
+from django.db.models import Case, Count, F, IntegerField, Max, Q, Sum, Value, When
 from django.db.models.functions import Least, Length
 from django.utils import timezone
 
 from core.background import in_thread, task_named
 from core.errors import DomainError
+from core.leases import heartbeat, lease_expired_before
 from evals.catalog.models import Transcript, Turn
 from evals.catalog.selectors import agent_version_resolve
 from evals.judging import prompt as jp
@@ -540,6 +541,7 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
                 group=i.group,
                 phase=i.phase,
                 rule_version_ids=[rv.pk for rv in i.rule_versions],
+                checksum=i.checksum,
                 # A check that needs a model nothing can answer is done before it starts.
                 outcome=JudgeRunItem.Outcome.SKIPPED if i.skip else JudgeRunItem.Outcome.PENDING,
                 error=i.skip,
@@ -623,6 +625,75 @@ def judge_run_resume(*, run_id: int, background: bool = False) -> int:
     return pending
 
 
+def judge_runs_recover(*, now=None, eager: bool | None = None) -> dict[str, list[int]]:
+    """Find running judge runs (conversation runs too) whose work lost its worker, and free it to
+    be queued again; return {"requeue": item ids, "failed": run ids}. The caller queues the items
+    (judge_items_enqueue).
+
+    Lost work: a pending item whose lease expired (its worker died mid-check); without a broker
+    (tasks run in a thread of the process that started them) every pending item of a run that
+    has not moved for a lease. A run recovered DOCKET_RUN_MAX_RECOVERIES times in a row without
+    moving on ends as failed, with the reason. A stored result is never paid again: a finished
+    item is never queued again, and an answer already cached is read from the cache. `eager`:
+    whether tasks run in threads of their process (default: no broker is configured).
+    """
+    now = now or timezone.now()
+    expired = lease_expired_before(now)
+    out: dict[str, list[int]] = {"requeue": [], "failed": []}
+    eager = settings.CELERY_TASK_ALWAYS_EAGER if eager is None else eager
+    for run in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, finished_at__isnull=True):
+        pending = run.items.filter(outcome=JudgeRunItem.Outcome.PENDING)
+        lost = pending.filter(heartbeat_at__lt=expired)
+        if eager:
+            moved = run.items.aggregate(a=Max("heartbeat_at"), b=Max("finished_at"))
+            last = max(t for t in (run.started_at, run.recovered_at, *moved.values()) if t)
+            if last >= expired:
+                continue
+            lost = pending.filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=expired))
+        if not lost.exists():
+            continue
+        progressed = (
+            run.recovered_at is None or run.items.filter(finished_at__gt=run.recovered_at).exists()
+        )
+        recoveries = 1 if progressed else run.recoveries + 1
+        if recoveries > settings.DOCKET_RUN_MAX_RECOVERIES:
+            _run_fail(run, now, recoveries - 1)
+            out["failed"].append(run.pk)
+            continue
+        ids = list(lost.order_by("pk").values_list("pk", flat=True))
+        JudgeRunItem.objects.filter(pk__in=ids).update(heartbeat_at=None)
+        JudgeRun.objects.filter(pk=run.pk).update(recovered_at=now, recoveries=recoveries)
+        logger.warning("judge_run.recovered", extra={"run": run.pk, "items": len(ids)})
+        out["requeue"] += ids
+    return out
+
+
+def judge_items_enqueue(item_ids: list[int]) -> int:
+    """Queue the task of each of these items (the sweep's); return how many."""
+    task = task_named(ITEM_TASK)
+    for item_id in item_ids:
+        task.delay(item_id)
+    return len(item_ids)
+
+
+@transaction.atomic
+def _run_fail(run: JudgeRun, now, recoveries: int) -> None:
+    reason = (
+        f"Failed: its worker stopped and {recoveries} recoveries in a row made no progress "
+        "(DOCKET_RUN_MAX_RECOVERIES); the checks not made were left without a verdict."
+    )
+    left = run.items.filter(outcome=JudgeRunItem.Outcome.PENDING).update(
+        outcome=JudgeRunItem.Outcome.ERROR, error=reason, finished_at=now
+    )
+    JudgeRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(
+        status=JudgeRun.Status.FAILED,
+        stop_reason=reason[:300],
+        tasks_done=F("tasks_done") + left,
+        finished_at=now,
+    )
+    logger.warning("judge_run.failed", extra={"run": run.pk, "left": left})
+
+
 def _eager_in_thread(run_id: int) -> threading.Thread:
     """Without a broker, judge the run's items in a thread: the request that started it returns."""
 
@@ -645,10 +716,7 @@ def judge_run_enqueue(*, run_id: int) -> int:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    task = task_named(ITEM_TASK)
-    for item_id in ids:
-        task.delay(item_id)
-    return len(ids)
+    return judge_items_enqueue(ids)
 
 
 # ---- executing one item -----------------------------------------------------------------------
@@ -671,10 +739,34 @@ class _Outcome:
 
 def judge_run_item_execute(*, item_id: int) -> str:
     """Run one item (an LLM call, a cache hit or the
-    detectors) and record its verdicts; idempotent."""
+    detectors) and record its verdicts; idempotent.
+
+    The item is claimed with a lease its worker renews while it runs: a second delivery of its
+    task finds it held and leaves it (no call is paid twice); a worker that dies lets the lease
+    expire, and the sweep (judge_runs_recover) queues the item again.
+    """
     item = JudgeRunItem.objects.select_related("run", "transcript").filter(pk=item_id).first()
     if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
         return "gone" if item is None else "already-done"
+    now = timezone.now()
+    mine = JudgeRunItem.objects.filter(pk=item_id, outcome=JudgeRunItem.Outcome.PENDING)
+    claimed = mine.filter(
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=lease_expired_before(now))
+    ).update(heartbeat_at=now)
+    if not claimed:
+        return "held-elsewhere"
+    try:
+        with heartbeat(mine):
+            return _item_execute(item)
+    except BaseException:
+        mine.update(heartbeat_at=None)  # let its retry (or the sweep) take it at once
+        raise
+
+
+def _item_execute(item: JudgeRunItem) -> str:
+    if item.checksum and item.transcript.checksum != item.checksum:
+        # Replaced since the run was planned: judging the new text would answer another check.
+        return _item_finish(item, _Outcome(JudgeRunItem.Outcome.REPLACED, {}, {}))
     rvs = sorted(
         RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule"),
         key=lambda rv: rv.rule.rule_id,
@@ -928,9 +1020,24 @@ def call_answered(
     )
 
 
+REPLACED_REASON = (
+    "cancelled: the call was replaced during the run (checksum {was}, now {now}); no verdict stored"
+)
+
+
 @transaction.atomic
 def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     now = timezone.now()
+    # Under the call's row lock, as a replace takes it: a verdict is stored only for the content
+    # it was judged on, and a replace that commits after this forgets what it stored.
+    current = (
+        Transcript.objects.select_for_update()
+        .filter(pk=item.transcript_id)
+        .values_list("checksum", flat=True)
+        .first()
+    )
+    if item.checksum and current != item.checksum:
+        return _item_replaced(item, result, was=item.checksum, now_checksum=current or "", at=now)
     claimed = JudgeRunItem.objects.filter(pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING).update(
         outcome=result.outcome,
         error=result.error[:2000],
@@ -971,8 +1078,14 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     )
     if failed_call:
         _breaker_check(item.run_id, result.error)
+    _run_close_if_done(item.run_id, now)
+    return result.outcome
+
+
+def _run_close_if_done(run_id: int, now) -> None:
+    """Close the run once every item is done: done, or stopped when its calls were stopped."""
     JudgeRun.objects.filter(
-        pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
+        pk=run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
     ).update(
         status=Case(
             When(stop_reason="", then=Value(JudgeRun.Status.DONE)),
@@ -980,7 +1093,69 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         ),
         finished_at=now,
     )
-    return result.outcome
+
+
+def _item_replaced(item: JudgeRunItem, result: _Outcome, *, was: str, now_checksum: str, at) -> str:
+    """Cancel an item whose call was replaced while it ran: no verdict, no cached answer (both
+    would belong to text the call no longer has); a call it paid for is still counted."""
+    cancelled = JudgeRunItem.objects.filter(
+        pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING
+    ).update(
+        outcome=JudgeRunItem.Outcome.REPLACED,
+        error=REPLACED_REASON.format(was=was[:12], now=now_checksum[:12] or "deleted"),
+        tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out,
+        finished_at=at,
+    )
+    if not cancelled and result.called:
+        # The replace itself cancelled it while its call was in flight: count what was paid.
+        JudgeRunItem.objects.filter(pk=item.pk).update(
+            tokens_in=F("tokens_in") + result.tokens_in,
+            tokens_out=F("tokens_out") + result.tokens_out,
+        )
+    if not cancelled and not result.called:
+        return "already-done"
+    JudgeRun.objects.filter(pk=item.run_id).update(
+        tasks_done=F("tasks_done") + (1 if cancelled else 0),
+        replaced=F("replaced") + (1 if cancelled else 0),
+        calls_made=F("calls_made") + (1 if result.called else 0),
+        tokens_in=F("tokens_in") + result.tokens_in,
+        tokens_out=F("tokens_out") + result.tokens_out,
+        cost=F("cost") + result.cost,
+    )
+    logger.info("judge_run_item.replaced", extra={"run": item.run_id, "item": item.pk})
+    _run_close_if_done(item.run_id, at)
+    return JudgeRunItem.Outcome.REPLACED
+
+
+def judge_items_cancel_replaced(transcript_ids: list[int]) -> int:
+    """Cancel the pending checks of calls a replace changed (checks planned on the old text):
+    no verdict will be stored for them; return how many (inside the replace's transaction)."""
+    items = list(
+        JudgeRunItem.objects.filter(
+            transcript_id__in=transcript_ids, outcome=JudgeRunItem.Outcome.PENDING
+        )
+        .exclude(checksum="")
+        .exclude(checksum=F("transcript__checksum"))
+        .values_list("pk", "run_id", "checksum", "transcript__checksum")
+    )
+    if not items:
+        return 0
+    now = timezone.now()
+    per_run: dict[int, int] = {}
+    for pk, run_id, was, current in items:
+        done = JudgeRunItem.objects.filter(pk=pk, outcome=JudgeRunItem.Outcome.PENDING).update(
+            outcome=JudgeRunItem.Outcome.REPLACED,
+            error=REPLACED_REASON.format(was=was[:12], now=current[:12]),
+            finished_at=now,
+        )
+        per_run[run_id] = per_run.get(run_id, 0) + done
+    for run_id, n in sorted(per_run.items()):
+        JudgeRun.objects.filter(pk=run_id).update(
+            tasks_done=F("tasks_done") + n, replaced=F("replaced") + n
+        )
+        _run_close_if_done(run_id, now)
+    return sum(per_run.values())
 
 
 def _breaker_check(run_id: int, error: str) -> None:

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 
+from core.data_versions import data_changed
 from core.import_kinds import ImportKind, ImportOption
 from core.importing import (
     COMMAND,
@@ -651,6 +652,7 @@ def transcripts_import(
         # A call whose turns are unchanged but whose parts or metadata are new counts as updated.
         result.updated = len((touched | enriched) - {pk_of[p.external_id] for p in todo})
         result.unchanged -= result.updated
+        data_changed("calls")  # again once committed: the trigger's bump came before the commit
     logger.info("transcripts_imported", extra=result.log_extra(source))
     return result
 

@@ -24,9 +24,11 @@ bulk-created rows (their services take one call at a time: a call's review or ju
         .venv/bin/python bench/scale.py [--calls 5000] [--small 0.1] [--rounds 5] [--only NAME]
 
 --calls is the large point (the issue's quarter is 50,604 calls: 4.1M verdicts; 5,000 builds in
-about two minutes on a 2-core machine), --small its fraction. The database (DATABASE_URL's name)
-is dropped and created for each point, and dropped at the end unless BENCH_KEEP=1. A benchmark,
-not a test: it prints figures and asserts only that each page answers 200.
+about two and a half minutes on a 2-core machine), --small its fraction (0: the large point only).
+The database (DATABASE_URL's name) is dropped and created for each point, and dropped at the end
+unless BENCH_KEEP=1; BENCH_REUSE=1 then times a kept one again without building (--calls must
+say its size). A benchmark, not a test: it prints figures and asserts only that each page
+answers 200.
 """
 
 import datetime as dt
@@ -443,12 +445,13 @@ def time_pages(n: int, rounds: int, only: str) -> dict[str, tuple[float, int]]:
 def main() -> None:
     url = postgres_url("scale.py", "docket_scalepages", "a dedicated database: dropped and made")
     large = int(arg("--calls", "5000"))
-    small = max(1, round(large * float(arg("--small", "0.1"))))
+    small = round(large * float(arg("--small", "0.1")))
+    reuse = os.environ.get("BENCH_REUSE") == "1"
     rounds = int(arg("--rounds", "5"))
     only = arg("--only", "")
     results = {}
-    for n in (small, large):
-        with scratch_database(url) as db_url:
+    for n in (small, large) if small and not reuse else (large,):
+        with scratch_database(url, reuse=reuse) as db_url:
             django_setup(
                 migrate=True,
                 DATABASE_URL=db_url,
@@ -466,10 +469,11 @@ def main() -> None:
                 **settings.STORAGES,
                 "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
             }
-            print(f"building {n:,} calls ...", flush=True)
-            t0 = time.perf_counter()
-            build(n)
-            print(f"  built in {time.perf_counter() - t0:.0f} s; timing pages", flush=True)
+            if not reuse:
+                print(f"building {n:,} calls ...", flush=True)
+                t0 = time.perf_counter()
+                build(n)
+                print(f"  built in {time.perf_counter() - t0:.0f} s; timing pages", flush=True)
             results[n] = time_pages(n, rounds, only)
             connection.close()
     print(
@@ -480,7 +484,7 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     for label, (ms, queries, _) in sorted(results[large].items(), key=lambda kv: -kv[1][0]):
-        before = results[small].get(label)
+        before = results.get(small, {}).get(label)
         growth = f"{ms / before[0]:.1f}x" if before else "-"
         small_ms = f"{before[0] * 1000:.0f}" if before else "-"
         print(f"{label:44} {small_ms:>10} {ms * 1000:10.0f} {growth:>7} {queries:7d}")

@@ -108,3 +108,38 @@ def test_the_api_gives_the_same_figures(client, lead, reviewer, marked):
     assert r.json()["all"]["marked"] == 4 and r.json()["all"]["choice"]["threshold"] == 0
     assert get(lead, target="x").json()["errors"][0]["field"] == "target"
     assert get(reviewer).status_code == 403
+
+
+def test_the_figures_counted_in_sql_are_those_of_every_verdict_one_by_one(marked, reviewer):
+    """Alike verdicts are counted together in the database: the figures must be those of the
+    verdicts taken one at a time (the pure functions over one Item per verdict)."""
+    from evals.classifiers.thresholds import Item, histogram, pr_curve, threshold_choose
+
+    rv = RuleVersion.objects.get(rule__rule_id="classifiers.injection")
+    av = f.AgentVersionFactory()
+    for i in range(30):  # many verdicts alike in (tenant, flagged, confidence, truth)
+        t = Transcript.objects.create(
+            external_id=f"twin-{i}", agent_version=av, checksum=f"{i + 100:064x}", tenant="acme"
+        )
+        v = Verdict.objects.create(
+            transcript=t, rule_version=rv, judge=marked, flagged=i % 3 > 0, confidence=80 + i % 2
+        )
+        if i % 4:
+            Mark.objects.create(verdict=v, reviewer=reviewer, correct=i % 5 > 0)
+    figures = classifier_thresholds(rule_id="classifiers.injection", target=0.8)
+
+    def truth(v):
+        return bool(v.tally.truth) if hasattr(v, "tally") and v.tally.truth is not None else None
+
+    one_by_one = [
+        (Item(v.flagged, v.confidence, truth(v)), v.transcript.tenant)
+        for v in Verdict.objects.filter(rule_version=rv, error="").select_related(
+            "transcript", "tally"
+        )
+    ]
+    for group, key in [(figures["all"], None), *((g, g.key) for g in figures["tenants"])]:
+        items = [it for it, tenant in one_by_one if key is None or tenant == key]
+        assert (group.verdicts, group.flagged) == (len(items), sum(it.flagged for it in items))
+        assert group.marked == sum(it.positive is not None for it in items)
+        assert group.histogram == histogram(items) and group.curve == pr_curve(items)
+        assert group.choice == threshold_choose(pr_curve(items), 0.8)

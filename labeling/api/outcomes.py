@@ -39,7 +39,7 @@ class OutcomePeriodSerializer(OutcomeVersionSerializer):
     period = serializers.DateField(help_text="the Monday of the week (or the day) of the calls")
 
 
-class SideSerializer(serializers.Serializer):
+class OutcomeSideSerializer(serializers.Serializer):
     mean = serializers.FloatField(allow_null=True)
     mean_ci = _interval()
     calls = serializers.IntegerField()
@@ -48,8 +48,8 @@ class SideSerializer(serializers.Serializer):
 class PredictorSerializer(serializers.Serializer):
     source = serializers.CharField(help_text="what produced the check: LLM judge, detector, ...")
     check = serializers.CharField()
-    fired = SideSerializer()
-    not_fired = SideSerializer()
+    fired = OutcomeSideSerializer()
+    not_fired = OutcomeSideSerializer()
     difference = serializers.FloatField(allow_null=True, help_text="fired minus not fired")
     difference_ci = _interval()
     enough_calls = serializers.BooleanField()

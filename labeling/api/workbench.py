@@ -47,7 +47,7 @@ class RawFiguresSerializer(serializers.Serializer):
     agreement = _triple()
 
 
-class SideSerializer(serializers.Serializer):
+class WorkbenchSideSerializer(serializers.Serializer):
     """One judge's figures on the compared calls against the reviewers' truth, weighted by
     1 / inclusion probability (Wilson intervals on Kish's effective n), with the raw ones."""
 
@@ -100,8 +100,8 @@ class DraftRunSerializer(serializers.Serializer):
     cache_hits = serializers.IntegerField()
     cost = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="USD")
     carried = serializers.BooleanField(help_text="the base version's truth is carried")
-    base_figures = SideSerializer(allow_null=True)
-    draft_figures = SideSerializer(allow_null=True)
+    base_figures = WorkbenchSideSerializer(allow_null=True)
+    draft_figures = WorkbenchSideSerializer(allow_null=True)
     now_agree = serializers.IntegerField()
     now_disagree = serializers.IntegerField()
     flips = FlipSerializer(many=True)

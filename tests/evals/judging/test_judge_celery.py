@@ -33,6 +33,10 @@ def _redis_reachable() -> bool:
 
 
 TASK_THREADS: list[int] = []
+# One private queue per test process: Celery builds its queue table (`app.amqp.queues`) once, from
+# the default queue of the first worker, so a second worker started under another name in the same
+# process would consume a queue that no task is sent to.
+QUEUE = f"docket-test-{uuid.uuid4().hex[:8]}"
 
 
 def _close_thread_connections(**kwargs):
@@ -53,7 +57,7 @@ def redis_worker(settings):
         pytest.skip(f"needs Redis at {REDIS_URL} (set DOCKET_TEST_REDIS_URL)")
     keys = ("broker_url", "task_always_eager", "task_default_queue", "result_backend")
     saved = {k: app.conf[k] for k in keys}
-    queue = f"docket-test-{uuid.uuid4().hex[:8]}"
+    queue = QUEUE
     app.conf.update(
         broker_url=REDIS_URL, task_always_eager=False, task_default_queue=queue, result_backend=None
     )

@@ -13,7 +13,7 @@ from evals.rules.models import RuleVersion
 from labeling.models import Mark
 from labeling.selectors.classifier_thresholds import classifier_thresholds
 from tests import factories as f
-from tests.factories import api_key
+from tests.factories import api_key, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -143,3 +143,36 @@ def test_the_figures_counted_in_sql_are_those_of_every_verdict_one_by_one(marked
         assert group.marked == sum(it.positive is not None for it in items)
         assert group.histogram == histogram(items) and group.curve == pr_curve(items)
         assert group.choice == threshold_choose(pr_curve(items), 0.8)
+
+
+def test_the_figures_read_a_window_of_days_the_page_shows_and_changes(client, lead, marked):
+    """By default the last 90 days of calls (a call without a start counts on its import day);
+    from and to move the window, on the page as in the API, and a bad date names its field."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    old = timezone.now() - dt.timedelta(days=200)
+    Transcript.objects.filter(external_id__in=["c-0", "c-1"]).update(started_at=old)
+    logged_in(client, lead)
+    page = client.get("/classifiers/classifiers.injection/")
+    today = timezone.localdate()
+    assert page.context["all"].verdicts == len(SPECS) - 2
+    assert f'name="to" type="date" value="{today:%Y-%m-%d}"' in page.content.decode()
+    since = (today - dt.timedelta(days=89)).isoformat()
+    assert f'name="from" type="date" value="{since}"' in page.content.decode()
+    back = (old - dt.timedelta(days=1)).date().isoformat()
+    wide = client.get("/classifiers/classifiers.injection/", {"from": back})
+    assert wide.context["all"].verdicts == len(SPECS)
+    only_old = client.get(
+        "/api/v1/classifier-thresholds/classifiers.injection/",
+        {"from": back, "to": old.date().isoformat()},
+        HTTP_AUTHORIZATION=f"Token {api_key(lead)}",
+    ).json()
+    assert only_old["all"]["verdicts"] == 2 and only_old["filters"]["to"] == old.date().isoformat()
+    bad = client.get(
+        "/api/v1/classifier-thresholds/classifiers.injection/",
+        {"from": "yesterday"},
+        HTTP_AUTHORIZATION=f"Token {api_key(lead)}",
+    )
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "from"

@@ -1,4 +1,5 @@
-# Docket: `make run` serves the demo console, `make test` runs the suite.
+# Docket: `make run` serves the demo console, `make serve` serves it for real, `make test` runs
+# the suite.
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
@@ -14,11 +15,13 @@ PYTHON ?= $(shell for c in python3.13 python3.12 python3 \
 	$$p -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >/dev/null 2>&1 && { echo $$p; break; }; \
 	done)
 
-.PHONY: help install run worker lint browser test test-sqlite test-postgres test-e2e bench clean
+.PHONY: help install run serve worker lint browser test test-sqlite test-postgres test-e2e bench clean
 
 help:
 	@echo "make run      install, migrate, load the demo, create demo users, serve on 127.0.0.1:$(PORT)"
 	@echo "make test     install and run the whole test suite"
+	@echo "make serve    production: migrate, collectstatic, then gunicorn, a Celery worker and beat"
+	@echo "              (needs DATABASE_URL, CELERY_BROKER_URL, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS)"
 	@echo "make worker   start a Celery worker (needs CELERY_BROKER_URL)"
 
 $(BIN)/uv:
@@ -39,6 +42,10 @@ run: install
 	DJANGO_DEBUG=1 DOCKET_LOG_LEVEL=WARNING $(BIN)/python manage.py load_demo
 	DJANGO_DEBUG=1 $(BIN)/python manage.py demo_users --url http://127.0.0.1:$(PORT)/
 	DJANGO_DEBUG=1 $(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
+
+# Production (docs/operations.md): PORT for gunicorn, PROCESSES to run only some (web worker beat).
+serve: install
+	$(BIN)/python -m console.serve --port $(PORT) $(PROCESSES)
 
 worker: install
 	@if [ -z "$$CELERY_BROKER_URL" ]; then echo "Set CELERY_BROKER_URL (e.g. redis://127.0.0.1:6379/0) to run a worker." >&2; exit 1; fi

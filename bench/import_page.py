@@ -2,13 +2,12 @@
 
 Needs PostgreSQL: DATABASE_URL=postgres://USER@HOST:PORT/NAME. It creates NAME_page_bench beside
 NAME and drops it at the end (BENCH_KEEP=1 keeps it). For a verdicts file (BENCH_VERDICT_MB, 200
-MB by default: the importer streams) and a transcripts file (BENCH_CALL_MB, 50 MB: that importer
-checks every call before it writes any, so it holds them), it writes the file, stores it as the
-page stores an upload (`import_job_upload`) and starts the job: without a broker its task runs in
-a thread of this process, as under `make run`, while this thread reads the progress the page
-polls (`import_job_progress`) every second. It prints, for each, a line per tenth of the file
-read (the page's figures, the elapsed time and the process's resident memory), then the total
-time, the peak memory above the start, and that peak per MB of input.
+MB by default) and a transcripts file (BENCH_CALL_MB, 50 MB; both importers stream), it writes
+the file, stores it as the page stores an upload (`import_job_upload`) and starts the job: without
+a broker its task runs in a thread of this process, as under `make run`, while this thread reads
+the progress the page polls (`import_job_progress`) every second. It prints, for each, a line per
+tenth of the file read (the page's figures, the elapsed time and the process's resident memory),
+then the total time, the peak memory above the start, and that peak per MB of input.
 """
 
 import json
@@ -34,12 +33,13 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def write_calls(path: Path, size_mb: int) -> int:
-    """Write native calls of 12 turns until the file holds `size_mb`; return how many."""
+def write_calls(path: Path, size_mb: int, count: int | None = None) -> int:
+    """Write native calls of 12 turns until the file holds `size_mb` (or `count` calls); return
+    how many."""
     rng = random.Random(7)
     n = 0
     with path.open("w") as f:
-        while f.tell() < size_mb * MB:
+        while (f.tell() < size_mb * MB) if count is None else n < count:
             turns = [
                 {
                     "speaker": "agent" if i % 2 == 0 else "user",

@@ -14,7 +14,8 @@ the verdicts as JSON Lines to a temporary file, then times, in one run:
   4. a COPY of the same rows into the real verdict table (emptied first), with its keys, indexes
      and foreign keys: the floor of any importer that keeps the table's checks.
 
-It prints both ratios (import / bare COPY, import / COPY into the verdict table), CPU seconds
+It prints the ratios (import / bare COPY, import / COPY into the verdict table, and that COPY /
+the bare one: what the table's own key, indexes and foreign keys cost), CPU seconds
 beside each wall-clock figure (the machine may be shared), the load average, and the import's
 peak memory. Options: BENCH_VERDICTS (default 1000000), BENCH_RULES (25), BENCH_TURNS (20).
 """
@@ -28,7 +29,15 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-from support import cpu_seconds, cpu_since, django_setup, postgres_url, scratch_database
+from support import (
+    calls_copy,
+    cpu_seconds,
+    cpu_since,
+    django_setup,
+    postgres_url,
+    scratch_database,
+    timed_import,
+)
 
 RATIONALES = [
     "The agent asked two questions in one turn.",
@@ -47,8 +56,7 @@ def bench_database_name(url: str) -> str:
 def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[tuple[str, int]]]:
     """Create transcripts with turns and rule versions;
     return transcript ids and (rule, version) pairs."""
-    from django.db import connection, transaction
-    from django.utils import timezone
+    from django.db import transaction
 
     from evals.catalog.models import Agent, AgentVersion
     from evals.rules.models import Rule, RuleVersion
@@ -66,22 +74,7 @@ def build(n_verdicts: int, n_rules: int, n_turns: int) -> tuple[list[str], list[
             RuleVersion.objects.create(rule=rule, number=1, text=f"Bench rule {i}.")
             rules.append((rule.rule_id, 1))
         ids = [f"bench-call-{i:07d}" for i in range(n_transcripts)]
-        now = timezone.now()
-        with connection.cursor() as cur:
-            with cur.copy(
-                "COPY evals_transcript (external_id, agent_version_id, checksum, "
-                "audio_url, language, scenario, tenant, imported_at, metadata) FROM STDIN"
-            ) as copy:
-                for ext in ids:
-                    copy.write_row((ext, av.pk, "0" * 64, "", "en", "", "", now, "{}"))
-            cur.execute(
-                "INSERT INTO evals_turn (transcript_id, index, speaker, text, "
-                "phase, tool_calls, tool_call_id) SELECT t.id, g, CASE WHEN g %% "
-                "2 = 0 THEN 'agent' ELSE 'user' END, 'turn text', '', '[]', '' "
-                "FROM evals_transcript t CROSS JOIN generate_series(0, %s) AS g",
-                [n_turns - 1],
-            )
-            cur.execute("ANALYZE")
+        calls_copy(av.pk, ids, n_turns)
     return ids, rules
 
 
@@ -119,11 +112,7 @@ def import_file(path: Path):
     """Run verdicts_import on the file; return its result, the wall seconds and the CPU line."""
     from evals.judging.services.importing import verdicts_import
 
-    cpu = cpu_seconds()
-    start = time.perf_counter()
-    with path.open("rb") as f:
-        result = verdicts_import(lines=f, source=str(path))
-    return result, time.perf_counter() - start, cpu_since(cpu)
+    return timed_import(verdicts_import, path)
 
 
 def stored_rows() -> list[tuple]:
@@ -175,6 +164,11 @@ def table_copy(rows: list[tuple]) -> tuple[float, str]:
     with connection.cursor() as cur:
         cur.execute("TRUNCATE evals_verdict CASCADE")
     return timed_copy(rows, "evals_verdict")
+
+
+def cpu_total(line: str) -> float:
+    """Return the total of a cpu_since line (client + server, or client alone)."""
+    return float(line.rstrip(" s").rsplit(" ", 1)[-1])
 
 
 def main() -> None:
@@ -244,6 +238,10 @@ def main() -> None:
         print(f"{'':39}{table_cpu}")
         print(f"import / bare COPY time:              {first / copy_s:.1f}x")
         print(f"import / COPY into the verdict table: {first / table_s:.1f}x")
+        print(
+            f"COPY into the verdict table / bare COPY: {table_s / copy_s:.1f}x time, "
+            f"{cpu_total(table_cpu) / cpu_total(copy_cpu):.1f}x CPU (the table's own checks)"
+        )
         print(f"peak memory of this process during the import: {peak_mb:,.0f} MB")
         connection.close()
 

@@ -9,7 +9,9 @@ caller had sent them as user turns.
     .venv/bin/python bench/injection_guard.py [--dev PATH] [--holdout PATH] [--markdown]
 
 Corpora: the development corpus (../shared/datasets/injection-dev/inputs.jsonl), the committed
-hand-written corpus (bench/corpus/injection.jsonl), and the held-out corpus that
+hand-written corpus (bench/corpus/injection.jsonl), tau-bench's benign airline conversations
+(../shared/datasets/tau-bench-airline/: customer turns and JSON tool results), and the held-out
+corpus that
 bench/injection_corpus.py draws from other public sources into var/injection/holdout.jsonl
 (sources and licences in bench/corpus/README.md). The held-out corpus is never trained or
 tuned on. Options: BENCH_SECONDS (default 3) for the throughput.
@@ -37,6 +39,8 @@ DEV = next(
     support.ROOT.parent / "shared" / "datasets" / "injection-dev" / "inputs.jsonl",
 )
 HANDWRITTEN = support.ROOT / "bench" / "corpus" / "injection.jsonl"
+# Benign airline conversations (tau-bench, MIT): customer turns and JSON tool results.
+TAU = DEV.parent.parent / "tau-bench-airline" / "gpt-4o-airline.json"
 HOLDOUT = support.ROOT / "var" / "injection" / "holdout.jsonl"
 
 
@@ -54,6 +58,27 @@ def load(path: Path) -> list[dict]:
         elif r["source"].startswith("f/awesome"):
             r["source"], r["kind"] = "awesome-chatgpt-prompts", "roleplay_creative"
     return rows
+
+
+def load_tau(path: Path) -> list[dict]:
+    """The distinct user turns and tool results of tau-bench's airline trajectories."""
+    turns = {
+        (m["role"], m["content"])
+        for task in json.loads(path.read_text(encoding="utf-8"))
+        for m in task["traj"]
+        if m.get("role") in ("user", "tool") and isinstance(m.get("content"), str)
+    }
+    return [
+        {
+            "text": text,
+            "label": "benign",
+            "kind": "customer" if role == "user" else "tool_result",
+            "channel": role,
+            "source": "tau-bench airline",
+        }
+        for role, text in sorted(turns)
+        if text.strip()
+    ]
 
 
 def check(text: str, channel: str) -> bool:
@@ -129,11 +154,12 @@ def main() -> None:
         ("development corpus", args.dev),
         ("hand-written corpus", HANDWRITTEN),
         ("held-out corpus", args.holdout),
+        ("tau-bench airline (benign)", TAU),
     ):
         if not path.exists():
             print(f"\n== {name}: {path} is missing (bench/corpus/README.md says how to build it)")
             continue
-        rows = load(path)
+        rows = load_tau(path) if path == TAU else load(path)
         corpora.append((name, rows))
         if not args.throughput_only:
             report(name, rows, args.markdown)

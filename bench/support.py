@@ -118,6 +118,30 @@ def copy_rows(cursor, table: str, columns: list[str], rows: Iterable[tuple]) -> 
     return n
 
 
+def calls_copy(av_id: int, ids: list[str], n_turns: int, tenant: str = "") -> None:
+    """COPY calls of one agent version with n_turns plain turns each (agent on even turns, user
+    on odd), then ANALYZE: the calls an import benchmark judges or classifies."""
+    from django.db import connection
+    from django.utils import timezone
+
+    now = timezone.now()
+    with connection.cursor() as cur:
+        with cur.copy(
+            "COPY evals_transcript (external_id, agent_version_id, checksum, "
+            "audio_url, language, scenario, tenant, imported_at, metadata) FROM STDIN"
+        ) as copy:
+            for ext in ids:
+                copy.write_row((ext, av_id, "0" * 64, "", "en", "", tenant, now, "{}"))
+        cur.execute(
+            "INSERT INTO evals_turn (transcript_id, index, speaker, text, "
+            "phase, tool_calls, tool_call_id) SELECT t.id, g, CASE WHEN g %% "
+            "2 = 0 THEN 'agent' ELSE 'user' END, 'turn text', '', '[]', '' "
+            "FROM evals_transcript t CROSS JOIN generate_series(0, %s) AS g",
+            [n_turns - 1],
+        )
+        cur.execute("ANALYZE")
+
+
 def sequences_reset(cursor, tables: Iterable[str]) -> None:
     """Move each table's id sequence past the ids COPY wrote."""
     for table in tables:
@@ -238,3 +262,13 @@ def cpu_since(start: tuple[float, float]) -> str:
         f"CPU: client {client:.1f} s + server {now[1] - start[1]:.1f} "
         f"s = {client + now[1] - start[1]:.1f} s"
     )
+
+
+def timed_import(run: Callable, path: Path, **kwargs):
+    """Run an importer service on a file opened in binary (`lines=`, `source=`); return its
+    result, the wall seconds and the CPU line."""
+    cpu = cpu_seconds()
+    start = time.perf_counter()
+    with path.open("rb") as f:
+        result = run(lines=f, source=str(path), **kwargs)
+    return result, time.perf_counter() - start, cpu_since(cpu)

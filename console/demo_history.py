@@ -247,7 +247,7 @@ def demo_reviews_load(demo_dir: Path) -> str:
             existing = DailySample.objects.filter(day=day).first()
             if existing and Assignment.objects.filter(item__sample=existing).exists():
                 continue
-            sample = daily_sample_make(day=day, size=PAST_SAMPLE_SIZE)
+            sample, _ = daily_sample_make(day=day, size=PAST_SAMPLE_SIZE)
             made += 1
             DailySample.objects.filter(pk=sample.pk).update(created_at=_local(day, 6))
             sample.items.update(created_at=_local(day, 6))

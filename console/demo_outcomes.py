@@ -104,7 +104,7 @@ def demo_outcomes_load(demo_dir: Path) -> str:
                 rating, reason, key_factor = unnamed[ext]
             else:
                 rating, reason, key_factor = _rating(truth, ext, severities, rng)
-            row = outcome_rate(
+            row, _ = outcome_rate(
                 reviewer=a.reviewer,
                 transcript=a.item.transcript,
                 rating=rating,

@@ -30,7 +30,7 @@ def demo_sample_load(demo_dir: Path) -> str:
     )
     # The demo's calls were made on fixed days: reach back to the latest of them, a day at least.
     hours = max(24, int((day_start - latest_day_start).total_seconds() // 3600))
-    sample = daily_sample_make(day=today, size=DEMO_SAMPLE_SIZE, window_hours=hours)
+    sample, _ = daily_sample_make(day=today, size=DEMO_SAMPLE_SIZE, window_hours=hours)
     recorded = calls.exclude(audio_url="").order_by("external_id")
     queued = sum(
         1

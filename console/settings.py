@@ -1,5 +1,6 @@
 """Docket settings, read from the environment (see .env.example)."""
 
+import ipaddress
 import os
 import sys
 from datetime import timedelta
@@ -193,12 +194,15 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = not DEBUG
 SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
-# Plain HTTP is redirected to HTTPS outside development. DJANGO_SSL_REDIRECT=0 says a proxy in
-# front already redirects (check --deploy's W008 silenced then, as the operator decided).
+# Plain HTTP is redirected to HTTPS outside development. DJANGO_SSL_REDIRECT=0 with
+# DJANGO_BEHIND_PROXY=1 says a proxy in front already redirects (check --deploy's W008 silenced
+# then, as the operator decided); without a proxy named, W008 stays a warning.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", not DEBUG and not TESTING)
+# A load balancer asks for the health over plain HTTP, past the redirect.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SILENCED_SYSTEM_CHECKS = [
     *([] if SECURE_HSTS_PRELOAD else ["security.W021"]),
-    *([] if SECURE_SSL_REDIRECT or DEBUG else ["security.W008"]),
+    *(["security.W008"] if not SECURE_SSL_REDIRECT and env_bool("DJANGO_BEHIND_PROXY") else []),
 ]
 SECURE_PROXY_SSL_HEADER = (
     ("HTTP_X_FORWARDED_PROTO", "https") if env_bool("DJANGO_BEHIND_PROXY") else None
@@ -290,6 +294,18 @@ from celery.schedules import crontab
 CELERY_BEAT_SCHEDULE["daily-sample"] = {
     "task": "labeling.tasks.daily_sample_make_task",
     "schedule": crontab(hour=DOCKET_SAMPLE_HOUR, minute=0),
+}
+
+# Work survives a dead worker (docs/operations.md): a run's worker renews its lease
+# (heartbeat_at) every third of DOCKET_RUN_LEASE_S seconds; every DOCKET_RECOVER_INTERVAL_S
+# seconds the sweep (`manage.py recover_runs` by hand) queues again the work whose lease expired,
+# and ends as failed a run recovered DOCKET_RUN_MAX_RECOVERIES times without moving on.
+DOCKET_RUN_LEASE_S = env_int("DOCKET_RUN_LEASE_S", 120)
+DOCKET_RUN_MAX_RECOVERIES = env_int("DOCKET_RUN_MAX_RECOVERIES", 3)
+DOCKET_RECOVER_INTERVAL_S = env_int("DOCKET_RECOVER_INTERVAL_S", 60)
+CELERY_BEAT_SCHEDULE["recover-runs"] = {
+    "task": "console.tasks.runs_recover_task",
+    "schedule": float(DOCKET_RECOVER_INTERVAL_S),
 }
 
 # Structured logs: one key=value line per event, never transcript text.
@@ -423,6 +439,13 @@ DOCKET_WEBHOOK_TIMEOUT_S = env_float("DOCKET_WEBHOOK_TIMEOUT_S", 5.0)
 DOCKET_WEBHOOK_MAX_ATTEMPTS = env_int("DOCKET_WEBHOOK_MAX_ATTEMPTS", 6)
 DOCKET_WEBHOOK_BACKOFF_S = env_float("DOCKET_WEBHOOK_BACKOFF_S", 10.0)
 DOCKET_PUBLIC_URL = os.environ.get("DOCKET_PUBLIC_URL", "").rstrip("/")
+# Webhooks go to public addresses only (core.egress); these networks (comma-separated, e.g.
+# "10.20.0.0/16" for a receiver on the private network, "127.0.0.1/32" in tests) are let through.
+DOCKET_EGRESS_ALLOW_NETWORKS = [
+    n.strip() for n in os.environ.get("DOCKET_EGRESS_ALLOW_NETWORKS", "").split(",") if n.strip()
+]
+for _network in DOCKET_EGRESS_ALLOW_NETWORKS:
+    ipaddress.ip_network(_network, strict=False)  # a typo stops the start, not the first webhook
 
 # Trajectory axes (issue 12): a trajectory passes tool correctness at this share of its points,
 # faithfulness at this share of supported claims; an axes report is flagged (exit 1) when an axis's

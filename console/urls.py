@@ -22,6 +22,7 @@ PAGE_APPS = [
 
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
+    path("healthz", views.healthz, name="healthz"),
     path("layers/", views.layers, name="layers"),
     path("judge-connection/", views.judge_connection_page, name="judge-connection"),
     path(
@@ -45,3 +46,5 @@ urlpatterns = [
     path("api/docs/", api_docs, name="api-docs"),
     *[path("", include(f"{app}.urls")) for app in PAGE_APPS],
 ]
+
+handler500 = "console.views.server_error"

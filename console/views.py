@@ -1,8 +1,11 @@
 from django.conf import settings
-from django.http import Http404
+from django.http import Http404, JsonResponse
 from django.shortcuts import render
+from django.views import defaults
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
+from core.api.errors import error_body
 from core.permissions import require, user_can
 from evals.classifiers.services import classifier_connection, classifier_connection_test
 from evals.judging.services.connection import (
@@ -11,7 +14,17 @@ from evals.judging.services.connection import (
     judge_connection_test,
 )
 
+from .health import health
 from .selectors import dashboard_figures, dashboard_outcomes, next_steps
+
+
+@never_cache
+@require_GET
+def healthz(request):
+    """The server's health, without a login: 200 when the database and the broker answer, 503
+    naming what failed (the kind of error only, never a host or a URL)."""
+    ok, state = health()
+    return JsonResponse(state, status=200 if ok else 503)
 
 
 @require("view_console")
@@ -26,6 +39,14 @@ def dashboard(request):
             "outcomes": dashboard_outcomes() if user_can(request.user, "view_calibration") else [],
         },
     )
+
+
+def server_error(request):
+    """500 (DEBUG off): the API's one error body under /api/, the console's page elsewhere."""
+    if request.path.startswith("/api/"):
+        body = error_body("Server error: the request was not completed.", "server_error")
+        return JsonResponse(body, status=500)
+    return defaults.server_error(request)
 
 
 def login_locked(request, original_response=None, credentials=None):

@@ -5,12 +5,15 @@ form value would otherwise reach a query and answer 500. Django replaces bytes t
 UTF-8 with U+FFFD; those are refused too, so a filter never silently matches on a mangled value.
 A bad path answers 404, a bad query value, form value, cookie or Authorization header 400
 naming it: in the API's error body under /api/; on pages the console's 404 page, or plain text.
-An /api/ path that no route matches answers the API's error body too.
+An /api/ path that no route matches answers the API's error body too. A page view that lets a
+service's refusal (core.errors.DomainError, e.g. a bad whole number) through answers its status
+with its message, never a 500; the API's views answer it through the API's exception handler.
 """
 
 from django.http import Http404, HttpResponse, JsonResponse
 
 from core.api.errors import error_body
+from core.errors import DomainError
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
@@ -77,6 +80,13 @@ class BadInputMiddleware:
                 error_body(f"No such API path: {request.path[:200]}", "not_found"), status=404
             )
         return response
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, DomainError):
+            return self._refuse(
+                request, exception.status, exception.code, exception.detail, exception.error_items()
+            )
+        return None
 
     def _refuse(self, request, status, code, detail, errors=None):
         if request.path.startswith("/api/"):

@@ -10,18 +10,27 @@ names its line and field, and costs milliseconds, not seconds.
   nodes, so a few hundred bytes of `&a [*b, *b, ...]` cannot cost seconds of CPU or gigabytes.
 - NUL characters (which PostgreSQL cannot store), infinities, NaN and integers beyond 64 bits are
   refused with the path of the value that holds them.
+- A whole number in a query parameter, a path, a form or a body field is read by
+  `whole_number`: ASCII digits only ("²" and "٣" are digits to `str.isdigit()` but not to
+  `int()`'s callers' columns) and bounded to the column it goes to.
 """
 
+import json
 import math
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 import yaml
 
+from core.errors import DomainError
+
 MAX_DEPTH = 64
 MAX_YAML_NODES = 200_000
-MAX_INT = 2**63 - 1
+MAX_INT = 2**63 - 1  # a bigint column (ids, counts)
+MAX_INT32 = 2**31 - 1  # an integer column (turns, ratings, sizes)
+_NOTHING = object()
 ORJSON_MAX_DEPTH = 1024  # orjson refuses anything deeper itself
 NUL_REASON = "contains a NUL character (\\u0000), which cannot be stored"
 MAX_INT_DIGITS = 30  # a YAML integer with more digits is refused before Python converts it
@@ -40,6 +49,38 @@ class _YamlLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
 
 
 _YamlLoader.add_constructor("tag:yaml.org,2002:int", _YamlLoader.construct_yaml_int)
+
+
+def whole_number(
+    value: Any,
+    *,
+    field: str,
+    low: int = 0,
+    high: int = MAX_INT,
+    default: Any = _NOTHING,
+) -> int:
+    """Return `value` (an int, or text of ASCII digits with an optional sign) as an int from `low`
+    to `high`; raise DomainError naming `field` otherwise.
+
+    With `default`, a missing value (None or blank text) returns it instead.
+    """
+    missing = value is None or (isinstance(value, str) and not value.strip())
+    if missing and default is not _NOTHING:
+        return default
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str):
+        text = value.strip()
+        digits = text[1:] if text[:1] in "+-" else text
+        if digits.isascii() and digits.isdigit() and len(digits) <= 20:
+            number = int(text)
+    if number is None:
+        shown = repr(value)[:40] if isinstance(value, str) else type(value).__name__
+        raise DomainError(f"must be a whole number, got {shown}", field=field)
+    if not low <= number <= high:
+        raise DomainError(f"must be a whole number from {low} to {high}", field=field)
+    return number
 
 
 class ParseProblem(ValueError):
@@ -130,12 +171,27 @@ def json_value(data: bytes | str, *, line: int = 1, check: str = "deep") -> Any:
     problem = None
     if check == "deep":
         problem = tree_problem(value)
+        if problem is None and _LONG_DIGITS[type(data)].search(data):
+            problem = _big_int_problem(data)
     elif check == "nul" and (b"\\u0000" if isinstance(data, bytes) else "\\u0000") in data:
         problem = tree_problem(value, max_depth=ORJSON_MAX_DEPTH)
     if problem is not None:
         path, reason = problem
         raise ParseProblem(line, path or "json", reason)
     return value
+
+
+_LONG_DIGITS = {bytes: re.compile(rb"[0-9]{19}"), str: re.compile(r"[0-9]{19}")}
+
+
+def _big_int_problem(data: bytes | str) -> tuple[str, str] | None:
+    """orjson reads an integer past 64 bits as a float: read the document again with the standard
+    library, which keeps it whole, so it is refused at its path instead of stored rounded."""
+    try:
+        exact = json.loads(data)
+    except ValueError:  # an integer longer than Python converts
+        return "", "a whole number beyond 64 bits"
+    return tree_problem(exact)
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> ParseProblem:

@@ -99,7 +99,10 @@ class Assignment(models.Model):
 class Mark(models.Model):
     """A reviewer's judgement of one verdict: right or wrong. One per reviewer and verdict."""
 
-    verdict = models.ForeignKey(Verdict, on_delete=models.CASCADE, related_name="marks")
+    # Indexed by mark_once_per_reviewer (verdict, reviewer), which starts with it.
+    verdict = models.ForeignKey(
+        Verdict, on_delete=models.CASCADE, related_name="marks", db_index=False
+    )
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="marks"
     )
@@ -312,7 +315,10 @@ class PromotionDecision(models.Model):
 class DecisionLabel(models.Model):
     """A reviewer's answer at one decision point: what the agent should have chosen."""
 
-    decision = models.ForeignKey(Decision, on_delete=models.CASCADE, related_name="labels")
+    # Indexed by decision_label_once_per_reviewer (decision, reviewer), which starts with it.
+    decision = models.ForeignKey(
+        Decision, on_delete=models.CASCADE, related_name="labels", db_index=False
+    )
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="decision_labels"
     )

@@ -13,4 +13,4 @@ def daily_sample_make_task(day: str | None = None) -> int:
     """Draw the day's sample (today by default); run by
     Celery beat at DOCKET_SAMPLE_HOUR. Returns its id."""
     the_day = date.fromisoformat(day) if day else timezone.localdate()
-    return daily_sample_make(day=the_day).pk
+    return daily_sample_make(day=the_day)[0].pk

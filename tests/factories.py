@@ -1,11 +1,13 @@
 """factory_boy factories for every model the tests build."""
 
+import datetime
 import hashlib
 
 import factory
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.test import RequestFactory
+from django.utils import timezone
 
 from core.roles import roles_sync
 from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
@@ -157,3 +159,17 @@ def error_fields(response) -> set[str]:
     body = response.json()
     assert isinstance(body["detail"], str) and body["code"], body
     return {e["field"] for e in body["errors"] if "field" in e}
+
+
+def held_by(transcript, reviewer) -> lm.Assignment:
+    """Put the call in today's sample and give it to `reviewer`."""
+    sample = DailySampleFactory(day=timezone.localdate())
+    item = lm.SampleItem.objects.filter(sample=sample, transcript=transcript).first()
+    item = item or SampleItemFactory(sample=sample, transcript=transcript)
+    now = timezone.now()
+    return lm.Assignment.objects.create(
+        item=item,
+        reviewer=reviewer,
+        claimed_at=now,
+        lease_expires_at=now + datetime.timedelta(hours=1),
+    )

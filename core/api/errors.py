@@ -107,6 +107,9 @@ def exception_handler(exc, context):
     if isinstance(exc, exceptions.ValidationError):
         items = list(_items(exc.detail))
         response.data = error_body(_summary(items, "Invalid input."), exc.default_code, items)
+    elif isinstance(exc.detail, dict):  # e.g. a ParseError naming the field at fault
+        items = list(_items(exc.detail))
+        response.data = error_body(_summary(items, exc.default_detail), exc.default_code, items)
     else:
         detail = exc.detail if isinstance(exc.detail, str) else exc.default_detail
         response.data = error_body(detail, getattr(exc.detail, "code", None) or exc.default_code)

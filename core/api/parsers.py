@@ -85,7 +85,7 @@ class JSONParser(parsers.BaseParser):
         except parsing.ParseProblem as exc:
             if exc.field in ("json", "encoding"):
                 raise ParseError(f"JSON parse error - line {exc.line}: {exc.reason}") from None
-            raise ParseError(f"{exc.field}: {exc.reason}") from None
+            raise ParseError({exc.field: [exc.reason]}) from None
 
 
 class StreamParser(parsers.BaseParser):

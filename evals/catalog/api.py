@@ -77,6 +77,10 @@ class AgentVersionDetail(generics.GenericAPIView):
             raise NotFound(f"No version {version!r} of agent {agent!r}.")
         return av
 
+    def get_object(self):
+        # OPTIONS describes the PUT on the version itself (DRF's metadata asks for the object).
+        return self._found(self.kwargs["agent"], self.kwargs["version"])
+
     def get(self, request, agent: str, version: str):
         return Response(self.get_serializer(self._found(agent, version)).data)
 

@@ -22,13 +22,25 @@ TEXT_MAX = 100_000
 INPUT_SOURCES = ("user", "tool", "document")
 
 
+JUDGE_NAME_MAX = 200
+
+
+class TextField(serializers.CharField):
+    """Text that must come as a JSON string: 5 or true is refused, not turned into "5"."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class ClassifyTurnSerializer(serializers.Serializer):
     speaker = serializers.ChoiceField(["agent", "user", "tool", "system"])
-    text = serializers.CharField(allow_blank=True, max_length=TEXT_MAX, trim_whitespace=False)
+    text = TextField(allow_blank=True, max_length=TEXT_MAX, trim_whitespace=False)
 
 
 class ClassifyRequest(serializers.Serializer):
-    text = serializers.CharField(
+    text = TextField(
         allow_blank=True,
         max_length=TEXT_MAX,
         trim_whitespace=False,
@@ -125,7 +137,11 @@ class ClassifierLogsImport(ImportView):
         responses=RESPONSES,
     )
     def post(self, request):
-        judge = request.query_params.get("judge", "")[:200]
+        judge = request.query_params.get("judge", "")
+        if len(judge) > JUDGE_NAME_MAX:
+            raise serializers.ValidationError(
+                {"judge": [f"at most {JUDGE_NAME_MAX} characters, got {len(judge)}"]}
+            )
         return import_response(
             classifier_logs_import(lines=import_lines(request), source="body", judge=judge)
         )

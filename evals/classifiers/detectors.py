@@ -8,7 +8,7 @@ runner checks stored calls with them (verdicts of the one shape, marked and cali
     injection_guard          llm [false]
         the injection guard on every customer, tool and system turn (tool results with the
         heuristics for planted instructions too): the always-on layer, plus the model's second
-        pass when llm is true (judge "classifier/injection/patterns-v3" or ".../<model>/...")
+        pass when llm is true (judge "classifier/injection/patterns-v4" or ".../<model>/...")
     scope_drift              (no parameters)
         every agent reply against the agent version's instructions and tools
     frustration_attribution  only_signalled [true]
@@ -19,7 +19,9 @@ runner checks stored calls with them (verdicts of the one shape, marked and cali
 The classifier detectors answer an errored verdict when a model pass fails: a stored check
 records the error (and calibration leaves it out) instead of a fail-open guess. A check that
 needs the model when none is configured is not made at all: the judge runner skips it as
-"needs a model" (and a detector-only run, which makes no model calls, always does).
+"needs a model" (and a detector-only run, which makes no model calls, always does). Their model
+calls go through the context's meter (counted, priced and stopped at the run's cost cap), and
+each says beforehand which calls it would make (`model_calls`, for the run's estimate).
 """
 
 from collections.abc import Callable, Sequence
@@ -29,13 +31,23 @@ from dataclasses import replace
 from evals.classifiers import checks
 from evals.classifiers import runtime as rt
 from evals.classifiers.signals import loop_check, sentiment
-from evals.rules.detectors import SPOKEN, USER, DetectorContext, DetectorResult, TurnView, register
+from evals.judging.prompt import estimate_tokens
+from evals.rules.detectors import (
+    SPOKEN,
+    USER,
+    DetectorContext,
+    DetectorResult,
+    ModelCall,
+    TurnView,
+    register,
+)
 
 # v2 (issue 28): the small model joined the heuristics, and tool and system turns are checked.
-PATTERNS_VERSION = "patterns-v3"  # a new version whenever the heuristics or the model change
+PATTERNS_VERSION = "patterns-v4"  # a new version whenever the heuristics or the model change
 PATTERNS_JUDGE = f"classifier/injection/{PATTERNS_VERSION}"
 INPUT_SPEAKERS = (USER, "tool", "system")
 PARALLEL_TURNS = 4
+OUT_TOKENS = 60  # a one-sentence reason and the verdict's fields
 
 
 @register(
@@ -95,7 +107,17 @@ def _ctx(context: DetectorContext, turn: int) -> rt.Context:
         call=context.call,
         turn=turn,
         log=False,
+        meter=context.meter,
     )
+
+
+def _calls(prompts: list[list[dict]]) -> list[ModelCall]:
+    """The model calls that send these prompts, for a run's estimate."""
+    model = _config().model
+    return [
+        ModelCall(model, estimate_tokens(sum(len(m["content"]) for m in p)), OUT_TOKENS)
+        for p in prompts
+    ]
 
 
 def _each(items: list, check: Callable) -> list:
@@ -134,6 +156,23 @@ def _injection_judge(params: dict) -> tuple[str, str, str, str]:
     return _model_judge(rt.INJECTION)
 
 
+def _inputs(turns: Sequence[TurnView]) -> list[TurnView]:
+    return [t for t in turns if t.speaker in INPUT_SPEAKERS and t.text.strip()]
+
+
+def _injection_calls(
+    turns: Sequence[TurnView], context: DetectorContext, params: dict
+) -> list[ModelCall]:
+    """At most one call per input long enough to ask (a short one the patterns flag is not)."""
+    return _calls(
+        [
+            rt.injection_messages(t.text, t.speaker)
+            for t in _inputs(turns)
+            if len(t.text.strip()) >= rt.SHORT_INPUT_CHARS
+        ]
+    )
+
+
 @register(
     "injection_guard",
     types={"llm": bool},
@@ -141,6 +180,7 @@ def _injection_judge(params: dict) -> tuple[str, str, str, str]:
     judge=_injection_judge,
     uses_model=lambda params: bool(params.get("llm")),
     model_missing=_model_missing,
+    model_calls=_injection_calls,
     llm=False,
 )
 def injection_guard(
@@ -150,9 +190,8 @@ def injection_guard(
     cfg = _config(injection_llm=llm)
     if llm and not cfg.llm_configured:
         return DetectorResult(False, error="no classifier model is configured")
-    inputs = [t for t in turns if t.speaker in INPUT_SPEAKERS and t.text.strip()]
     checked = _each(
-        inputs,
+        _inputs(turns),
         lambda t: (
             t.index,
             rt.classify_injection(t.text, source=t.speaker, ctx=_ctx(context, t.index), config=cfg),
@@ -163,6 +202,31 @@ def injection_guard(
     )
 
 
+def _replies(turns: Sequence[TurnView]) -> list[TurnView]:
+    return [
+        t for t in turns if t.speaker == "agent" and len(t.text.strip()) >= rt.SHORT_REPLY_CHARS
+    ]
+
+
+def _scope_calls(
+    turns: Sequence[TurnView], context: DetectorContext, params: dict
+) -> list[ModelCall]:
+    """One call per agent reply long enough to drift, when the agent version has instructions."""
+    if not context.instructions.strip():
+        return []
+    return _calls(
+        [
+            rt.scope_messages(
+                t.text,
+                instructions=context.instructions,
+                tools=context.tools,
+                turns=_recent(turns, t.index),
+            )
+            for t in _replies(turns)
+        ]
+    )
+
+
 @register(
     "scope_drift",
     types={},
@@ -170,6 +234,7 @@ def injection_guard(
     judge=lambda params: _model_judge(rt.SCOPE_DRIFT),
     uses_model=lambda params: True,
     model_missing=_model_missing,
+    model_calls=_scope_calls,
 )
 def scope_drift(turns: Sequence[TurnView], *, context: DetectorContext) -> DetectorResult:
     """Every agent reply against the agent version's instructions."""
@@ -180,11 +245,8 @@ def scope_drift(turns: Sequence[TurnView], *, context: DetectorContext) -> Detec
     cfg = _config()
     if not cfg.llm_configured:
         return DetectorResult(False, error="no classifier model is configured")
-    replies = [
-        t for t in turns if t.speaker == "agent" and len(t.text.strip()) >= rt.SHORT_REPLY_CHARS
-    ]
     checked = _each(
-        replies,
+        _replies(turns),
         lambda t: (
             t.index,
             rt.classify_scope_drift(
@@ -202,6 +264,27 @@ def scope_drift(turns: Sequence[TurnView], *, context: DetectorContext) -> Detec
     )
 
 
+def _frustrated(turns: Sequence[TurnView], *, only_signalled: bool) -> list[TurnView]:
+    """The customer turns frustration attribution asks about."""
+    users = [t for t in turns if t.speaker == USER and t.text.strip()]
+    if only_signalled:
+        loops = set(loop_check([(t.index, t.text) for t in users]).turns)
+        users = [t for t in users if t.index in loops or sentiment(t.text) <= rt.SENTIMENT_FLOOR]
+    return users
+
+
+def _frustration_calls(
+    turns: Sequence[TurnView], context: DetectorContext, params: dict
+) -> list[ModelCall]:
+    """One call per customer turn asked about."""
+    return _calls(
+        [
+            rt.frustration_messages(t.text, _recent(turns, t.index))
+            for t in _frustrated(turns, only_signalled=params["only_signalled"])
+        ]
+    )
+
+
 @register(
     "frustration_attribution",
     types={"only_signalled": bool},
@@ -209,6 +292,7 @@ def scope_drift(turns: Sequence[TurnView], *, context: DetectorContext) -> Detec
     judge=lambda params: _model_judge(rt.FRUSTRATION),
     uses_model=lambda params: True,
     model_missing=_model_missing,
+    model_calls=_frustration_calls,
     only_signalled=True,
 )
 def frustration_attribution(
@@ -218,12 +302,8 @@ def frustration_attribution(
     cfg = _config()
     if not cfg.llm_configured:
         return DetectorResult(False, error="no classifier model is configured")
-    users = [t for t in turns if t.speaker == USER and t.text.strip()]
-    if only_signalled:
-        loops = set(loop_check([(t.index, t.text) for t in users]).turns)
-        users = [t for t in users if t.index in loops or sentiment(t.text) <= rt.SENTIMENT_FLOOR]
     checked = _each(
-        users,
+        _frustrated(turns, only_signalled=only_signalled),
         lambda t: (
             t.index,
             rt.classify_frustration(

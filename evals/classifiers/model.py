@@ -16,7 +16,7 @@ import re
 import zlib
 from array import array
 from functools import lru_cache
-from itertools import accumulate, pairwise
+from itertools import accumulate
 from operator import add
 from pathlib import Path
 
@@ -28,6 +28,7 @@ MASK = (1 << BITS) - 1
 WINDOW, STRIDE = 40, 20  # tokens
 LONG_TOKEN = 20
 MAX_TOKENS = 20_000  # beyond this the text is scored on its first and last halves of it
+CACHE_SIZE = 1 << 16  # raw tokens whose hash and weight are kept
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[^\w\s]{1,4}")
 _MIX = 0x9E3779B1
 
@@ -41,15 +42,6 @@ def _hash(token: str) -> int:
 def _token_hash(raw: str) -> int:
     """The hash of a raw token as `tokens` spells it (numbers and long runs by their class)."""
     return _hash("<num>" if raw.isdigit() else "<long>" if len(raw) > LONG_TOKEN else raw)
-
-
-def token_hashes(norm: str) -> list[int]:
-    """The hashes of `tokens(norm)`, computed without building the token strings."""
-    hs = list(map(_token_hash, _TOKEN.findall(norm)))
-    if len(hs) > MAX_TOKENS:
-        half = MAX_TOKENS // 2
-        hs = hs[:half] + hs[-half:]
-    return hs
 
 
 def tokens(norm: str) -> list[str]:
@@ -84,21 +76,43 @@ def spans(n: int) -> list[tuple[int, int]]:
     return [(0, n), *((s, min(s + WINDOW, n)) for s in starts)]
 
 
+class _Cache(dict):
+    """A dict that computes a missing raw token's value once (read through `map(c.__getitem__)`,
+    which costs a C lookup a token); it starts afresh past CACHE_SIZE tokens."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __missing__(self, raw: str):
+        if len(self) >= CACHE_SIZE:
+            self.clear()
+        v = self[raw] = self.f(raw)
+        return v
+
+
 class Model:
     def __init__(self, weights: array, meta: dict):
         self.w = weights
         self.scale = float(meta["scale"])
         self.bias = float(meta["bias"])
         self.meta = meta
+        # Per raw token: its unigram's weight, and its hash times the bigram mixer.
+        self._unigram = _Cache(lambda raw: weights[_token_hash(raw) & MASK])
+        self._hash = _Cache(_token_hash)
+        self._mixed = _Cache(lambda raw: _token_hash(raw) * _MIX)
 
     def probability(self, norm: str) -> float:
         w, mask = self.w, MASK
-        hs = token_hashes(norm)
-        if not hs:
+        raw = _TOKEN.findall(norm)
+        if len(raw) > MAX_TOKENS:
+            half = MAX_TOKENS // 2
+            raw = raw[:half] + raw[-half:]
+        if not raw:
             return 0.0
         # Token i adds its unigram, and (after the first) its bigram with the token before it.
-        unigrams = [w[h & mask] for h in hs]
-        bigrams = [w[((p * _MIX) ^ h) & mask] for p, h in pairwise(hs)]
+        unigrams = list(map(self._unigram.__getitem__, raw))
+        mixed, hs = map(self._mixed.__getitem__, raw), map(self._hash.__getitem__, raw[1:])
+        bigrams = [w[(p ^ h) & mask] for p, h in zip(mixed, hs)]
         prefix = [0, *accumulate(map(add, unigrams, [0, *bigrams]))]
         n = len(prefix) - 1
         if not n:

@@ -11,13 +11,22 @@ encoded_payload (instructions smuggled in base64 or hex, or a random-looking blo
 
 import base64
 import binascii
+import json
 import math
 import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import takewhile
+from re import _constants as _C
+from re import _parser
 
 from evals.classifiers import model
+
+try:
+    import ahocorasick
+except ImportError:  # the needles and whole-text searches answer alike, more slowly
+    ahocorasick = None
 
 CATEGORIES = (
     "instruction_override",
@@ -87,7 +96,7 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         "fake_system_tag",
         STRONG,
         (
-            r"(?:^|\n|\s)(?:\[/?(?:system|inst|sys)\]|<\|?/?(?:system|im_start|im_end)\|?>|<<sys>>"
+            r"(?<!\S)(?:\[/?(?:system|inst|sys)\]|<\|?/?(?:system|im_start|im_end)\|?>|<<sys>>"
             r"|###\s*(?:system|instruction)s?\s*:|system\s*(?:override|prompt)\s*:)"
         ),
     ),
@@ -121,7 +130,8 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
         STRONG,
         (
             r"\b(?:repeat|print|output|recite|what was written)\b.{0,40}"
-            r"\b(?:words|text|everything|lines?|document)\s+(?:above|before this|at the beginning)"
+            r"\b(?:words|text|everything|lines?|document|content)\s+(?:(?:that|which)\s+(?:appears?|"
+            r"is|was|were|came|comes)\s+|written\s+)?(?:above|before (?:this|my)|at the beginning)"
             r"|\b(?:print|repeat|output|show|spell.?check)\s+(?:the\s+)?(?:above|previous|earlier)\s+"
             r"(?:prompt|instructions)"
         ),
@@ -216,6 +226,43 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
             r"\b(?:admin(?:istrator)?|developer|root|sudo|system) (?:override|access) "
             r"(?:granted|enabled|activated|code)\b|"
             r"\bi am (?:your|the) (?:developer|creator|administrator|admin|programmer|owner)\b"
+        ),
+    ),
+    # A new task in place of the one given, with no "instructions" word: "ignore the translation
+    # task and ...", "your new task is to ...". "Ignore my previous request" is a customer's own.
+    (
+        "instruction_override",
+        "task_override",
+        STRONG,
+        (
+            r"\b(?:ignore|disregard|forget|abandon)\s+(?:the|your|this|that|any|all)\s+"
+            r"(?:(?:original|current|previous|prior|above|given|initial|earlier|assigned|first|"
+            r"translation|summary|summari[sz]ation)\s+)?(?:task|assignment|objective|mission)s?\b"
+            r"(?!\s+(?:list|bar|manager|scheduler|board|queue|card|id|number|tracker))|"
+            r"\byour (?:new|real|actual|true|only|updated|next|revised) (?:task|objective|mission|"
+            r"assignment) (?:is|will be|now is)\b|"
+            r"\byour (?:task|objective|mission|assignment|instructions?) (?:has|have) "
+            r"(?:changed|been (?:changed|updated|replaced))\b"
+        ),
+    ),
+    # Asking the agent for the rules it runs on without the words "system prompt".
+    (
+        "prompt_extraction",
+        "asks_for_its_rules",
+        STRONG,
+        (
+            r"\bwhat (?:instructions|rules|guidelines|directives|prompt|orders) (?:were|have|did) "
+            r"you (?:been )?(?:given|get|receive|told)\b"
+            r"(?!\s+(?:by|for|from|about|on|regarding)\b)|"
+            r"\b(?:tell me|list|what are|show me|give me|share|reveal|repeat|print|output|write|"
+            r"recite|explain)\b[^.?!]{0,20}\b(?:rules|instructions|guidelines|directives|"
+            r"constraints) (?:that )?you (?:must|have to|need to|are (?:told|supposed|meant|"
+            r"required|programmed) to|were (?:told|given|programmed) to) (?:follow|obey|abide by)\b"
+            r"(?!\s+(?:when|to|for|if|in|on|at|while|before|after|during|with)\b)|"
+            r"\b(?:text|words|instructions|configuration|prompt|message) (?:that|which) "
+            r"(?:defines?|shapes?|controls?|governs?|determines?|configures?) (?:your|the "
+            r"(?:assistant|bot|ai|model)'?s?) (?:behaviou?r|persona|personality|responses|answers|"
+            r"role)\b"
         ),
     ),
     # persona switch
@@ -353,7 +400,7 @@ _HEURISTICS: list[tuple[str, str, int, str]] = [
             r"filter|censorship)\w*\b|"
             r"\bjailbreak(?:s|ed|ing)?\s+(?:mode|prompt|enabled|activated|(?:chat)?gpt|the (?:ai|"
             r"model|bot|assistant|llm)|yourself|you|an? (?:ai|llm|language model))\b|"
-            r"(?:^|\s)/jailbr(?:eak|oken)\b|\b(?:act|respond) as (?:a |an )?jailbreak"
+            r"(?<!\S)/jailbr(?:eak|oken)\b|\b(?:act|respond) as (?:a |an )?jailbreak"
         ),
     ),
     (
@@ -473,6 +520,20 @@ _DOCUMENT_HEURISTICS: list[tuple[str, str, int, str]] = [
         ),
     ),
     (
+        # An order to the model in the third person ("the AI must now reply only with ..."); a
+        # bare "assistant" or "agent" is as often a person, so only machine names count.
+        "instruction_override",
+        "orders_the_model",
+        STRONG,
+        (
+            r"\b(?:ai|ai assistant|ai agent|chatbot|bot|model|language model|llm|copilot|gpt|"
+            r"chatgpt) (?:must|should|shall|needs? to|has to|is (?:required|instructed|supposed) "
+            r"to) (?:(?:now|only|instead|immediately|also|from now on),? )+(?:reply|respond|answer|"
+            r"say|output|print|write|ignore|include|tell|send|forward|mention|add|append|recommend|"
+            r"translate|summari[sz]e|refuse|stop|disregard|use|call)\b"
+        ),
+    ),
+    (
         "exfiltration",
         "calls_a_tool",
         MEDIUM,
@@ -506,19 +567,21 @@ NEEDLES: dict[str, tuple[str, ...]] = {
     "new_instructions": ("instructions", "rules", "directives", "task"),
     "from_now_on": ("from now on",),
     "stop_following": ("stop", "quit", "cease"),
-    "fake_system_tag": ("[", "<", "###", "system"),
+    "fake_system_tag": ("system", "instruction", "inst]", "sys]", "sys>>", "im_start", "im_end"),
     "instead_say": ("instead", "rather"),
     "pwned": ("pwned",),
-    "reveal_prompt": ("prompt", "instructions", "system message"),
-    "words_above": ("above", "before this", "beginning", "previous", "earlier"),
+    "reveal_prompt": ("prompt", "instructions", "rules", "system message"),
+    "words_above": ("above", "before this", "before my", "beginning", "previous", "earlier"),
     "instructions_verbatim": ("verbatim", "word for word", "exactly as"),
     "starting_with_you_are": ("you are",),
-    "what_were_you_told": ("told", "instructed", "programmed", "password", "secret"),
+    "what_were_you_told": ("told", "instructed", "programmed", "pass", "access code", "secret"),
     "repeat_the_above": ("above", "previous", "preceding", "prior", "earlier", "so far", "before"),
     "transform_secret": (
         "prompt",
         "instructions",
-        "pass",
+        "password",
+        "passcode",
+        "pass code",
         "access code",
         "secret",
         "system message",
@@ -534,7 +597,7 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         "preface",
     ),
     "fake_delimiter": ("end", "stop", "close", "finish"),
-    "claims_authority": ("access granted", "override", "access", "i am "),
+    "claims_authority": ("access ", "override", "i am your", "i am the"),
     "pretend_no_rules": (
         "rules",
         "restriction",
@@ -562,8 +625,23 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         "unaligned",
         "malicious",
     ),
+    "task_override": ("ignor", "disregard", "forget", "abandon", "your "),
+    "asks_for_its_rules": (
+        "what ",
+        "you must",
+        "you have to",
+        "you need to",
+        "you are",
+        "you were",
+        "defin",
+        "shap",
+        "control",
+        "govern",
+        "determin",
+        "configur",
+    ),
     "pretend_to_be": ("pretend", "imagine", "roleplay", "role-play", "play a game", "in character"),
-    "grandma": ("grand",),
+    "grandma": ("grand", "granny"),
     "send_data_to": _URLISH,
     "send_it_to": _URLISH,
     "markdown_image_exfil": ("![",),
@@ -601,8 +679,25 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         "assistant",
         "copilot",
         "agent",
+        "model",
     ),
-    "shapes_the_reply": ("your", "the assistant", "the ai", "respon", "repl", "answer", "output"),
+    "shapes_the_reply": (
+        "your",
+        "the assistant",
+        "the ai",
+        "respon",
+        "repl",
+        "answer",
+        "output",
+        "summar",
+        "code",
+        "completion",
+        "implementation",
+        "algorithm",
+        "solution",
+        "script",
+        "translation",
+    ),
     "alters_your_reply": ("your ",),
     "when_you_read_this": (
         "when ",
@@ -615,9 +710,87 @@ NEEDLES: dict[str, tuple[str, ...]] = {
         " the customer",
     ),
     "hide_from_user": ("user", "customer", "human", "reader"),
+    "orders_the_model": (
+        "must",
+        "should",
+        "shall",
+        "need",
+        "has to",
+        "is required",
+        "is instr",
+        "is supposed",
+    ),
     "calls_a_tool": ("tool", "action", "plugin", "grant"),
 }
 ALSO_NEEDLES: dict[str, tuple[str, ...]] = {
+    "task_override": ("task", "assignment", "objective", "mission", "instruction"),
+    "orders_the_model": ("ai", "bot", "model", "llm", "copilot", "gpt"),
+    "bypass_safety": ("safety", "content", "moderation", "guard", "filter", "censor", "jailbr"),
+    "dump_secrets": ("list", "dump", "export", "print", "show", "give me", "reveal", "output"),
+    "hypothetical_harm": (
+        "hypothetically",
+        "for a novel",
+        "for a story",
+        "for a movie",
+        "purely fictional",
+        "for educational purposes",
+    ),
+    "no_restrictions": (
+        "restriction",
+        "filter",
+        "censorship",
+        "limitation",
+        "safety",
+        "ethical",
+        "moral",
+        "content",
+    ),
+    "complete_the_secret": (
+        "prompt",
+        "instructions",
+        "password",
+        "access",
+        "secret",
+        "sure",
+        "here is",
+        "here are",
+        "my rules",
+        "you are",
+    ),
+    "repeat_the_above": (
+        "repeat",
+        "print",
+        "output",
+        "reveal",
+        "recite",
+        "reproduce",
+        "dump",
+        "echo",
+        "show me",
+        "write out",
+        "list",
+        "format",
+        "put",
+    ),
+    "reveal_prompt": (
+        "reveal",
+        "show",
+        "print",
+        "repeat",
+        "output",
+        "display",
+        "leak",
+        "dump",
+        "spell out",
+        "recite",
+        "reproduce",
+        "tell me",
+        "give me",
+        "share",
+        "paste",
+        "write out",
+        "what ",
+    ),
     "alters_your_reply": ("respon", "repl", "answer", "output", "summar", "complet"),
     "fake_delimiter": (
         "input",
@@ -641,15 +814,95 @@ ALSO_NEEDLES: dict[str, tuple[str, ...]] = {
 }
 
 
+def _starts(seq: list) -> set[str] | None:
+    """The literal strings one of which every match of a parsed pattern begins with, or None
+    when some match can begin otherwise (a character class, a dot, an empty match)."""
+    for i, (op, av) in enumerate(seq):
+        if op in (_C.AT, _C.ASSERT, _C.ASSERT_NOT):
+            continue  # zero-width: the match begins where the next element does
+        if op is _C.LITERAL:
+            lit = "".join(chr(a) for _, a in takewhile(lambda x: x[0] is _C.LITERAL, seq[i:]))
+            return {lit}
+        if op is _C.SUBPATTERN:
+            return _starts([*av[-1].data, *seq[i + 1 :]])
+        if op is _C.BRANCH:
+            alts = [_starts([*alt.data, *seq[i + 1 :]]) for alt in av[1]]
+            return None if None in alts else set().union(*alts)
+        if op in (_C.MAX_REPEAT, _C.MIN_REPEAT):
+            first = _starts(list(av[2].data))
+            if av[0] >= 1 or first is None:
+                return first
+            rest = _starts(seq[i + 1 :])  # the repeat may match nothing
+            return None if rest is None else first | rest
+        return None
+    return None
+
+
+def anchors(pattern: str) -> tuple[str, ...] | None:
+    """Where a match of the pattern can begin: the literal strings it starts with, or None."""
+    try:
+        found = _starts(list(_parser.parse(pattern, re.DOTALL | re.ASCII).data))
+    except Exception:  # noqa: BLE001  (an internal parser that changed: search the whole text)
+        return None
+    if not found:
+        return None
+    # A start that another start begins is found at that one's occurrences already.
+    return tuple(sorted(a for a in found if not any(a != b and a.startswith(b) for b in found)))
+
+
 def _compile(table: list[tuple[str, str, int, str]]) -> list[tuple]:
     return [
-        (c, n, w, re.compile(p, re.DOTALL | re.ASCII), NEEDLES[n], ALSO_NEEDLES.get(n, ("",)))
+        (
+            c,
+            n,
+            w,
+            re.compile(p, re.DOTALL | re.ASCII),
+            NEEDLES[n],
+            ALSO_NEEDLES.get(n, ("",)),
+            anchors(p),
+        )
         for c, n, w, p in table
     ]
 
 
 _COMPILED = _compile(_HEURISTICS)
 _COMPILED_DOCUMENT = _compile(_DOCUMENT_HEURISTICS)
+
+
+def _automaton(compiled: list[tuple]):
+    """One Aho-Corasick automaton over every needle and start, and per heuristic the keys of its
+    needles, second needles and starts: one pass over the text finds them all with where each
+    occurs, and a heuristic's regex is then tried only where one of its starts occurs (a match
+    there costs a twelfth of searching the whole text). None without pyahocorasick: the layer
+    then tests needles and searches as before, with the same answers."""
+    if ahocorasick is None:
+        return None, []
+    keys: dict[str, int] = {}
+    for _, n, _, _, needles, also, starts in compiled:
+        for x in (*needles, *also, *(starts or ())):
+            if x:
+                keys.setdefault(x, len(keys))
+    auto = ahocorasick.Automaton()
+    for x, k in keys.items():
+        auto.add_word(x, (k, len(x) - 1))
+    auto.make_automaton()
+    plan = [
+        (
+            c,
+            n,
+            w,
+            rx,
+            frozenset(keys[x] for x in needles),
+            frozenset(keys[x] for x in also if x),
+            None if starts is None else tuple(keys[x] for x in starts),
+        )
+        for c, n, w, rx, needles, also, starts in compiled
+    ]
+    return auto, plan
+
+
+_AUTOMATON, _PLAN = _automaton(_COMPILED + _COMPILED_DOCUMENT)
+_PLAN_USER = _PLAN[: len(_COMPILED)]
 SOURCES = ("user", "tool", "document", "system")
 DATA_SOURCES = ("tool", "document")  # where the input is data, so the document heuristics run
 
@@ -718,12 +971,38 @@ def regex_hits(
     """Return (category, heuristic, weight) of every heuristic matching normalised text from
     this source (the document heuristics run on tool results and documents only)."""
     compiled = _COMPILED + _COMPILED_DOCUMENT if source in DATA_SOURCES else _COMPILED
+    if not prefilter:
+        return [(c, n, w) for c, n, w, rx, *_ in compiled if rx.search(norm)]
+    if _AUTOMATON is not None:
+        return _planned_hits(norm, _PLAN if source in DATA_SOURCES else _PLAN_USER)
     has = norm.__contains__
     return [
         (c, n, w)
-        for c, n, w, rx, needles, also in compiled
-        if (not prefilter or (any(map(has, needles)) and any(map(has, also)))) and rx.search(norm)
+        for c, n, w, rx, needles, also, starts in compiled
+        if any(map(has, needles)) and any(map(has, also)) and rx.search(norm)
     ]
+
+
+def _planned_hits(norm: str, plan: list[tuple]) -> list[tuple[str, str, int]]:
+    at: dict[int, list[int]] = {}
+    for end, (k, back) in _AUTOMATON.iter(norm):
+        if k in at:
+            at[k].append(end - back)
+        else:
+            at[k] = [end - back]
+    found = at.keys()
+    out = []
+    for c, n, w, rx, needles, also, starts in plan:
+        if found.isdisjoint(needles) or (also and found.isdisjoint(also)):
+            continue
+        if starts is None:
+            hit = rx.search(norm) is not None
+        else:
+            match = rx.match
+            hit = any(match(norm, i) for k in starts if k in at for i in at[k])
+        if hit:
+            out.append((c, n, w))
+    return out
 
 
 def shannon_entropy(s: str) -> float:
@@ -828,6 +1107,33 @@ def token_flood(norm: str, words: list[str] | None = None) -> bool:
     return n >= FLOOD_MIN_TOKENS and max(counts[w] for w in top) / n >= FLOOD_SHARE
 
 
+def _strings(value) -> list[str]:
+    """The string values of parsed JSON in document order (keys left out), without recursion:
+    nesting is as deep as the sender likes."""
+    out, stack = [], [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, dict | list):
+            stack.extend(reversed(v.values() if isinstance(v, dict) else v))
+    return out
+
+
+def _model_text(text: str, norm: str, source: str) -> str:
+    """What the model reads: the normalised text, or for a tool result or document that is JSON,
+    its string values one a line. The model learnt language, not syntax: runs of keys, quotes
+    and numbers in a flight list look to it like nothing it saw benign, and flagged 13 of 382
+    benign airline tool results. The heuristics still read the whole text, keys and all."""
+    if source not in DATA_SOURCES or norm[:1] not in "[{":
+        return norm
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return norm
+    return normalise("\n".join(_strings(value)))
+
+
 def _model_hit(norm: str, source: str) -> tuple[int, float | None]:
     """The model's score on the layer's scale (FLAG_AT and above when the model flags), and its
     probability; 0 and None when the model is unavailable."""
@@ -863,7 +1169,7 @@ def pattern_check(text: str, *, source: str = "user", _depth: int = 0) -> Patter
         hits += enc_hits
         score = max(score, enc_score)
     if _depth == 0 and score < FLAG_AT:  # flagged already: the model could only agree
-        m_score, _ = _model_hit(norm, source)
+        m_score, _ = _model_hit(_model_text(text, norm, source), source)
         if m_score >= FLAG_AT:
             # The model names no category: the heaviest heuristic that matched does, if any.
             cat = max(scored, key=lambda h: h[2])[0] if scored else "instruction_override"

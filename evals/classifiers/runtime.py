@@ -108,6 +108,9 @@ class Context:
     call: str = ""
     turn: int | None = None
     log: bool = True  # checks over stored calls do not log: the metric is live traffic's
+    # Checks over stored calls count their model calls and stop at the run's cost cap through it
+    # (evals.rules.detectors.ModelMeter); None for live turns.
+    meter: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -289,11 +292,26 @@ def model_pass(
     return _request(classifier, messages, cfg, usage)
 
 
-def _ask(classifier: str, messages: list[dict], cfg: ClassifierConfig) -> dict:
+CAP_REACHED = "cost cap reached"
+
+
+def _ask(classifier: str, messages: list[dict], cfg: ClassifierConfig, meter: Any = None) -> dict:
     """Ask the model within the budget: the call runs in a worker thread, and past the budget
-    the caller moves on (the worker finishes or times out on its own)."""
+    the caller moves on (the worker finishes or times out on its own). With a meter, the call
+    is counted (its tokens when it answers), and refused once the meter's budget is spent."""
+    if meter is not None and not meter.begin():
+        raise ClassifierError(CAP_REACHED)
+
+    def call() -> dict:
+        usage: dict = {}
+        try:
+            return _request(classifier, messages, cfg, usage)
+        finally:
+            if meter is not None:
+                meter.spent(cfg.model, usage.get("tokens_in", 0), usage.get("tokens_out", 0))
+
     try:
-        future = _pool.submit(_request, classifier, messages, cfg)
+        future = _pool.submit(call)
     except RuntimeError:  # the pool is shut down (interpreter exit)
         raise ClassifierError("no worker") from None
     try:
@@ -365,6 +383,17 @@ def _finish(verdict: ClassifierVerdict, ctx: Context, start: float) -> Classifie
     return done
 
 
+def injection_messages(text: str, source: str) -> list[dict]:
+    """Return the injection guard's prompt for one input."""
+    return [
+        {"role": "system", "content": INJECTION_PROMPT},
+        {
+            "role": "user",
+            "content": f"SOURCE: {source}\nINPUT:\n<<<\n{_clip(text, TEXT_MAX)}\n>>>",
+        },
+    ]
+
+
 def classify_injection(
     text: str,
     *,
@@ -396,15 +425,8 @@ def classify_injection(
         )
         if why_not:
             return _finish(ClassifierVerdict(**{**asdict(base), "skipped": why_not}), ctx, start)
-        messages = [
-            {"role": "system", "content": INJECTION_PROMPT},
-            {
-                "role": "user",
-                "content": f"SOURCE: {source}\nINPUT:\n<<<\n{_clip(text, TEXT_MAX)}\n>>>",
-            },
-        ]
         try:
-            answer = _ask(INJECTION, messages, cfg)
+            answer = _ask(INJECTION, injection_messages(text, source), cfg, ctx.meter)
         except ClassifierError as exc:
             return _finish(ClassifierVerdict(**{**asdict(base), "error": str(exc)}), ctx, start)
         flagged = bool(answer["flagged"])
@@ -457,6 +479,25 @@ def _tools_text(tools: Any) -> str:
     return "\n".join(lines) or "(none)"
 
 
+def scope_messages(
+    reply: str, *, instructions: str, tools: list | None, turns: list[dict] | None
+) -> list[dict]:
+    """Return the scope-drift classifier's prompt for one agent reply."""
+    return [
+        {"role": "system", "content": SCOPE_PROMPT},
+        {
+            "role": "user",
+            "content": (
+                "SCOPE (the agent's instructions):\n"
+                f"<<<\n{_clip(instructions, SCOPE_MAX)}\n>>>\n"
+                f"TOOLS the agent may call:\n{_tools_text(tools)}\n\n"
+                f"RECENT TURNS:\n{_recent(turns)}\n\n"
+                f"REPLY to check:\n<<<\n{_clip(reply, TEXT_MAX)}\n>>>"
+            ),
+        },
+    ]
+
+
 def classify_scope_drift(
     reply: str,
     *,
@@ -488,21 +529,9 @@ def classify_scope_drift(
                 ctx,
                 start,
             )
-        messages = [
-            {"role": "system", "content": SCOPE_PROMPT},
-            {
-                "role": "user",
-                "content": (
-                    "SCOPE (the agent's instructions):\n"
-                    f"<<<\n{_clip(instructions, SCOPE_MAX)}\n>>>\n"
-                    f"TOOLS the agent may call:\n{_tools_text(tools)}\n\n"
-                    f"RECENT TURNS:\n{_recent(turns)}\n\n"
-                    f"REPLY to check:\n<<<\n{_clip(reply, TEXT_MAX)}\n>>>"
-                ),
-            },
-        ]
+        messages = scope_messages(reply, instructions=instructions, tools=tools, turns=turns)
         try:
-            answer = _ask(SCOPE_DRIFT, messages, cfg)
+            answer = _ask(SCOPE_DRIFT, messages, cfg, ctx.meter)
         except ClassifierError as exc:
             return _finish(
                 ClassifierVerdict(SCOPE_DRIFT, False, None, source="llm", error=str(exc)),
@@ -608,7 +637,7 @@ def classify_frustration(
                 start,
             )
         try:
-            answer = _ask(FRUSTRATION, frustration_messages(text, turns), cfg)
+            answer = _ask(FRUSTRATION, frustration_messages(text, turns), cfg, ctx.meter)
         except ClassifierError as exc:
             return _finish(
                 ClassifierVerdict(

@@ -13,16 +13,20 @@ flagged turns, with the confidence and category of the surest), judged by "platf
 unless another judge is named. Lines of other events are counted and left alone.
 """
 
+import itertools
 import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+import orjson
 import yaml
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from core.importing import Errors, ImportResult, Invalid, json_records
+from core.importing import Errors, ImportResult, Invalid, chunked, copy_rows, json_records
+from core.parsing import MAX_INT32
 from evals.catalog.models import Transcript
 from evals.classifiers import runtime as rt
 from evals.classifiers.checks import call_result
@@ -36,6 +40,7 @@ from evals.judging.services.connection import (
     model_price,
     url_shown,
 )
+from evals.judging.services.importing import verdict_rows_write
 from evals.rules.importing import rules_import
 from evals.rules.models import Rule
 from evals.rules.selectors import rule_versions_current
@@ -141,8 +146,10 @@ def _line(where: str, record, errors: Errors) -> LogLine | None:
         if not isinstance(call, str) or not call:
             raise Invalid("call", "required: the id of the stored call the turn belongs to")
         turn = record.get("turn")
-        if turn is not None and (isinstance(turn, bool) or not isinstance(turn, int) or turn < 0):
-            raise Invalid("turn", "must be a turn index (0 or more)")
+        if turn is not None and (
+            isinstance(turn, bool) or not isinstance(turn, int) or not 0 <= turn <= MAX_INT32
+        ):
+            raise Invalid("turn", f"must be a turn index from 0 to {MAX_INT32}")
         raw = record.get("verdict", record.get("flagged"))
         if classifier == rt.FRUSTRATION:
             target = raw if raw is not None else record.get("target")
@@ -184,53 +191,90 @@ def _line(where: str, record, errors: Errors) -> LogLine | None:
         return None
 
 
+CHUNK_LINES = 20_000  # log lines checked at a time: their calls are looked up together
+
+
+def _calls_resolve(names: set[str], calls: dict[str, tuple | None]) -> None:
+    """Look up the stored calls named for the first time: external id -> (pk, tenant, agent,
+    agent version), or None when there is no such call."""
+    for part in chunked(sorted(names)):
+        calls.update(dict.fromkeys(part))
+        for ext, *known in Transcript.objects.filter(external_id__in=part).values_list(
+            "external_id", "pk", "tenant", "agent_version__agent__name", "agent_version__version"
+        ):
+            calls[ext] = tuple(known)
+
+
+def _line_check(p: LogLine, call: tuple | None, errors: Errors) -> bool:
+    """Return whether a log line agrees with the stored call it names; add an error if not."""
+    if call is None:
+        errors.add(p.where, "call", f"no stored call {p.call!r}")
+        return False
+    _, tenant, agent, version = call
+    if p.tenant and tenant and p.tenant != tenant:
+        errors.add(p.where, "tenant", f"{p.tenant!r}, but call {p.call} is tenant {tenant!r}")
+    elif p.agent and p.agent != agent:
+        errors.add(p.where, "agent", f"{p.agent!r}, but call {p.call} is agent's {agent!r}")
+    elif p.agent_version and p.agent_version != version:
+        errors.add(
+            p.where,
+            "agent_version",
+            f"{p.agent_version!r}, but call {p.call} is version {version!r}",
+        )
+    else:
+        return True
+    return False
+
+
+def _verdicts_stored(transcript_ids: list[int], judge_ids: list[int]) -> set[tuple[int, int, int]]:
+    """Return the keys (transcript, rule version, judge) stored for these calls and judges."""
+    return {
+        key
+        for part in chunked(transcript_ids, 5000)
+        for key in Verdict.objects.filter(
+            transcript_id__in=part, judge_id__in=judge_ids
+        ).values_list("transcript_id", "rule_version_id", "judge_id")
+    }
+
+
 @transaction.atomic
 def classifier_logs_import(
     *, lines: Iterable[str | bytes], source: str = "", judge: str = ""
 ) -> ImportResult:
     """Import classifier log lines as verdicts, one per call and classifier; atomic: a bad
-    line imports nothing and is named. A verdict already stored is left as it is."""
+    line imports nothing and is named. A verdict already stored is left as it is.
+
+    In bulk (bench/import_classifier_logs.py): the lines are checked CHUNK_LINES at a time with
+    their calls looked up together, folded into one group per call and classifier, and the new
+    verdicts and their categories copied in as import_verdicts writes them.
+    """
     errors = Errors(source)
     result = ImportResult(kind="verdicts")
-    parsed, ignored = [], 0
-    for where, record in json_records(lines, errors, check="nul"):
-        line = _line(where, record, errors)
-        if line is None:
-            ignored += isinstance(record, dict)
-        else:
-            parsed.append(line)
-    calls = {
-        t.external_id: t
-        for t in Transcript.objects.filter(external_id__in={p.call for p in parsed}).select_related(
-            "agent_version__agent"
-        )
-    }
-    for p in parsed:
-        t = calls.get(p.call)
-        if t is None:
-            errors.add(p.where, "call", f"no stored call {p.call!r}")
-        elif p.tenant and t.tenant and p.tenant != t.tenant:
-            errors.add(p.where, "tenant", f"{p.tenant!r}, but call {p.call} is tenant {t.tenant!r}")
-        elif p.agent and p.agent != t.agent_version.agent.name:
-            errors.add(
-                p.where,
-                "agent",
-                f"{p.agent!r}, but call {p.call} is agent's {t.agent_version.agent.name!r}",
-            )
-        elif p.agent_version and p.agent_version != t.agent_version.version:
-            errors.add(
-                p.where,
-                "agent_version",
-                f"{p.agent_version!r}, but call {p.call} is version {t.agent_version.version!r}",
-            )
+    calls: dict[str, tuple | None] = {}
+    groups: dict[tuple[int, str], list[tuple[int, rt.ClassifierVerdict]]] = {}
+    n_lines = ignored = 0
+    records = json_records(lines, errors, check="nul")
+    while batch := list(itertools.islice(records, CHUNK_LINES)):
+        parsed = []
+        for where, record in batch:
+            line = _line(where, record, errors)
+            if line is None:
+                ignored += isinstance(record, dict)
+            else:
+                parsed.append(line)
+        _calls_resolve({p.call for p in parsed} - calls.keys(), calls)
+        for p in parsed:
+            call = calls[p.call]
+            if _line_check(p, call, errors):
+                groups.setdefault((call[0], p.classifier), []).append(
+                    (p.turn if p.turn is not None else -1, p.verdict)
+                )
+                n_lines += 1
     errors.check()
-    if not parsed:
+    if not n_lines:
         result.details["ignored_lines"] = ignored
         return result
     classifier_rules_ensure()
-    groups: dict[tuple[str, str], list[LogLine]] = {}
-    for p in parsed:
-        groups.setdefault((p.call, p.classifier), []).append(p)
     versions = {}
     for classifier in {c for _, c in groups}:
         rv = rule_versions_current(Rule.objects.filter(rule_id=RULE_OF[classifier])).first()
@@ -245,35 +289,62 @@ def classifier_logs_import(
             name=name, defaults={"kind": Judge.Kind.CLASSIFIER, "model": name}
         )
         result.details["new_judges"] = result.details.get("new_judges", 0) + made
-    for (call, classifier), group in groups.items():
+    stored = _verdicts_stored(sorted({t for t, _ in groups}), [j.pk for j in judges.values()])
+    now = timezone.now()
+    rows, categories = [], {}
+    for (transcript_id, classifier), checked in groups.items():
         rv, j = versions[classifier], judges[classifier]
-        checked = [(p.turn if p.turn is not None else -1, p.verdict) for p in group]
-        r = call_result(classifier, checked, nothing="")
-        turns = sorted({i for i in r.turns if i >= 0})
-        flagged_lines = sum(1 for p in group if p.verdict.flagged)
-        verdict, made = Verdict.objects.get_or_create(
-            transcript=calls[call],
-            rule_version=rv,
-            judge=j,
-            defaults={
-                "flagged": r.flagged,
-                "turn": turns[0] if r.flagged and turns else None,
-                "turns": turns if r.flagged else [],
-                "severity": rv.rule.severity if r.flagged else "",
-                "rationale": f"Platform classifier log: {flagged_lines} of {len(group)} "
-                f"turn(s) flagged; surest {r.category or 'verdict'}"
-                + (f" at confidence {r.confidence}" if r.confidence is not None else "")
-                + ".",
-                "confidence": r.confidence,
-            },
-        )
-        if made:
-            result.created += 1
-            if r.category:
-                VerdictCategory.objects.create(verdict=verdict, category=r.category)
-        else:
+        key = (transcript_id, rv.pk, j.pk)
+        if key in stored:
             result.unchanged += 1
-    result.details["log_lines"] = len(parsed)
+            continue
+        r = call_result(classifier, checked, nothing="")
+        turns = sorted({i for i in r.turns if i >= 0}) if r.flagged else []
+        flagged_lines = sum(1 for _, v in checked if v.flagged)
+        rationale = (
+            f"Platform classifier log: {flagged_lines} of {len(checked)} "
+            f"turn(s) flagged; surest {r.category or 'verdict'}"
+            + (f" at confidence {r.confidence}" if r.confidence is not None else "")
+            + "."
+        )
+        rows.append(
+            (
+                *key,
+                r.flagged,
+                turns[0] if turns else None,
+                orjson.dumps(turns).decode(),
+                rv.rule.severity if r.flagged else "",
+                rationale,
+                r.confidence,
+                "",
+                now,
+            )
+        )
+        if r.category:
+            categories[key] = r.category
+    for part in chunked(rows, 50_000):
+        written = verdict_rows_write(list(part))
+        result.created += written
+        result.unchanged += len(part) - written
+    if categories:
+        # Only keys that were not stored before this import are in `categories`; one another
+        # import wrote meanwhile keeps the category it has (the conflict on the verdict).
+        judge_ids = [j.pk for j in judges.values()]
+        copy_rows(
+            VerdictCategory,
+            ("verdict_id", "category"),
+            [
+                (pk, categories[(t, rv, j)])
+                for part in chunked(sorted({t for t, _, _ in categories}), 5000)
+                for t, rv, j, pk in Verdict.objects.filter(
+                    transcript_id__in=part, judge_id__in=judge_ids
+                ).values_list("transcript_id", "rule_version_id", "judge_id", "pk")
+                if (t, rv, j) in categories
+            ],
+            total=len(categories),
+            conflict=("verdict",),
+        )
+    result.details["log_lines"] = n_lines
     result.details["ignored_lines"] = ignored
     return result
 

@@ -71,8 +71,9 @@ class Decision(models.Model):
         Transcript, on_delete=models.CASCADE, related_name="decisions", db_index=False
     )
     kind = models.ForeignKey(DecisionKind, on_delete=models.PROTECT, related_name="decisions")
+    # Indexed by decision_kv_truth (kind_version, truth), which starts with it.
     kind_version = models.ForeignKey(
-        DecisionKindVersion, on_delete=models.PROTECT, related_name="decisions"
+        DecisionKindVersion, on_delete=models.PROTECT, related_name="decisions", db_index=False
     )
     key = models.CharField(max_length=30, help_text="turn:N or ms:N, unique per call and kind.")
     turn = models.PositiveIntegerField(null=True, blank=True)

@@ -109,6 +109,14 @@ class EvalRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The lease of the worker running it, renewed while it runs.",
+    )
+    recoveries = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the sweep resumed it after its worker stopped."
+    )
 
     class Meta:
         db_table = "evals_evalrun"

@@ -150,6 +150,14 @@ class GateRun(models.Model):
     )
     started_by = models.CharField(max_length=150, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The lease of the worker taking its steps, renewed each step.",
+    )
+    recoveries = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the sweep queued it again after its worker stopped."
+    )
 
     class Meta:
         db_table = "evals_gaterun"

@@ -26,6 +26,6 @@ class JudgingConfig(AppConfig):
             CallPart(
                 name="verdicts",
                 forget=verdicts_forget,
-                counts=("deleted_verdicts", "deleted_marks"),
+                counts=("deleted_verdicts", "deleted_marks", "cancelled_checks"),
             )
         )

@@ -76,6 +76,18 @@ class JudgeRun(models.Model):
         default=0,
         help_text="Judge calls failed in a row (the run stops at JUDGE_BREAKER_FAILURES).",
     )
+    replaced = models.PositiveIntegerField(
+        default=0,
+        help_text="Checks cancelled because their call was replaced during the run: no verdict.",
+    )
+    recovered_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the sweep last queued its checks again."
+    )
+    recoveries = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Times in a row the sweep queued its checks again without the run moving on "
+        "(it fails past DOCKET_RUN_MAX_RECOVERIES).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -176,6 +188,7 @@ class JudgeRunItem(models.Model):
         ERROR = "error", "error"
         SKIPPED = "skipped", "skipped (cost cap)"
         EMPTY = "empty", "no agent turns in scope"
+        REPLACED = "replaced", "cancelled: the call was replaced"
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="items")
     transcript = models.ForeignKey(
@@ -187,6 +200,12 @@ class JudgeRunItem(models.Model):
     group = models.CharField(max_length=100, blank=True)
     phase = models.CharField(max_length=50, blank=True)
     rule_version_ids = models.JSONField(default=list)
+    checksum = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The call's checksum when the check was planned: its verdicts are stored only "
+        "if the call still has that content when the check ends.",
+    )
     outcome = models.CharField(
         max_length=10, choices=Outcome.choices, default=Outcome.PENDING, db_index=True
     )
@@ -194,6 +213,11 @@ class JudgeRunItem(models.Model):
     tokens_in = models.PositiveIntegerField(default=0)
     tokens_out = models.PositiveIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The lease of the worker running it, renewed while it runs (claimed when set).",
+    )
 
     class Meta:
         db_table = "evals_judgerunitem"

@@ -38,9 +38,11 @@ Importers call `detector_validate(spec)`, which fills defaults and raises
 
 import math
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
 AGENT = "agent"
@@ -77,9 +79,46 @@ class DetectorResult:
     error: str = ""
 
 
+class ModelMeter:
+    """What a check's model calls spend, and whether it may make one more: the judge runner gives
+    each detector check one, with what is left of the run's cost cap (`budget`, None: no cap), so
+    a detector that calls a model is counted and capped like the judge's own calls."""
+
+    def __init__(self, price: Callable[[str, int, int], Decimal], budget: Decimal | None = None):
+        self._price, self._budget, self._lock = price, budget, threading.Lock()
+        self.calls = self.refused = self.tokens_in = self.tokens_out = 0
+        self.cost = Decimal(0)
+
+    def begin(self) -> bool:
+        """Count one call about to be made; False (and counted as refused) past the budget."""
+        with self._lock:
+            if self._budget is not None and self.cost >= self._budget:
+                self.refused += 1
+                return False
+            self.calls += 1
+            return True
+
+    def spent(self, model: str, tokens_in: int, tokens_out: int) -> None:
+        """Add what one call that answered used."""
+        with self._lock:
+            self.tokens_in += tokens_in
+            self.tokens_out += tokens_out
+            self.cost += self._price(model, tokens_in, tokens_out)
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One model call a check would make, for a run's estimate: the model and its tokens."""
+
+    model: str
+    tokens_in: int
+    tokens_out: int
+
+
 @dataclass(frozen=True)
 class DetectorContext:
-    """What a detector that needs more than turns sees of the call: the agent version's scope."""
+    """What a detector that needs more than turns sees of the call: the agent version's scope,
+    and the meter its model calls go through (None: not counted, no cap)."""
 
     call: str = ""
     tenant: str = ""
@@ -87,6 +126,7 @@ class DetectorContext:
     agent_version: str = ""
     instructions: str = ""
     tools: list = field(default_factory=list)
+    meter: ModelMeter | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -105,6 +145,11 @@ class Detector:
     # params)`, and `model_missing()` says why that model cannot be called now ("" when it can).
     uses_model: Callable[[dict], bool] | None = None
     model_missing: Callable[[], str] | None = None
+    # `model_calls(turns, context, params)`: the model calls a check on these turns would make
+    # (an upper bound where the detector decides as it goes), for a run's estimate.
+    model_calls: Callable[[Sequence[TurnView], DetectorContext, dict], list[ModelCall]] | None = (
+        None
+    )
 
 
 DETECTORS: dict[str, Detector] = {}
@@ -119,6 +164,8 @@ def register(
     judge: Callable[[dict], tuple[str, str, str, str]] | None = None,
     uses_model: Callable[[dict], bool] | None = None,
     model_missing: Callable[[], str] | None = None,
+    model_calls: Callable[[Sequence[TurnView], DetectorContext, dict], list[ModelCall]]
+    | None = None,
     **defaults,
 ):
     """Decorator: register a detector under `name` with typed parameters and their defaults."""
@@ -135,6 +182,7 @@ def register(
             judge=judge,
             uses_model=uses_model,
             model_missing=model_missing,
+            model_calls=model_calls,
         )
         return func
 
@@ -234,6 +282,25 @@ def detector_model_need(spec: Mapping) -> tuple[bool, str]:
     if not det.uses_model(params):
         return False, ""
     return True, det.model_missing() if det.model_missing is not None else ""
+
+
+def detector_model_calls(
+    spec: Mapping, turns: Iterable[TurnView], context: DetectorContext
+) -> list[ModelCall]:
+    """Return the model calls the spec's check would make on these turns (none for an invalid
+    spec or a detector that calls no model)."""
+    name = spec.get("name") if isinstance(spec, Mapping) else None
+    det = DETECTORS.get(name) if isinstance(name, str) else None
+    if det is None or det.model_calls is None or det.uses_model is None:
+        return []
+    try:
+        params = detector_validate(spec)
+    except ValueError:
+        return []
+    if not det.uses_model(params):
+        return []
+    params.pop("name")
+    return det.model_calls(sorted(turns, key=lambda t: t.index), context, params)
 
 
 def turn_views(rows: Iterable[Any]) -> list[TurnView]:

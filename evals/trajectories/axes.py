@@ -85,6 +85,7 @@ def _lookup(state: Any, path: str) -> tuple[bool, Any]:
             here = here[key]
         elif (
             isinstance(here, list)
+            and key.lstrip("-").isascii()
             and key.lstrip("-").isdigit()
             and -len(here) <= int(key) < len(here)
         ):
@@ -324,7 +325,8 @@ def axes_summarize(rows: Sequence[dict]) -> dict:
 
 
 def _task_order(task: str) -> tuple:
-    return (0, int(task), "") if task.isdigit() else (1, 0, task)
+    # ASCII digits only: "²" is a digit to isdigit() but not a number to int().
+    return (0, int(task), "") if task.isascii() and task.isdigit() else (1, 0, task)
 
 
 def axes_compare(current: dict, baseline: dict | None, *, max_drop: float = MAX_DROP) -> list:

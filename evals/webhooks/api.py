@@ -1,10 +1,12 @@
-"""Webhooks over HTTP: register URLs for events, and read each delivery and its answer."""
+"""Webhooks over HTTP: register URLs for events, and read each delivery: its attempts, the
+status, time and length of each answer (never its text)."""
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from core.parsing import whole_number
 from core.permissions import api_permission
 from evals.webhooks.events import WEBHOOK_EVENTS
 from evals.webhooks.models import Webhook, WebhookDelivery
@@ -52,6 +54,9 @@ class AttemptSerializer(serializers.Serializer):
     status = serializers.IntegerField(allow_null=True, help_text="HTTP status; null: no answer")
     error = serializers.CharField(allow_blank=True)
     ms = serializers.IntegerField()
+    length = serializers.IntegerField(
+        allow_null=True, required=False, help_text="bytes in the answer (up to 1 MiB); null: none"
+    )
 
 
 class WebhookDeliverySerializer(serializers.ModelSerializer):
@@ -68,7 +73,7 @@ class WebhookDeliverySerializer(serializers.ModelSerializer):
             "payload",
             "attempts",
             "response_status",
-            "response_body",
+            "response_length",
             "error",
             "created_at",
             "delivered_at",
@@ -119,8 +124,8 @@ class WebhookDetail(generics.GenericAPIView):
 
 
 class WebhookDeliveryList(generics.GenericAPIView):
-    """Deliveries, newest first, each with its attempts and the receiver's last answer
-    (?webhook=&event=&status=)."""
+    """Deliveries, newest first, each with its attempts and the status and length of the
+    receiver's last answer (?webhook=&event=&status=)."""
 
     permission_classes = MANAGE
     serializer_class = WebhookDeliverySerializer
@@ -133,9 +138,7 @@ class WebhookDeliveryList(generics.GenericAPIView):
                 {"status": f"must be one of {', '.join(WebhookDelivery.Status.values)}"}
             )
         if params.get("webhook"):
-            if not params["webhook"].isdigit() or len(params["webhook"]) > 18:
-                raise ValidationError({"webhook": "must be a webhook id"})
-            qs = qs.filter(webhook_id=int(params["webhook"]))
+            qs = qs.filter(webhook_id=whole_number(params["webhook"], field="webhook", low=1))
         for name in ("event", "status"):
             if params.get(name):
                 qs = qs.filter(**{name: params[name]})

@@ -27,7 +27,8 @@ class Webhook(models.Model):
 
 
 class WebhookDelivery(models.Model):
-    """One event sent to one webhook: the body as sent, every attempt and the last answer."""
+    """One event sent to one webhook: the body as sent, every attempt, the last answer's status and
+    length (never its text)."""
 
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
@@ -43,10 +44,12 @@ class WebhookDelivery(models.Model):
         max_length=10, choices=Status.choices, default=Status.PENDING, db_index=True
     )
     attempts = models.JSONField(
-        default=list, help_text="One {at, status, error, ms} per attempt, oldest first."
+        default=list, help_text="One {at, status, error, ms, length} per attempt, oldest first."
     )
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
-    response_body = models.TextField(blank=True, help_text="The last answer, clipped.")
+    response_length = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Bytes in the last answer (counted up to 1 MiB)."
+    )
     error = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     delivered_at = models.DateTimeField(null=True, blank=True)

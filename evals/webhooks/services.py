@@ -4,8 +4,9 @@
 inside its transaction: it records one delivery per subscribed webhook and queues the sending
 after the commit (core.background.after_commit), so a rolled-back transaction sends nothing.
 The Celery task (evals.webhooks.tasks) makes one attempt at a time and retries with
-backoff (DOCKET_WEBHOOK_BACKOFF_S, doubling) up to DOCKET_WEBHOOK_MAX_ATTEMPTS; every attempt and
-the last answer stay on the delivery.
+backoff (DOCKET_WEBHOOK_BACKOFF_S, doubling) up to DOCKET_WEBHOOK_MAX_ATTEMPTS; every attempt
+stays on the delivery with the status, the time and the length of its answer (never its text).
+The URL is checked when saved and its host again when sent (core.egress).
 
 A POST's body is `{"id": delivery uuid, "event": ..., "created_at": ..., "data": payload}`, with
 the headers Content-Type: application/json, Docket-Event, Docket-Delivery (the same on every
@@ -18,9 +19,8 @@ import http.client
 import logging
 import secrets
 import time
-import urllib.error
-import urllib.request
 import uuid
+from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import orjson
@@ -29,7 +29,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.background import after_commit
+from core.egress import EgressRefused, egress_connect, egress_url_clean
 from core.errors import DomainError, NotFound
+from core.leases import lease_expired_before
 from evals.webhooks.events import WEBHOOK_EVENTS
 from evals.webhooks.models import Webhook, WebhookDelivery
 from evals.webhooks.signing import HEADER, webhook_signature
@@ -39,20 +41,11 @@ logger = logging.getLogger(__name__)
 # The Celery task of one delivery (evals.webhooks.tasks), queued by name.
 DELIVER_TASK = "evals.tasks.webhook_deliver_task"
 
-ANSWER_MAX = 2000
+ANSWER_COUNT_MAX = 1 << 20  # an answer's bytes are counted up to 1 MiB, then left unread
+NO_ANSWER = "no answer"
+ADDRESS_REFUSED = "refused: the host is not a public address"
 DELIVERED, RETRY, FAILED = "delivered", "retry", "failed"
 BACKOFF_CAP_S = 3600
-
-
-def webhook_url_clean(url: str) -> str:
-    """Return the URL if it is an absolute http(s) URL, else raise DomainError on `url`."""
-    url = (url or "").strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise DomainError("an absolute http:// or https:// URL", field="url")
-    if len(url) > 2000:
-        raise DomainError("at most 2000 characters", field="url")
-    return url
 
 
 def webhook_events_clean(events) -> list[str]:
@@ -75,7 +68,7 @@ def webhook_create(
 ) -> Webhook:
     """Register a webhook; its secret is generated unless given."""
     return Webhook.objects.create(
-        url=webhook_url_clean(url),
+        url=egress_url_clean(url),
         events=webhook_events_clean(events),
         description=(description or "")[:200],
         secret=secret or secrets.token_hex(32),
@@ -87,7 +80,7 @@ def webhook_create(
 def webhook_update(*, webhook: Webhook, **changes) -> Webhook:
     """Change a webhook's url, events, description or active flag."""
     if "url" in changes:
-        webhook.url = webhook_url_clean(changes["url"])
+        webhook.url = egress_url_clean(changes["url"])
     if "events" in changes:
         webhook.events = webhook_events_clean(changes["events"])
     if "description" in changes:
@@ -139,33 +132,51 @@ def webhook_backoff_s(attempt: int) -> float:
     return min(BACKOFF_CAP_S, settings.DOCKET_WEBHOOK_BACKOFF_S * 2 ** max(0, attempt - 1))
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None  # a redirect is the receiver's answer, recorded as such (not followed)
+class _CheckedConnect:
+    """Connects only to an address core.egress checked, resolved once (no DNS rebinding); over
+    TLS the certificate is still checked against the URL's host name."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._create_connection = lambda address, timeout, *_: egress_connect(*address, timeout)
 
 
-_opener = urllib.request.build_opener(_NoRedirect)
+class _Connection(_CheckedConnect, http.client.HTTPConnection):
+    pass
 
 
-def _post(url: str, body: bytes, headers: dict) -> tuple[int | None, str, str]:
-    """POST and return (status or None, answer text clipped, error)."""
-    request = urllib.request.Request(url, data=body, headers=headers, method="POST")
+class _TLSConnection(_CheckedConnect, http.client.HTTPSConnection):
+    pass
+
+
+def _post(url: str, body: bytes, headers: dict) -> tuple[int | None, int | None, str]:
+    """POST and return (status or None, length of the answer or None, error).
+
+    Only the status and the length of an answer are kept: its text may be anything the receiver
+    (or a service behind it) says. A redirect is an answer (not followed). Every failure to get
+    an answer reads the same ("no answer"), so the errors cannot map which ports are open.
+    """
+    parts = urlsplit(url)
+    tls = parts.scheme == "https"
+    connection_class = _TLSConnection if tls else _Connection
+    connection = connection_class(
+        parts.hostname, parts.port, timeout=settings.DOCKET_WEBHOOK_TIMEOUT_S
+    )
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     try:
-        with _opener.open(request, timeout=settings.DOCKET_WEBHOOK_TIMEOUT_S) as response:
-            return response.status, _clip(response.read(ANSWER_MAX * 4)), ""
-    except urllib.error.HTTPError as e:
-        try:
-            text = _clip(e.read(ANSWER_MAX * 4))
-        except (OSError, http.client.HTTPException):
-            text = ""
-        return e.code, text, f"HTTP {e.code}"
-    except (OSError, ValueError, http.client.HTTPException) as e:  # no answer: refused, timeout,
-        # TLS, DNS, a broken HTTP reply
-        return None, "", f"{type(e).__name__}: {str(e)[:300]}"
-
-
-def _clip(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")[:ANSWER_MAX]
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        length = 0
+        while length < ANSWER_COUNT_MAX and (chunk := response.read(65536)):
+            length += len(chunk)
+        status = response.status
+    except EgressRefused:
+        return None, None, ADDRESS_REFUSED
+    except (OSError, ValueError, http.client.HTTPException):
+        return None, None, NO_ANSWER
+    finally:
+        connection.close()
+    return status, length, "" if 200 <= status < 300 else f"HTTP {status}"
 
 
 def webhook_delivery_attempt(*, delivery_id: int) -> str:
@@ -188,13 +199,11 @@ def webhook_delivery_attempt(*, delivery_id: int) -> str:
         HEADER: webhook_signature(secret=delivery.webhook.secret, timestamp=sent_at, body=body),
     }
     started = time.monotonic()
-    status, answer, error = _post(delivery.webhook.url, body, headers)
+    status, length, error = _post(delivery.webhook.url, body, headers)
     ms = round((time.monotonic() - started) * 1000)
     ok = status is not None and 200 <= status < 300
-    attempts = [
-        *delivery.attempts,
-        {"at": timezone.now().isoformat(), "status": status, "error": error, "ms": ms},
-    ]
+    attempt = {"at": timezone.now().isoformat(), "status": status, "error": error, "ms": ms}
+    attempts = [*delivery.attempts, {**attempt, "length": length}]
     if ok:
         outcome, new_status = DELIVERED, WebhookDelivery.Status.DELIVERED
     elif len(attempts) >= settings.DOCKET_WEBHOOK_MAX_ATTEMPTS:
@@ -205,8 +214,8 @@ def webhook_delivery_attempt(*, delivery_id: int) -> str:
         attempts=attempts,
         status=new_status,
         response_status=status,
-        response_body=answer,
-        error="" if ok else error or f"HTTP {status}",
+        response_length=length,
+        error=error,
         delivered_at=timezone.now() if ok else None,
     )
     logger.info(
@@ -240,3 +249,26 @@ def webhook_get(pk: int) -> Webhook:
 def webhook_link(path: str) -> str:
     """An absolute link to a console page when DOCKET_PUBLIC_URL is set, else the path."""
     return f"{settings.DOCKET_PUBLIC_URL}{path}"
+
+
+def webhook_deliveries_recover(*, now=None) -> list[int]:
+    """Return the deliveries a restart left unsent: pending or retrying, and overdue by more than
+    a lease (DOCKET_RUN_LEASE_S) for their next attempt, whose task was lost (the sweep queues
+    them again; a receiver dedupes on Docket-Delivery should a late task send one too)."""
+    now = now or timezone.now()
+    expired = lease_expired_before(now)
+    out = []
+    waiting = WebhookDelivery.objects.filter(
+        status__in=[WebhookDelivery.Status.PENDING, WebhookDelivery.Status.RETRYING],
+        created_at__lt=expired,
+    ).only("pk", "attempts", "created_at")
+    for d in waiting.order_by("pk"):
+        due = d.created_at
+        if d.attempts:
+            last = datetime.fromisoformat(d.attempts[-1]["at"])
+            due = last + timedelta(seconds=webhook_backoff_s(len(d.attempts)))
+        if due < expired:
+            out.append(d.pk)
+    if out:
+        logger.warning("webhook_deliveries_recovered", extra={"deliveries": len(out)})
+    return out

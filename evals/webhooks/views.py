@@ -14,7 +14,8 @@ from evals.webhooks.services import webhook_create, webhook_update
 
 
 class WebhookForm(forms.Form):
-    url = forms.URLField(max_length=2000, label="URL", assume_scheme="https")
+    # The service checks the URL (core.egress), with the same words as the API's.
+    url = forms.CharField(max_length=2000, label="URL", widget=forms.URLInput)
     events = forms.MultipleChoiceField(
         choices=[(e, e) for e in WEBHOOK_EVENTS], widget=forms.CheckboxSelectMultiple
     )

@@ -300,7 +300,7 @@ def draft_item_run(item: JudgeRunItem, rvs: list[RuleVersion], turns) -> judging
         probe = RuleVersion(
             rule=draft.rule, number=draft_run.number, text=draft.text, detector=draft.detector
         )
-        out = judging._run_detectors([probe], turns, item.transcript)
+        out = judging._run_detectors([probe], turns, item.transcript, run=item.run)
         fields = next(iter(out.verdicts.values()), None)
     else:
         _, _, judge = judging.item_llm_judge(item.run)

@@ -56,8 +56,7 @@ class DecisionLabels(APIView):
             raise ValidationError(
                 {"decision": [f"No decision with id {data.validated_data['decision']}."]}
             )
-        existed = DecisionLabel.objects.filter(decision=decision, reviewer=request.user).exists()
-        label = decision_label_set(
+        label, created = decision_label_set(
             reviewer=request.user,
             decision=decision,
             answer=data.validated_data["answer"],
@@ -66,7 +65,7 @@ class DecisionLabels(APIView):
         label.decision.refresh_from_db(fields=["truth"])
         return Response(
             DecisionLabelSerializer(label).data,
-            status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED,
+            status=http.HTTP_201_CREATED if created else http.HTTP_200_OK,
         )
 
 

@@ -1,11 +1,12 @@
 """/api/v1/issue-rows/: list (the sheet's filters), create
 (reviewers), triage (engineers, leads), CSV export."""
 
+from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers, serializers, viewsets
 from rest_framework import status as http
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotAcceptable, ValidationError
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
@@ -199,18 +200,29 @@ FILTER_PARAMS = [
 
 class IssueRowViewSet(viewsets.GenericViewSet):
     lookup_field = "number"
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = r"[0-9]+"
     renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
     serializer_class = IssueRowSerializer
     queryset = IssueRow.objects.none()
+
+    def get_renderers(self):
+        # Only the list is a CSV (the sheet's export); a row or an action answers JSON.
+        found = super().get_renderers()
+        return found if self.action == "list" else [r for r in found if r.format != "csv"]
+
+    def perform_content_negotiation(self, request, force=False):
+        try:
+            return super().perform_content_negotiation(request, force)
+        except Http404:  # DRF's answer to a ?format= no renderer has
+            raise NotAcceptable(
+                "?format=csv is the sheet's export (GET /api/v1/issue-rows/); a row answers json"
+            ) from None
 
     def get_permissions(self):
         needed = "review" if self.action == "create" else "triage"
         return [api_permission(needed)()]
 
     def get_object(self) -> IssueRow:
-        from django.http import Http404
-
         try:
             return sel.issue_row_detail(int(self.kwargs["number"]))
         except IssueRow.DoesNotExist:

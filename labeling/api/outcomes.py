@@ -163,10 +163,7 @@ class OutcomeRatings(APIView):
         question = outcome_question(
             agent=transcript.agent_version.agent, key=d.get("question") or None
         )
-        existed = OutcomeRating.objects.filter(
-            transcript=transcript, reviewer=request.user, question__key=question.key
-        ).exists()
-        rating = outcome_rate(
+        rating, created = outcome_rate(
             reviewer=request.user,
             transcript=transcript,
             rating=d["rating"],
@@ -176,7 +173,7 @@ class OutcomeRatings(APIView):
         )
         return Response(
             RatingSerializer(rating).data,
-            status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED,
+            status=http.HTTP_201_CREATED if created else http.HTTP_200_OK,
         )
 
 
@@ -221,8 +218,7 @@ class OutcomeQuestions(APIView):
         data.is_valid(raise_exception=True)
         d = data.validated_data
         agent = outcome_agent(d["agent"])
-        existed = OutcomeQuestion.objects.filter(agent=agent, key=d["key"]).exists()
-        question = outcome_question_set(
+        question, created = outcome_question_set(
             agent=agent,
             key=d["key"],
             text=d["text"],
@@ -231,5 +227,5 @@ class OutcomeQuestions(APIView):
         )
         return Response(
             QuestionSerializer(question).data,
-            status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED,
+            status=http.HTTP_201_CREATED if created else http.HTTP_200_OK,
         )

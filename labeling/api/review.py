@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.schema import error_response
+from core.parsing import MAX_INT32
 from core.permissions import api_permission
 from evals.catalog.models import Transcript
 from evals.judging.api.browse import TurnSerializer
@@ -281,8 +282,7 @@ class Marks(APIView):
             raise ValidationError(
                 {"verdict": [f"No verdict with id {data.validated_data['verdict']}."]}
             )
-        existed = Mark.objects.filter(verdict=verdict, reviewer=request.user).exists()
-        mark = mark_set(
+        mark, created = mark_set(
             reviewer=request.user,
             verdict=verdict,
             correct=data.validated_data["correct"],
@@ -290,7 +290,7 @@ class Marks(APIView):
             version=data.validated_data.get("version"),
         )
         return Response(
-            MarkSerializer(mark).data, status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED
+            MarkSerializer(mark).data, status=http.HTTP_201_CREATED if created else http.HTTP_200_OK
         )
 
 
@@ -339,7 +339,7 @@ class DailySampleBriefSerializer(serializers.ModelSerializer):
 class MakeSampleSerializer(serializers.Serializer):
     day = serializers.DateField(required=False, help_text="Default: today.")
     size = serializers.IntegerField(
-        required=False, min_value=1, help_text="Default: DOCKET_SAMPLE_SIZE."
+        required=False, min_value=1, max_value=MAX_INT32, help_text="Default: DOCKET_SAMPLE_SIZE."
     )
 
 
@@ -379,9 +379,8 @@ class Samples(ListAPIView):
         data = MakeSampleSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         day = data.validated_data.get("day") or timezone.localdate()
-        existed = DailySample.objects.filter(day=day, params__drawn=True).exists()
-        sample = daily_sample_make(day=day, size=data.validated_data.get("size"))
+        sample, created = daily_sample_make(day=day, size=data.validated_data.get("size"))
         return Response(
             DailySampleSerializer(sample).data,
-            status=http.HTTP_200_OK if existed else http.HTTP_201_CREATED,
+            status=http.HTTP_201_CREATED if created else http.HTTP_200_OK,
         )

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from core.api.schema import error_response
 from core.errors import DomainError
+from core.parsing import MAX_INT, MAX_INT32
 from core.permissions import api_permission
 from evals.judging.models import Judge
 from evals.rules.models import Rule, RuleVersion
@@ -129,7 +130,10 @@ class DraftSerializer(serializers.Serializer):
 
 class DraftRequest(serializers.Serializer):
     rule_version = serializers.IntegerField(
-        required=False, help_text="the version whose marks it is checked against (its id)"
+        required=False,
+        min_value=1,
+        max_value=MAX_INT,
+        help_text="the version whose marks it is checked against (its id)",
     )
     rule = serializers.CharField(
         required=False,
@@ -137,7 +141,10 @@ class DraftRequest(serializers.Serializer):
         help_text="a rule id: checked against its newest version with marks",
     )
     issue_row = serializers.IntegerField(
-        required=False, help_text="the issue row it fixes: saving it triages the row"
+        required=False,
+        min_value=1,
+        max_value=MAX_INT32,
+        help_text="the issue row it fixes: saving it triages the row",
     )
     text = serializers.CharField(required=False, allow_blank=True, max_length=10000)
     detector = serializers.JSONField(required=False, help_text="a detector rule's parameters")

@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from core import stats as metrics
 from core.errors import DomainError
+from core.permissions import user_can
 from evals.catalog.models import Agent, Transcript
 from evals.conversation.models import ConversationScore
 from evals.judging.models import Judge, Verdict
@@ -117,6 +118,22 @@ class CallOutcome:
     @property
     def bad(self) -> bool:
         return self.rating <= BAD_AT_MOST
+
+
+def outcome_ratings_visible(*, viewer, transcript: Transcript) -> tuple[QuerySet, bool]:
+    """Return (the call's ratings `viewer` may read, whether others' are hidden).
+
+    Double review stays blind: a reviewer reads only their own ratings of a call until they have
+    rated it; then, and for those who read the outcome report (view_calibration), everyone's.
+    """
+    ratings = (
+        OutcomeRating.objects.filter(transcript=transcript)
+        .select_related("question", "reviewer")
+        .order_by("question__position", "rating")
+    )
+    if user_can(viewer, "view_calibration") or ratings.filter(reviewer=viewer).exists():
+        return ratings, False
+    return ratings.filter(reviewer=viewer), ratings.exclude(reviewer=viewer).exists()
 
 
 def outcome_agent(name: str | None) -> Agent:

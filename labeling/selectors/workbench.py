@@ -29,6 +29,7 @@ from django.db.models import Count
 
 from core import stats
 from core.errors import DomainError
+from core.parsing import whole_number
 from evals.catalog.models import Transcript
 from evals.judging.models import Judge, Verdict
 from evals.judging.services.runs import JudgeRunPlan
@@ -48,10 +49,7 @@ def workbench_size_clean(value, *, field_name: str = "size") -> int:
     """Return how many calls to judge (DOCKET_WORKBENCH_CALLS when blank), or refuse."""
     if value in (None, ""):
         return settings.DOCKET_WORKBENCH_CALLS
-    try:
-        size = int(value)
-    except (TypeError, ValueError):
-        raise DomainError(f"a whole number, not {value!r}", field=field_name) from None
+    size = whole_number(value, field=field_name)
     if not 1 <= size <= settings.DOCKET_WORKBENCH_MAX_CALLS:
         raise DomainError(
             f"between 1 and {settings.DOCKET_WORKBENCH_MAX_CALLS} (DOCKET_WORKBENCH_MAX_CALLS)",

@@ -10,6 +10,7 @@ from django.utils import timezone
 from core.errors import DomainError
 from evals.decisions.models import Decision
 from labeling.models import DecisionLabel, HardMoment
+from labeling.services.held import assignment_own
 from labeling.services.marks import _clean_note
 from labeling.services.sampling import sample_item_queue_by_hand
 
@@ -70,15 +71,19 @@ def _truth_update(decision: Decision) -> str:
 @transaction.atomic
 def decision_label_set(
     *, reviewer, decision: Decision, answer: str, note: str = ""
-) -> DecisionLabel:
+) -> tuple[DecisionLabel, bool]:
     """Create or change the reviewer's answer at a decision point (idempotent) and settle the
-    decision's truth (the majority of its labels) in the same transaction."""
+    decision's truth (the majority of its labels) in the same transaction; return (the label,
+    whether it was created). A call other reviewers hold is refused (NotHeld)."""
     decision = (
-        Decision.objects.select_for_update().select_related("kind_version").get(pk=decision.pk)
+        Decision.objects.select_for_update()
+        .select_related("kind_version", "transcript")
+        .get(pk=decision.pk)
     )
     answers = decision.kind_version.answers
     if answer not in answers:
-        raise DomainError(f"answer: {answer!r} is not one of {', '.join(answers)}.")
+        raise DomainError(f"{answer!r} is not one of {', '.join(answers)}.", field="answer")
+    assignment_own(reviewer=reviewer, transcript=decision.transcript)
     label, created = DecisionLabel.objects.update_or_create(
         decision=decision,
         reviewer=reviewer,
@@ -89,7 +94,7 @@ def decision_label_set(
         "decision_labeled",
         extra={"decision_id": decision.pk, "reviewer_id": reviewer.pk, "label_created": created},
     )
-    return label
+    return label, created
 
 
 @transaction.atomic

@@ -22,6 +22,33 @@ class ReviewChanged(Conflict):
     """The call changed since the page or client read it (another tab, window or client)."""
 
 
+class NotHeld(Conflict):
+    """The call is in review by other reviewers, and not by this one."""
+
+    code = "not_held"
+
+
+def assignment_own(*, reviewer, transcript) -> Assignment | None:
+    """Return the reviewer's assignment on the call (its lease renewed while held), or None when
+    no reviewer has one (a call outside the sample, weighed 1).
+
+    Refuses (NotHeld) when other reviewers hold or finished the call and this one does not: a
+    label or a rating on it belongs to the reviewers it was given to, so one reviewer's answer
+    cannot settle a sampled call, by the page or by the API alike.
+    """
+    assignment = assignment_renewed(reviewer=reviewer, transcript_id=transcript.pk)
+    if assignment is None and (
+        Assignment.objects.filter(item__transcript_id=transcript.pk, released_at__isnull=True)
+        .exclude(reviewer=reviewer)
+        .exists()
+    ):
+        raise NotHeld(
+            f"{transcript.external_id} is not held by you: another reviewer holds it.",
+            field="transcript",
+        )
+    return assignment
+
+
 def assignment_locked(*, reviewer, transcript_id: int) -> Assignment | None:
     """Return the reviewer's assignment on the call that is not given back (the unfinished one
     first), locked for the transaction, or None."""

@@ -160,9 +160,9 @@ def _assignments(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], Assignmen
 @transaction.atomic
 def mark_set(
     *, reviewer, verdict: Verdict, correct: bool, note: str = "", version: int | None = None
-) -> Mark:
-    """Create or change the reviewer's mark on a verdict
-    (idempotent); errored verdicts cannot be marked.
+) -> tuple[Mark, bool]:
+    """Create or change the reviewer's mark on a verdict (idempotent); errored verdicts cannot be
+    marked. Return (the mark, whether it was created).
 
     The mark is tied to the reviewer's assignment on the call when there is one; a mark made
     outside the sample (through the API) has none and counts with weight 1. With `version` (the
@@ -188,7 +188,7 @@ def mark_set(
             "mark_created": bool(written.created),
         },
     )
-    return mark
+    return mark, bool(written.created)
 
 
 def _hold(*, reviewer, transcript: Transcript, version: int | None) -> Assignment | None:

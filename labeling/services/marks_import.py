@@ -78,8 +78,8 @@ def _text(obj: dict, name: str, hint: str, *, where: str = "") -> str:
 def _version(value: Any, field: str) -> int:
     if value is None or value == "":
         raise Invalid(field, "missing (the rule's version number)")
-    if type(value) is str and value.strip().isdigit():
-        value = int(value.strip())
+    if type(value) is str and value.strip().isascii() and value.strip().isdigit():
+        value = int(value.strip())  # ASCII only: "²" is a digit to isdigit() but not to int()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if type(value) is not int or not 1 <= value <= MAX_INT32:

@@ -16,7 +16,7 @@ from labeling.models import (
     OutcomeQuestion,
     OutcomeRating,
 )
-from labeling.services.held import assignment_renewed
+from labeling.services.held import assignment_own
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +36,9 @@ def outcome_question_default(*, agent: Agent) -> OutcomeQuestion:
 @transaction.atomic
 def outcome_question_set(
     *, agent: Agent, key: str, text: str, position: int | None = None, active: bool = True
-) -> OutcomeQuestion:
-    """Create or change one outcome question of an agent (idempotent: same values, no change)."""
+) -> tuple[OutcomeQuestion, bool]:
+    """Create or change one outcome question of an agent (idempotent: same values, no change);
+    return (the question, whether it was created)."""
     key = (key or "").strip()
     text = " ".join((text or "").split())
     errors = {}
@@ -64,7 +65,7 @@ def outcome_question_set(
         "outcome_question_set",
         extra={"agent": agent.name, "question": key, "question_created": created},
     )
-    return question
+    return question, created
 
 
 @transaction.atomic
@@ -76,12 +77,14 @@ def outcome_rate(
     reason: str = "",
     key_factor: str = "",
     question: OutcomeQuestion | None = None,
-) -> OutcomeRating:
+) -> tuple[OutcomeRating, bool]:
     """Record the reviewer's answer to an outcome question on a call; rating again replaces it.
+    Return (the rating, whether it was created).
 
     The question defaults to the agent's overall one. A rating of BAD_AT_MOST or less needs a
     reason. The rating is tied to the reviewer's claim on the call when there is one (its sample
-    item weighs it); through the API, outside the sample, it weighs 1.
+    item weighs it); outside the sample it weighs 1. A call other reviewers hold is refused
+    (NotHeld), by the page and the API alike.
     """
     errors: dict[str, str] = {}
     try:
@@ -108,7 +111,7 @@ def outcome_rate(
         raise DomainError(errors=errors)
     if question is None:
         question = outcome_question_default(agent=agent)
-    assignment = assignment_renewed(reviewer=reviewer, transcript_id=transcript.pk)
+    assignment = assignment_own(reviewer=reviewer, transcript=transcript)
     try:
         with transaction.atomic():
             rating_row, created = OutcomeRating.objects.update_or_create(
@@ -140,7 +143,7 @@ def outcome_rate(
             "rating_created": created,
         },
     )
-    return rating_row
+    return rating_row, created
 
 
 @transaction.atomic

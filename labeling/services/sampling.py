@@ -46,6 +46,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.parsing import MAX_INT32
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
 from labeling.models import DailySample, SampleItem
@@ -99,17 +100,18 @@ def _seed(day: date) -> str:
 @transaction.atomic
 def daily_sample_make(
     *, day: date, size: int | None = None, window_hours: int | None = None
-) -> DailySample:
+) -> tuple[DailySample, bool]:
     """Draw the day's sample once (seeded by the date); making it again returns the same sample.
+    Return (the sample, whether this call drew it).
 
     The window defaults to DOCKET_SAMPLE_WINDOW_HOURS before the day began.
     """
     size = settings.DOCKET_SAMPLE_SIZE if size is None else size
-    if size < 1:
-        raise ValueError(f"size: must be at least 1, got {size}")
+    if not 1 <= size <= MAX_INT32:
+        raise ValueError(f"size: must be from 1 to {MAX_INT32}, got {size}")
     sample = _sample_locked(day=day, size=size)
     if sample.params.get("drawn"):
-        return sample
+        return sample, False
 
     start, end = sample_window(day=day, hours=window_hours)
     population = list(transcripts_in_window(start=start, end=end).values_list("pk", "external_id"))
@@ -209,7 +211,7 @@ def daily_sample_make(
             "judge_checks": len(checks),
         },
     )
-    return sample
+    return sample, True
 
 
 def _sample_locked(*, day: date, size: int) -> DailySample:

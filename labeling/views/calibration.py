@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from core.errors import DomainError
 from core.pages import page_or_fragment
+from core.parsing import whole_number
 from core.permissions import require
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import RuleVersion
@@ -72,7 +73,7 @@ def _sorted(rows, sort: str, desc: bool):
 
 def _rows_from_request(request, *, pairs: bool = True):
     filters = cal.calibration_filters(request.GET)
-    selected = [int(x) for x in request.GET.getlist("rv") if x.isdigit()]
+    selected = [whole_number(x, field="rv", low=1) for x in request.GET.getlist("rv") if x]
     if selected:
         filters["rule_version_ids"] = selected
     rows = cal.calibration_rows(**filters)
@@ -324,9 +325,11 @@ def _judge(
     rows = cal.calibration_rows(
         rule_version_ids=[rule_version.pk], include_unmarked=False, errors=errors
     )
-    judge_id = request.GET.get("judge") or request.POST.get("judge")
-    if judge_id and judge_id.isdigit():
-        chosen = [r for r in rows if r.judge.pk == int(judge_id)]
+    judge_id = whole_number(
+        request.GET.get("judge") or request.POST.get("judge"), field="judge", low=1, default=None
+    )
+    if judge_id is not None:
+        chosen = [r for r in rows if r.judge.pk == judge_id]
         if not chosen:
             raise Http404("No marks by that judge on this rule version.")
         return chosen[0], rows
@@ -417,8 +420,9 @@ def calibration_cell(request, pk: int, cell: str):
 def _decide(request, pk: int, service, verb: str):
     rv = _rule_version(pk)
     judge = None
-    if (request.POST.get("judge") or "").isdigit():
-        judge = get_object_or_404(Judge, pk=int(request.POST["judge"]))
+    judge_id = whole_number(request.POST.get("judge"), field="judge", low=1, default=None)
+    if judge_id is not None:
+        judge = get_object_or_404(Judge, pk=judge_id)
     try:
         decision = service(
             rule_version=rv, actor=request.user, reason=request.POST.get("reason", ""), judge=judge

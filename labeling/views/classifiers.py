@@ -12,6 +12,8 @@ from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from core.errors import DomainError
+from core.parsing import whole_number
 from core.permissions import require
 from labeling.selectors import classifier_thresholds as sel
 
@@ -22,10 +24,10 @@ def threshold_params(params) -> dict:
     """Return the filters of a thresholds request; ValueError names a bad one."""
     out = {"tenant": params.get("tenant", "")[:200], "agent": params.get("agent", "")[:100]}
     out["category"] = params.get("category", "")[:50]
-    judge = params.get("judge", "")
-    if judge and not judge.isdigit():
-        raise ValueError("judge: must be a judge id")
-    out["judge_id"] = int(judge) if judge else None
+    try:
+        out["judge_id"] = whole_number(params.get("judge"), field="judge", low=1, default=None)
+    except DomainError as exc:
+        raise ValueError(str(exc)) from None
     try:
         target = float(params.get("target") or sel.DEFAULT_TARGET)
     except ValueError:

@@ -17,7 +17,6 @@ from evals.decisions.selectors import (
     decisions_wrong,
 )
 from labeling.models import DecisionLabel
-from labeling.selectors.queue import assignment_for_review
 from labeling.services.decisions import (
     HARD_BOUNDARY_MS,
     HARD_LIMIT,
@@ -26,6 +25,7 @@ from labeling.services.decisions import (
     hard_moments_queue,
 )
 from labeling.services.decisions import decision_label_set as _label_set
+from labeling.services.held import NotHeld
 
 HIST_W, HIST_H, HIST_PAD = 560, 150, 22
 
@@ -39,11 +39,11 @@ def review_decision_label(request, external_id, decision_id):
         transcript__external_id=external_id,
     )
     call = decision.transcript
-    if assignment_for_review(reviewer=request.user, transcript=call) is None:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
     error = ""
     try:
         _label_set(reviewer=request.user, decision=decision, answer=request.POST.get("answer", ""))
+    except NotHeld as exc:  # the service's rule, the API's too
+        return HttpResponseBadRequest(exc.message)
     except DomainError as exc:
         error = str(exc)
     if not request.htmx:

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from core.errors import DomainError
 from core.pages import page_or_fragment
+from core.parsing import MAX_INT32, whole_number
 from core.permissions import require
 from evals.judging.services.runs import judge_run_plan
 from evals.rules.detectors import DETECTORS
@@ -245,7 +246,11 @@ def _action(request, number: int, do):
 @require_POST
 def issue_sheet_bulk(request):
     """Assign, or set the status of, every ticked row at once (all or none)."""
-    numbers = [int(n) for n in request.POST.getlist("row") if n.isdigit()]
+    numbers = [
+        whole_number(n, field="row", low=1, high=MAX_INT32)
+        for n in request.POST.getlist("row")
+        if n.strip()
+    ]
     action = request.POST.get("action", "")
     try:
         if action == "assign":
@@ -308,11 +313,13 @@ def issue_row_status(request, number: int):
 def issue_row_duplicate(request, number: int):
     def do(row):
         raw = request.POST.get("duplicate_of", "").strip().lstrip("#")
-        if not raw.isdigit():
+        try:
+            of = whole_number(raw, field="duplicate_of", low=1, high=MAX_INT32)
+        except DomainError:
             raise triage.TriageError(
                 "duplicate_of", "give the number of the row this one duplicates"
-            )
-        target = triage.duplicate_target_resolve(int(raw))
+            ) from None
+        target = triage.duplicate_target_resolve(of)
         triage.issue_row_mark_duplicate(
             row=row, actor=request.user, of=target, reason=request.POST.get("reason", "")
         )

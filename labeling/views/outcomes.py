@@ -13,9 +13,14 @@ from core.permissions import require
 from evals.catalog.models import Agent, Transcript
 from evals.rules.models import Severity
 from labeling.charts import outcome_chart
-from labeling.models import OutcomeQuestion, OutcomeRating
-from labeling.selectors.outcomes import outcome_data, outcome_panel_data, outcome_question
-from labeling.selectors.queue import assignment_for_review
+from labeling.models import OutcomeQuestion
+from labeling.selectors.outcomes import (
+    outcome_data,
+    outcome_panel_data,
+    outcome_question,
+    outcome_ratings_visible,
+)
+from labeling.services.held import NotHeld
 from labeling.services.outcomes import outcome_rate
 
 PANEL = "labeling/partials/outcome_panel.html#outcome-panel"
@@ -31,8 +36,6 @@ def review_outcome(request, external_id):
     transcript = get_object_or_404(
         Transcript.objects.select_related("agent_version__agent"), external_id=external_id
     )
-    if assignment_for_review(reviewer=request.user, transcript=transcript) is None:
-        return HttpResponseBadRequest(f"{external_id} is not held by you.")
     posted = {
         "question": request.POST.get("question", "").strip(),
         "rating": request.POST.get("rating", "").strip(),
@@ -53,6 +56,8 @@ def review_outcome(request, external_id):
             key_factor=posted["key_factor"],
             question=question if question.pk else None,
         )
+    except NotHeld as exc:  # the service's rule, the API's too
+        return HttpResponseBadRequest(exc.message)
     except DomainError as exc:
         errors = _field_errors(exc)
         if posted["rating"] == "" and "rating" in errors:
@@ -71,7 +76,7 @@ def review_outcome(request, external_id):
         if errors:  # keep what was typed, and say what is wrong beside its field
             rating = posted["rating"]
             item["form"] = {
-                "rating": int(rating) if rating.isdigit() else None,
+                "rating": int(rating) if rating.isascii() and rating.isdigit() else None,
                 "reason": posted["reason"],
                 "key_factor": posted["key_factor"],
             }
@@ -122,6 +127,7 @@ def outcome_call_issue(request, external_id):
     transcript = get_object_or_404(
         Transcript.objects.select_related("agent_version__agent"), external_id=external_id
     )
+    ratings, others_hidden = outcome_ratings_visible(viewer=request.user, transcript=transcript)
     return render(
         request,
         "labeling/outcome_issue.html",
@@ -130,9 +136,8 @@ def outcome_call_issue(request, external_id):
             "severities": Severity.choices,
             "issue_rows": transcript.issue_rows.filter(reporter=request.user).order_by("number"),
             "all_rows": transcript.issue_rows.order_by("number"),
-            "ratings": OutcomeRating.objects.filter(transcript=transcript)
-            .select_related("question", "reviewer")
-            .order_by("question__position", "rating"),
+            "ratings": ratings,
+            "others_hidden": others_hidden,
             "issue_next": request.get_full_path(),
         },
     )

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from core.errors import DomainError
+from core.parsing import MAX_INT32, whole_number
 from core.permissions import require
 from evals.catalog.models import Transcript
 from evals.judging.models import Verdict
@@ -100,7 +101,7 @@ def review_next(request):
 @require_POST
 @require("manage_sample")
 def review_sample_make(request):
-    sample = daily_sample_make(day=timezone.localdate())
+    sample, _ = daily_sample_make(day=timezone.localdate())
     messages.success(request, f"Today's sample has {sample.items.count()} calls.")
     return redirect("review")
 
@@ -159,12 +160,11 @@ def review_call(request, external_id):
 
 def _version(request) -> int | None:
     """Read the version of the call the page saw (`version`, sent with every change)."""
-    raw = (request.POST.get("version") or request.GET.get("version") or "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise ValueError(f"version: {raw!r} is not a whole number.")
-    return int(raw)
+    raw = request.POST.get("version") or request.GET.get("version")
+    try:
+        return whole_number(raw, field="version", default=None)
+    except DomainError as exc:
+        raise ValueError(f"{exc}.") from None
 
 
 def _held(request, external_id):
@@ -342,8 +342,8 @@ def review_unmark_many(request, external_id):
     if refusal:
         return refusal
     try:
-        ids = [int(x) for x in request.POST.getlist("verdict")]
-    except ValueError:
+        ids = [whole_number(x, field="verdict", low=1) for x in request.POST.getlist("verdict")]
+    except DomainError:
         return HttpResponseBadRequest("verdict: must be verdict ids.")
     try:
         n = mark_undo_many(
@@ -454,12 +454,10 @@ def review_issue(request, external_id):
     }
     error, row = "", None
     try:
-        if form["turn"] and not form["turn"].isdigit():
-            raise ValueError(f"turn: {form['turn']!r} is not a turn number.")
         row = issue_row_create(
             reporter=request.user,
             transcript=transcript,
-            turn=int(form["turn"]) if form["turn"] else None,
+            turn=whole_number(form["turn"], field="turn", high=MAX_INT32, default=None),
             what=form["what"],
             severity=form["severity"],
             audio_only=form["audio_only"],

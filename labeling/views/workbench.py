@@ -111,13 +111,14 @@ def workbench_draft_create(request, rule_id: str):
     try:
         row = None
         if form["row"].strip():
-            number = form["row"].strip()
-            row = IssueRow.objects.filter(number=int(number)).first() if number.isdigit() else None
+            number = parsing.whole_number(form["row"], field="row", low=1, high=parsing.MAX_INT32)
+            row = IssueRow.objects.filter(number=number).first()
             if row is None:
-                raise DomainError(f"no issue row {number!r}", field="row")
+                raise DomainError(f"no issue row {number}", field="row")
         base = None
-        if form["base"].isdigit():
-            base = rule.versions.filter(pk=int(form["base"])).select_related("rule").first()
+        if form["base"].strip():
+            base_id = parsing.whole_number(form["base"], field="base", low=1)
+            base = rule.versions.filter(pk=base_id).select_related("rule").first()
         if base is None and row is not None and row.rule_version_id:
             base = rule.versions.filter(pk=row.rule_version_id).select_related("rule").first()
         base = base or sel.workbench_default_base(rule)
@@ -209,7 +210,8 @@ def workbench_draft_run(request, pk: int):
         messages.error(request, str(exc))
     url = reverse("workbench-draft", args=[draft.pk])
     size = request.POST.get("size", "")
-    return redirect(f"{url}?size={size}#workbench-run" if size.isdigit() else url)
+    shown = size.isascii() and size.isdigit()
+    return redirect(f"{url}?size={size}#workbench-run" if shown else url)
 
 
 @require("edit_rules")

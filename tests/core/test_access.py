@@ -44,6 +44,7 @@ SIGNED = frozenset({"a voice platform's signature"})
 TABLE = {
     ("dashboard", "GET"): CONSOLE,
     ("layers", "GET"): CONSOLE,
+    ("healthz", "GET"): EVERYONE,  # a load balancer's question: no login, no secrets
     ("login", "GET"): EVERYONE,
     ("login", "POST"): EVERYONE,
     ("logout", "POST"): EVERYONE,

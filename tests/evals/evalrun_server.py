@@ -22,6 +22,7 @@ class FakeChat(FakeJudge):
         self.judge_fail_for: list[str] = []
         self.default_score = 80
         self.delay_s = 0.0  # every agent and rubric answer waits this long (a model's latency)
+        self.hold = ""  # an agent request whose last user message has this waits for `gate`
 
     def agent_requests(self) -> list[dict]:
         return [r for r in self.requests if "response_format" not in r["body"]]
@@ -50,6 +51,8 @@ class FakeChat(FakeJudge):
 
     def agent_answer(self, body: dict):
         last_user = [m for m in body["messages"] if m["role"] == "user"][-1]["content"]
+        if self.hold and self.hold in last_user:
+            self.gate.wait(60)
         reply = next((v for k, v in self.agent_replies.items() if k in last_user), {})
         if reply.get("status"):
             return reply["status"], json.dumps({"error": {"message": "agent down"}})

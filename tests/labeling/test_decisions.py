@@ -22,7 +22,7 @@ from labeling.services.decisions import (
 )
 from tests.evals.decision_helpers import KINDS_YAML
 from tests.evals.import_helpers import call
-from tests.factories import logged_in, token_client
+from tests.factories import held_by, logged_in, token_client
 
 pytestmark = pytest.mark.django_db
 
@@ -116,7 +116,7 @@ def hold(client, reviewer, external_id):
     assert response.url == reverse("review-call", args=[external_id])
 
 
-def test_the_review_page_shows_moments_and_saves_a_label(client, reviewer, calls):
+def test_the_review_page_shows_moments_and_saves_a_label(client, reviewer, calls, make_user):
     hold(client, reviewer, "c-1")
     html = client.get(reverse("review-call", args=["c-1"])).content.decode()
     assert 'id="decision-panel"' in html and "0 of 4 labeled" in html
@@ -132,12 +132,14 @@ def test_the_review_page_shows_moments_and_saves_a_label(client, reviewer, calls
     assert d.truth == WAIT
     bad = client.post(url, {"answer": "nope"}, HTTP_HX_REQUEST="true")
     assert "is not one of" in bad.content.decode()
-    # a call the reviewer does not hold cannot be labeled
+    # a call another reviewer holds cannot be labeled (tests/labeling/test_label_parity.py has
+    # the page and the API side by side)
     other = calls["c-2@turn:1/turn-taking"]
+    held_by(other.transcript, make_user("reviewer", username="ruth"))
     refused = client.post(
         reverse("review-decision-label", args=["c-2", other.pk]), {"answer": TAKE}
     )
-    assert refused.status_code == 400
+    assert refused.status_code == 400 and not DecisionLabel.objects.filter(decision=other)
 
 
 def label_all(calls, reviewer, wrong_keys):

@@ -315,3 +315,17 @@ def test_the_api_is_for_leads(world, lead, engineer):
     assert r.status_code == 400 and r.json()["code"] == "import_failed"
     assert r.json()["errors"][0]["line"] == "1" and r.json()["errors"][0]["field"] == "reviewer"
     assert Mark.objects.filter(verdict=world["verdicts"][3]).count() == 1
+
+
+@pytest.mark.parametrize("version", ["²", "٣", str(2**63)])
+def test_a_csv_rule_version_that_is_no_ascii_number_is_named(world, version):
+    bad = CSV.replace(
+        "asking.one-question,2,gpt-4o-mini/conduct-v3,sam",
+        f"asking.one-question,{version},gpt-4o-mini/conduct-v3,sam",
+    )
+    with pytest.raises(ImportFailed) as exc:
+        marks_import(lines=io.StringIO(bad), source="team.csv", fmt="csv")
+    assert [(e.where, e.field) for e in exc.value.errors] == [
+        ("4", "rule_version")
+    ]  # line 4: a note spans two
+    assert not Mark.objects.exists()

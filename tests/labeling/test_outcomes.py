@@ -96,14 +96,14 @@ def test_the_database_refuses_a_bad_rating_without_reason(reviewer):
 def test_questions_are_per_agent(reviewer):
     call = TranscriptFactory()
     other = AgentFactory(name="support")
-    q = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
+    q, _ = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
     with pytest.raises(DomainError) as exc:
         outcome_rate(reviewer=reviewer, transcript=call, rating=4, question=q)
     assert "question" in exc.value.field_errors
     with pytest.raises(DomainError) as exc:
         outcome_question_set(agent=other, key="not a slug!", text="")
     assert set(exc.value.field_errors) == {"key", "text"}
-    same = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
+    same, _ = outcome_question_set(agent=other, key="resolved", text="Was the problem solved?")
     assert same.pk == q.pk and OutcomeQuestion.objects.count() == 1
 
 
@@ -277,8 +277,11 @@ def test_the_review_page_shows_the_panel_and_saves_a_rating(client, reviewer):
     assert OutcomeRating.objects.get().rating == 4
 
 
-def test_rating_a_call_not_held_is_refused(client, reviewer):
+def test_rating_a_call_another_reviewer_holds_is_refused(client, reviewer, make_user):
+    """The API refuses it too (tests/labeling/test_label_parity.py: page and API side by side);
+    a call outside the sample is rated by both, weighing 1."""
     call = TranscriptFactory()
+    _held(call, make_user("reviewer", username="ruth"))
     logged_in(client, reviewer)
     response = client.post(reverse("review-outcome", args=[call.external_id]), {"rating": "4"})
     assert response.status_code == 400 and not OutcomeRating.objects.exists()

@@ -121,10 +121,10 @@ def test_marks_are_idempotent_changeable_and_undoable(today_sample, reviewer):
     it = item(today_sample, verdicts=1)
     a = sample_claim_next(reviewer=reviewer)
     v = it.transcript.verdicts.get()
-    m1 = mark_set(reviewer=reviewer, verdict=v, correct=True)
-    m2 = mark_set(reviewer=reviewer, verdict=v, correct=True)
+    m1, _ = mark_set(reviewer=reviewer, verdict=v, correct=True)
+    m2, _ = mark_set(reviewer=reviewer, verdict=v, correct=True)
     assert m1.pk == m2.pk and Mark.objects.count() == 1 and m2.assignment == a
-    m3 = mark_set(reviewer=reviewer, verdict=v, correct=False, note="two\nlines  here")
+    m3, _ = mark_set(reviewer=reviewer, verdict=v, correct=False, note="two\nlines  here")
     assert m3.pk == m1.pk and not m3.correct and m3.note == "two lines here"
     assert mark_undo(reviewer=reviewer, verdict=v) is True
     assert not Mark.objects.exists()
@@ -136,7 +136,7 @@ def test_errored_verdicts_cannot_be_marked_and_marks_outside_the_sample_have_no_
 ):
     with pytest.raises(DomainError, match="errored"):
         mark_set(reviewer=reviewer, verdict=VerdictFactory(error="judge timeout"), correct=True)
-    m = mark_set(reviewer=reviewer, verdict=VerdictFactory(), correct=False)
+    m, _ = mark_set(reviewer=reviewer, verdict=VerdictFactory(), correct=False)
     assert m.assignment is None
 
 

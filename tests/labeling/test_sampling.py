@@ -40,16 +40,16 @@ def make_calls(n, *, flagged_every=0, rv=None, start=0):
 def test_same_day_gives_the_same_sample_and_making_twice_does_not_duplicate(settings):
     settings.DOCKET_SAMPLE_SIZE = 10
     make_calls(40)
-    first = daily_sample_make(day=DAY)
+    first, _ = daily_sample_make(day=DAY)
     ids = list(first.items.order_by("pk").values_list("transcript__external_id", flat=True))
-    again = daily_sample_make(day=DAY, size=30)
+    again, _ = daily_sample_make(day=DAY, size=30)
     assert again.pk == first.pk
     assert list(again.items.order_by("pk").values_list("transcript__external_id", flat=True)) == ids
     assert DailySample.objects.count() == 1 and SampleItem.objects.count() == 10
 
     # Drawn afresh from the same inputs (another database), the same calls come out.
     DailySample.objects.all().delete()
-    redrawn = daily_sample_make(day=DAY)
+    redrawn, _ = daily_sample_make(day=DAY)
     assert sorted(redrawn.items.values_list("transcript__external_id", flat=True)) == sorted(ids)
 
 
@@ -57,9 +57,11 @@ def test_another_day_draws_differently(settings):
     settings.DOCKET_SAMPLE_SIZE = 10
     settings.DOCKET_SAMPLE_WINDOW_HOURS = 24 * 5
     make_calls(60)
-    a = set(daily_sample_make(day=DAY).items.values_list("transcript_id", flat=True))
+    a = set(daily_sample_make(day=DAY)[0].items.values_list("transcript_id", flat=True))
     b = set(
-        daily_sample_make(day=DAY + timedelta(days=1)).items.values_list("transcript_id", flat=True)
+        daily_sample_make(day=DAY + timedelta(days=1))[0].items.values_list(
+            "transcript_id", flat=True
+        )
     )
     assert a != b
 
@@ -70,16 +72,16 @@ def test_window_uses_started_at_then_imported_at(settings):
     TranscriptFactory(started_at=at(30))  # before the window
     TranscriptFactory(started_at=at(-2))  # during the day itself
     no_start = TranscriptFactory(started_at=None)  # imported now: counts from its import
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     assert set(sample.items.values_list("transcript_id", flat=True)) == {inside.pk}
-    today = daily_sample_make(day=date.today() + timedelta(days=1))
+    today, _ = daily_sample_make(day=date.today() + timedelta(days=1))
     assert no_start.pk in set(today.items.values_list("transcript_id", flat=True))
 
 
 def test_uniform_probability_is_n_over_N(settings):
     settings.DOCKET_SAMPLE_SIZE = 8
     make_calls(32)
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     probs = set(sample.items.values_list("inclusion_probability", flat=True))
     assert probs == {8 / 32}
     assert set(sample.items.values_list("reason", flat=True)) == {"uniform"}
@@ -90,7 +92,7 @@ def test_judge_checks_oversample_flagged_untrusted_calls_and_probabilities_are_r
     settings.DOCKET_SAMPLE_JUDGE_SHARE = 0.4
     rv = RuleVersionFactory(status="candidate")
     make_calls(50, flagged_every=5, rv=rv)  # 10 flagged calls
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     p = sample.params
     assert p["population"] == 50 and p["flagged_untrusted"] == 10
     assert p["judge_checks_planned"] == 4 and p["uniform"] == 6
@@ -131,7 +133,7 @@ def test_judge_check_share_shrinks_as_rules_become_trusted(settings):
     rv = RuleVersionFactory(status="gated")
     make_calls(50, flagged_every=2, rv=rv)
     assert rv not in rule_versions_untrusted()
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     assert sample.params["judge_checks"] == 0 and sample.params["uniform"] == 10
     assert set(sample.items.values_list("inclusion_probability", flat=True)) == {10 / 50}
 
@@ -139,7 +141,7 @@ def test_judge_check_share_shrinks_as_rules_become_trusted(settings):
 def test_small_population_takes_everyone_with_probability_one(settings):
     settings.DOCKET_SAMPLE_SIZE = 20
     make_calls(5)
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     assert sample.items.count() == 5
     assert set(sample.items.values_list("inclusion_probability", flat=True)) == {1.0}
 
@@ -150,7 +152,7 @@ def test_queue_by_hand_has_probability_one_and_survives_the_draw(settings, lead)
     item = sample_item_queue_by_hand(transcript=calls[3], added_by=lead, day=DAY)
     assert (item.reason, item.inclusion_probability, item.added_by) == ("manual", 1.0, lead)
     assert sample_item_queue_by_hand(transcript=calls[3], added_by=lead, day=DAY).pk == item.pk
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     assert sample.items.count() == 10
     assert sample.items.get(transcript=calls[3]).reason == "manual"
 
@@ -261,7 +263,7 @@ def test_judge_checks_draw_first_where_a_new_version_and_the_one_it_replaces_dis
             disagree.add(t.external_id)
         elif new:
             flagged.add(t.external_id)
-    sample = daily_sample_make(day=DAY)
+    sample, _ = daily_sample_make(day=DAY)
     p = sample.params
     assert p["versions_disagree"] == len(disagree) == 25
     assert p["flagged_untrusted"] == len(flagged) == 5
@@ -283,4 +285,4 @@ def test_judge_checks_draw_first_where_a_new_version_and_the_one_it_replaces_dis
     # Once the new version is gated it is trusted: no disagreement stratum.
     RuleVersion.objects.filter(pk=v3.pk).update(status="gated")
     DailySample.objects.all().delete()
-    assert daily_sample_make(day=DAY).params["versions_disagree"] == 0
+    assert daily_sample_make(day=DAY)[0].params["versions_disagree"] == 0

@@ -70,7 +70,7 @@ def test_a_draft_never_enters_a_sample_a_figure_or_the_verdicts(
     assert not RuleVersion.objects.filter(rule=world.v1.rule, number__gt=1).exists()
 
     # The day's sample: the calls only the draft flagged are no judge checks.
-    sample = daily_sample_make(day=timezone.localdate() + timedelta(days=1), size=10)
+    sample, _ = daily_sample_make(day=timezone.localdate() + timedelta(days=1), size=10)
     assert sample.params["flagged_untrusted"] == len(before["flagged_untrusted"]) == 6
     assert sample.params["versions_disagree"] == 0
     surprise = world.verdicts["wb-0001"].transcript

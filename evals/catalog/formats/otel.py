@@ -71,7 +71,8 @@ def any_value(value: Any) -> Any:
         return value["stringValue"]
     if "intValue" in value:
         raw = value["intValue"]
-        return int(raw) if isinstance(raw, (str, int)) and str(raw).lstrip("-").isdigit() else raw
+        digits = str(raw).lstrip("-") if isinstance(raw, (str, int)) else ""
+        return int(raw) if digits.isascii() and digits.isdigit() else raw
     if "doubleValue" in value:
         return value["doubleValue"]
     if "boolValue" in value:

@@ -23,6 +23,7 @@ from core.importing import (
     Invalid,
     Progress,
     Spelling,
+    chunked,
     copy_rows,
     json_records,
     json_text,
@@ -44,6 +45,11 @@ logger = logging.getLogger(__name__)
 SPEAKERS = tuple(Turn.Speaker.values)
 AGENT_RE = re.compile(r"^[-a-zA-Z0-9_]+$")
 TURN_COLUMNS = ("transcript_id", *Turn.FIELDS)
+# What a replace takes from the new line (besides the agent version).
+REPLACED = ("checksum", "audio_url", "language", "scenario", "tenant", "started_at", "metadata")
+# Calls parsed and written at a time: bounds the memory an import holds, whatever the file's size.
+CHUNK_CALLS = 2000
+CHUNK_TURNS = 50_000
 
 
 def turn_canonical(turn: Any) -> dict:
@@ -336,26 +342,30 @@ def _scopes_store(scopes: dict[tuple[str, str], AgentScope], replace: bool) -> i
     return changed
 
 
-def _agent_versions(parsed: Sequence[ParsedTranscript]) -> dict[tuple[str, str], int]:
-    pairs = {(p.agent, p.agent_version) for p in parsed}
+def _agent_versions(
+    parsed: Sequence[ParsedTranscript], ids: dict[tuple[str, str], int]
+) -> dict[tuple[str, str], int]:
+    """Return `ids` (agent, version) -> agent version pk, with the pairs these calls name and it
+    lacks looked up or created."""
+    pairs = {(p.agent, p.agent_version) for p in parsed} - ids.keys()
+    if not pairs:
+        return ids
     agents = {a.name: a for a in Agent.objects.filter(name__in={a for a, _ in pairs})}
     for name in {a for a, _ in pairs} - set(agents):
         agents[name] = Agent.objects.create(name=name)
-    ids = {}
     for name, version in sorted(pairs):
         av, _ = AgentVersion.objects.get_or_create(agent=agents[name], version=version)
         ids[(name, version)] = av.pk
     return ids
 
 
-def _scopes_check(
-    parsed: Sequence[ParsedTranscript], errors: Errors, replace: bool
-) -> dict[tuple[str, str], AgentScope]:
-    """Return the scope each agent version is given by this import, adding an error for a line
-    that gives one version other instructions (or tools) than another line, or than it has
-    stored (unless `replace`). A line may give only one of the two (a chat line with a system
-    message and no tools): the other is then what the others give, or what is stored."""
-    given: dict[tuple[str, str], dict[str, tuple[str, Any]]] = {}
+ScopesGiven = dict[tuple[str, str], dict[str, tuple[str, Any]]]
+
+
+def _scopes_given(parsed: Sequence[ParsedTranscript], given: ScopesGiven, errors: Errors) -> None:
+    """Add to `given` the instructions and tools each agent version is given by these lines (with
+    the first line giving each), adding an error for a line that gives a version other ones than
+    a line before it."""
     for p in parsed:
         if p.scope is None:
             continue
@@ -371,6 +381,15 @@ def _scopes_check(
                     "one agent version has one scope",
                 )
             parts.setdefault(part, (p.where, value))
+
+
+def _scopes_check(
+    given: ScopesGiven, errors: Errors, replace: bool
+) -> dict[tuple[str, str], AgentScope]:
+    """Return the scope each agent version is given by this import (_scopes_given), adding an
+    error for one that differs from the scope stored (unless `replace`). A line may give only
+    one of the two (a chat line with a system message and no tools): the other is then what the
+    others give, or what is stored."""
     if not given:
         return {}
     stored = {
@@ -456,9 +475,131 @@ def _parts_write(parsed, pks, replace: bool, errors: Errors, result: ImportResul
         values = [(p.where, pk, p.parts.get(name)) for p, pk in zip(parsed, pks, strict=True)]
         counts, changed = part.write(values, replace=replace, errors=errors)
         if any(counts.values()):
-            result.details.update(counts)
+            for key, n in counts.items():
+                result.details[key] = result.details.get(key, 0) + n
         touched |= changed
     return touched
+
+
+class _Writer:
+    """Writes an import's calls a chunk at a time inside its transaction: each chunk's known ids
+    are locked and compared, its new and replaced calls and their turns written. Once any line
+    was bad nothing more is written (the transaction rolls back), but later chunks are still
+    compared so that one run names as many bad lines as it can."""
+
+    def __init__(self, errors: Errors, result: ImportResult, replace: bool, progress):
+        self.errors = errors
+        self.result = result
+        self.replace = replace
+        self.progress = progress
+        self.av_ids: dict[tuple[str, str], int] = {}
+        self.turns_written = 0
+
+    def _progress(self, done: int, total: int | None) -> None:
+        self.progress(self.turns_written + done, None)
+
+    def add(self, parsed: list[ParsedTranscript]) -> None:
+        errors, replace, result = self.errors, self.replace, self.result
+        existing: dict[str, Transcript] = {}
+        ids = [p.external_id for p in parsed]
+        for part in chunked(ids):
+            for t in (
+                Transcript.objects.filter(external_id__in=part)
+                .select_for_update()
+                .only("id", "external_id", "checksum")
+            ):
+                existing[t.external_id] = t
+        for p in parsed:
+            old = existing.get(p.external_id)
+            if old is not None and old.checksum != p.checksum and not replace:
+                errors.add(
+                    p.where,
+                    "id",
+                    f"{p.external_id} was imported before with other turns "
+                    f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); "
+                    "import with replace to overwrite it",
+                )
+        if errors:
+            return
+        new = [p for p in parsed if p.external_id not in existing]
+        changed = [
+            p
+            for p in parsed
+            if p.external_id in existing and existing[p.external_id].checksum != p.checksum
+        ]
+        av_ids = _agent_versions(new + changed, self.av_ids)
+        changed_ids = {p.external_id for p in changed}
+        enriched = _enrich_unchanged(
+            [p for p in parsed if p.external_id in existing and p.external_id not in changed_ids]
+        )
+        created = Transcript.objects.bulk_create(
+            [
+                Transcript(
+                    external_id=p.external_id,
+                    agent_version_id=av_ids[(p.agent, p.agent_version)],
+                    checksum=p.checksum,
+                    audio_url=p.audio_url,
+                    language=p.language,
+                    scenario=p.scenario,
+                    tenant=p.tenant,
+                    started_at=p.started_at,
+                    metadata=p.metadata,
+                )
+                for p in new
+            ],
+            batch_size=1000,
+        )
+        pk_of = {t.external_id: t.pk for t in created}
+        if changed:
+            olds = []
+            for p in changed:
+                old = existing[p.external_id]
+                old.agent_version_id = av_ids[(p.agent, p.agent_version)]
+                for name in REPLACED:
+                    setattr(old, name, getattr(p, name))
+                olds.append(old)
+                pk_of[p.external_id] = old.pk
+            Transcript.objects.bulk_update(olds, ["agent_version", *REPLACED], batch_size=1000)
+            old_pks = [t.pk for t in olds]
+            _parts_forget(old_pks, result)
+            Turn.objects.filter(transcript_id__in=old_pks).delete()
+        result.created += len(new)
+        result.replaced += len(changed)
+
+        todo = new + changed
+        rows = (
+            (
+                pk_of[p.external_id],
+                i,
+                t["speaker"],
+                t["text"],
+                t["start_ms"],
+                t["end_ms"],
+                t["asr_confidence"],
+                t["phase"],
+                json_text(t["tool_calls"]),
+                t["tool_call_id"],
+            )
+            for p in todo
+            for i, t in enumerate(p.turns)
+        )
+        written = copy_rows(
+            Turn,
+            TURN_COLUMNS,
+            rows,
+            total=sum(len(p.turns) for p in todo),
+            progress=self._progress if self.progress else None,
+        )
+        self.turns_written += written
+        result.details["turns"] += written
+        # The parts of every line, unchanged calls too: a call imported before its decisions (or
+        # before a kind that derives them) gets them now; the same ones again are a no-op.
+        pks = [pk_of.get(p.external_id) or existing[p.external_id].pk for p in parsed]
+        touched = _parts_write(parsed, pks, replace, errors, result)
+        # A call whose turns are unchanged but whose parts or metadata are new counts as updated.
+        updated = len((touched | enriched) - {pk_of[p.external_id] for p in todo})
+        result.updated += updated
+        result.unchanged += len(parsed) - len(new) - len(changed) - updated
 
 
 def transcripts_import(
@@ -486,12 +627,21 @@ def transcripts_import(
     (evals.catalog.registry: a line's `decisions`, and those its timings imply) are stored for
     new and known calls alike.
     Nothing is written unless every line is valid.
+
+    Streamed (bench/import_transcripts.py): calls are parsed and written CHUNK_CALLS (or
+    CHUNK_TURNS turns) at a time, all in one transaction that a bad line anywhere rolls back;
+    what is held beyond a chunk is each call's id and the agent versions' scopes.
     """
     errors = Errors(source)
-    parsed: list[ParsedTranscript] = []
     seen: dict[str, str] = {}
+    given: ScopesGiven = {}
     parsers = {name: part.parser() for name, part in CALL_PARTS.items() if part.parser}
     reports: dict[str, dict] = {}
+    result = ImportResult(
+        kind="transcripts",
+        details={"turns": 0, **{k: 0 for part in CALL_PARTS.values() for k in part.counts}},
+        formats=reports,
+    )
 
     def expanded():
         pairs = records if records is not None else json_records(lines, errors, document=document)
@@ -501,157 +651,50 @@ def transcripts_import(
             except Invalid as exc:
                 errors.add(where, exc.field, exc.reason)
 
-    for where, obj in expanded():
-        try:
-            converted = record_convert(obj) if isinstance(obj, dict) else None
-            if converted and converted.record is None:
-                _format_report(reports, converted)
+    def chunks() -> Iterator[list[ParsedTranscript]]:
+        chunk: list[ParsedTranscript] = []
+        turns = 0
+        for where, obj in expanded():
+            try:
+                converted = record_convert(obj) if isinstance(obj, dict) else None
+                if converted and converted.record is None:
+                    _format_report(reports, converted)
+                    continue
+                record = converted.record if converted else obj
+                defaults = converted.defaults if converted else {}
+                p = _parse(record, where, agent, agent_version, defaults, spelling)
+                p.parts = {name: parse(record, p.turns) for name, parse in parsers.items()}
+            except Invalid as exc:
+                errors.add(where, exc.field, exc.reason)
                 continue
-            record = converted.record if converted else obj
-            defaults = converted.defaults if converted else {}
-            p = _parse(record, where, agent, agent_version, defaults, spelling)
-            p.parts = {name: parse(record, p.turns) for name, parse in parsers.items()}
-        except Invalid as exc:
-            errors.add(where, exc.field, exc.reason)
-            continue
-        if converted:
-            _format_report(reports, converted)
-        if p.external_id in seen:
-            errors.add(
-                where,
-                "id",
-                f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})",
-            )
-            continue
-        seen[p.external_id] = where
-        parsed.append(p)
-    errors.check()
-    scopes = _scopes_check(parsed, errors, replace)
-    errors.check()
-
-    result = ImportResult(
-        kind="transcripts",
-        details={"turns": 0, **{k: 0 for part in CALL_PARTS.values() for k in part.counts}},
-        formats=reports,
-    )
-    with transaction.atomic():
-        existing: dict[str, Transcript] = {}
-        ids = [p.external_id for p in parsed]
-        for i in range(0, len(ids), 2000):
-            for t in (
-                Transcript.objects.filter(external_id__in=ids[i : i + 2000])
-                .select_for_update()
-                .only("id", "external_id", "checksum")
-            ):
-                existing[t.external_id] = t
-        for p in parsed:
-            old = existing.get(p.external_id)
-            if old is not None and old.checksum != p.checksum and not replace:
+            if converted:
+                _format_report(reports, converted)
+            if p.external_id in seen:
                 errors.add(
-                    p.where,
+                    where,
                     "id",
-                    f"{p.external_id} was imported before with other turns "
-                    f"(checksum {old.checksum[:12]}, now {p.checksum[:12]}); "
-                    "import with replace to overwrite it",
+                    f"{p.external_id} appears twice in this file (first at {seen[p.external_id]})",
                 )
+                continue
+            seen[p.external_id] = where
+            chunk.append(p)
+            turns += len(p.turns)
+            if len(chunk) >= CHUNK_CALLS or turns >= CHUNK_TURNS:
+                yield chunk
+                chunk, turns = [], 0
+        if chunk:
+            yield chunk
+
+    with transaction.atomic():
+        writer = _Writer(errors, result, replace, progress)
+        for chunk in chunks():
+            _scopes_given(chunk, given, errors)
+            writer.add(chunk)
         errors.check()
-        new = [p for p in parsed if p.external_id not in existing]
-        changed = [
-            p
-            for p in parsed
-            if p.external_id in existing and existing[p.external_id].checksum != p.checksum
-        ]
-        result.unchanged = len(parsed) - len(new) - len(changed)
-        av_ids = _agent_versions(new + changed)
+        scopes = _scopes_check(given, errors, replace)
+        errors.check()
         if scopes:
             result.details["agent_scopes"] = _scopes_store(scopes, replace)
-        changed_ids = {p.external_id for p in changed}
-        enriched = _enrich_unchanged(
-            [p for p in parsed if p.external_id in existing and p.external_id not in changed_ids]
-        )
-
-        created = Transcript.objects.bulk_create(
-            [
-                Transcript(
-                    external_id=p.external_id,
-                    agent_version_id=av_ids[(p.agent, p.agent_version)],
-                    checksum=p.checksum,
-                    audio_url=p.audio_url,
-                    language=p.language,
-                    scenario=p.scenario,
-                    tenant=p.tenant,
-                    started_at=p.started_at,
-                    metadata=p.metadata,
-                )
-                for p in new
-            ],
-            batch_size=1000,
-        )
-        pk_of = {t.external_id: t.pk for t in created}
-        if changed:
-            olds = []
-            for p in changed:
-                old = existing[p.external_id]
-                old.agent_version_id = av_ids[(p.agent, p.agent_version)]
-                for name in (
-                    "checksum",
-                    "audio_url",
-                    "language",
-                    "scenario",
-                    "tenant",
-                    "started_at",
-                    "metadata",
-                ):
-                    setattr(old, name, getattr(p, name))
-                olds.append(old)
-                pk_of[p.external_id] = old.pk
-            Transcript.objects.bulk_update(
-                olds,
-                [
-                    "agent_version",
-                    "checksum",
-                    "audio_url",
-                    "language",
-                    "scenario",
-                    "tenant",
-                    "started_at",
-                    "metadata",
-                ],
-                batch_size=1000,
-            )
-            old_pks = [t.pk for t in olds]
-            _parts_forget(old_pks, result)
-            Turn.objects.filter(transcript_id__in=old_pks).delete()
-        result.created, result.replaced = len(new), len(changed)
-
-        todo = new + changed
-        total = sum(len(p.turns) for p in todo)
-        rows = (
-            (
-                pk_of[p.external_id],
-                i,
-                t["speaker"],
-                t["text"],
-                t["start_ms"],
-                t["end_ms"],
-                t["asr_confidence"],
-                t["phase"],
-                json_text(t["tool_calls"]),
-                t["tool_call_id"],
-            )
-            for p in todo
-            for i, t in enumerate(p.turns)
-        )
-        result.details["turns"] = copy_rows(
-            Turn, TURN_COLUMNS, rows, total=total, progress=progress
-        )
-        # The parts of every line, unchanged calls too: a call imported before its decisions (or
-        # before a kind that derives them) gets them now; the same ones again are a no-op.
-        pks = [pk_of.get(p.external_id) or existing[p.external_id].pk for p in parsed]
-        touched = _parts_write(parsed, pks, replace, errors, result)
-        # A call whose turns are unchanged but whose parts or metadata are new counts as updated.
-        result.updated = len((touched | enriched) - {pk_of[p.external_id] for p in todo})
-        result.unchanged -= result.updated
         data_changed("calls")  # again once committed: the trigger's bump came before the commit
     logger.info("transcripts_imported", extra=result.log_extra(source))
     return result

@@ -18,6 +18,7 @@ from evals.evalruns.services.runs import (
     eval_run_fail,
     eval_run_finished,
     eval_run_plan,
+    eval_runs_recover,
     pass_rate_drop,
 )
 
@@ -34,5 +35,6 @@ __all__ = [
     "eval_run_fail",
     "eval_run_finished",
     "eval_run_plan",
+    "eval_runs_recover",
     "pass_rate_drop",
 ]

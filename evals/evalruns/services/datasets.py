@@ -15,6 +15,7 @@ from django.db.models import Max
 from core.errors import DomainError
 from core.import_kinds import ImportKind, ImportOption
 from core.importing import Errors, ImportResult, Invalid, json_records
+from core.parsing import MAX_INT32, whole_number
 from evals.evalruns.models import Dataset, DatasetRow
 
 logger = logging.getLogger(__name__)
@@ -184,9 +185,14 @@ def dataset_resolve(text: str) -> Dataset:
     name, _, version = (text or "").partition("@")
     qs = Dataset.objects.filter(name=name)
     if version:
-        if not version.isdigit():
-            raise DomainError(f"{text!r}: write NAME or NAME@VERSION", field="dataset")
-        qs = qs.filter(version=int(version))
+        try:
+            number = whole_number(version, field="dataset", low=1, high=MAX_INT32)
+        except DomainError:
+            raise DomainError(
+                f"{text[:200]!r}: write NAME or NAME@VERSION (a version from 1 to {MAX_INT32})",
+                field="dataset",
+            ) from None
+        qs = qs.filter(version=number)
     found = qs.order_by("-version").first()
     if found is None:
         raise DomainError(f"no dataset {text!r}", field="dataset")

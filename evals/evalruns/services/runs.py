@@ -22,11 +22,13 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
-from django.db.models import Avg, Count, Q, Sum
+from django.db.models import Avg, Count, F, Q, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core.background import after_commit
 from core.errors import DomainError
+from core.leases import heartbeat, lease_expired_before
 from evals.catalog.models import AgentVersion, Transcript
 from evals.evalruns.models import Dataset, DatasetRow, EvalRun, EvalRunRow
 from evals.evalruns.services import rubrics as rb
@@ -539,19 +541,56 @@ def eval_run_execute(*, run_id: int) -> EvalRun:
     """Run a pending eval run to its end here (a worker, a thread, the CLI); return it.
 
     Idempotent: a run that another process has claimed, or that has finished, is left alone.
+    A run whose worker died (its lease expired) is set pending again by the sweep
+    (eval_runs_recover) and resumed here from its pending rows: the rows scored are kept.
     """
+    now = timezone.now()
     claimed = EvalRun.objects.filter(pk=run_id, status=EvalRun.Status.PENDING).update(
-        status=EvalRun.Status.RUNNING, started_at=timezone.now()
+        status=EvalRun.Status.RUNNING,
+        started_at=Coalesce("started_at", Value(now)),
+        heartbeat_at=now,
     )
     run = EvalRun.objects.select_related("dataset", "agent_version__agent").get(pk=run_id)
     if not claimed:
         return run
     try:
-        _execute(run)
+        with heartbeat(EvalRun.objects.filter(pk=run_id, status=EvalRun.Status.RUNNING)):
+            _execute(run)
     except Exception as exc:
         logger.exception("eval_run.crashed", extra={"eval_run": run.pk})
         _finish(run, stop_reason=f"The run failed: {type(exc).__name__}.", failed=True)
     return EvalRun.objects.get(pk=run_id)
+
+
+def eval_runs_recover(*, now=None) -> dict[str, list[int]]:
+    """Find running eval runs whose worker died (their lease expired) and set them pending again,
+    to be resumed from their pending rows; return {"requeue": run ids (the caller queues them),
+    "failed": run ids ended as failed after DOCKET_RUN_MAX_RECOVERIES recoveries}."""
+    now = now or timezone.now()
+    out: dict[str, list[int]] = {"requeue": [], "failed": []}
+    expired = lease_expired_before(now)
+    lost = EvalRun.objects.filter(status=EvalRun.Status.RUNNING).filter(
+        # A run started before leases existed has none: its start stands for it.
+        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, started_at__lt=expired)
+    )
+    for run in lost.order_by("pk"):
+        if run.recoveries >= settings.DOCKET_RUN_MAX_RECOVERIES:
+            eval_run_fail(
+                run_id=run.pk,
+                reason=f"The run failed: its worker stopped and {run.recoveries} recoveries did "
+                "not finish it (DOCKET_RUN_MAX_RECOVERIES).",
+            )
+            out["failed"].append(run.pk)
+            continue
+        resumed = EvalRun.objects.filter(pk=run.pk, status=EvalRun.Status.RUNNING).update(
+            status=EvalRun.Status.PENDING, recoveries=F("recoveries") + 1
+        )
+        if resumed:
+            logger.warning(
+                "eval_run.recovered", extra={"eval_run": run.pk, "rows_done": run.rows_done}
+            )
+            out["requeue"].append(run.pk)
+    return out
 
 
 def _execute(run: EvalRun) -> None:

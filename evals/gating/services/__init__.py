@@ -29,6 +29,7 @@ from evals.gating.services.gate_runs import (
     gate_run_finish,
     gate_run_start,
     gate_run_step,
+    gate_runs_recover,
     judge_missing_start,
 )
 from evals.gating.services.gate_yaml import gates_export, gates_import
@@ -53,6 +54,7 @@ __all__ = [
     "gate_run_finish",
     "gate_run_start",
     "gate_run_step",
+    "gate_runs_recover",
     "gate_save",
     "gate_settings_update",
     "gates_export",

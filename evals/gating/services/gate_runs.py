@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F, Q
 from django.urls import reverse
+from django.utils import timezone
 
 from core.background import after_commit
 from core.errors import DomainError
+from core.leases import heartbeat, lease_expired_before
 from evals.catalog.models import AgentVersion, Transcript
 from evals.gating import decision as gates
 from evals.gating.models import Gate, GateRun, GoldenSet
@@ -213,11 +216,11 @@ def gate_run_step(*, run_id: int) -> str:
         )
         if run is None or run.status in FINISHED:
             return DONE
-        if run.status == GateRun.Status.PENDING:
-            run.status = GateRun.Status.RUNNING
-            run.save(update_fields=["status"])
+        run.status, run.heartbeat_at = GateRun.Status.RUNNING, timezone.now()
+        run.save(update_fields=["status", "heartbeat_at"])
     try:
-        return _step(run)
+        with heartbeat(GateRun.objects.filter(pk=run.pk)):  # a long step (judging here) too
+            return _step(run)
     except GateCannotRun as e:
         _record_error(run, str(e))
     except Exception as e:
@@ -312,12 +315,8 @@ def _step(run: GateRun) -> str:
         judging = _judging_claim(run, inputs, picked)
     runs = [(judging or {}).get("judge_run"), *((judging or {}).get("layer_runs") or {}).values()]
     if any(runs):
-        open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
-        still_open = JudgeRun.objects.filter(pk__in=[r for r in runs if r], status__in=open_states)
-        if still_open.exists():
-            if time.time() < judging["until"]:
-                return WAITING
-            logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
+        if _judging_waits(judging, [r for r in runs if r]):
+            return WAITING
         if judging.get("layer_runs"):
             inputs.judge_sources()
         picked = inputs.picked()
@@ -327,6 +326,31 @@ def _step(run: GateRun) -> str:
         judged = max(0, judging["missing"] - missing_now)
     _decide(run, inputs, picked, judged)
     return DONE
+
+
+def _judging_waits(judging: dict, run_ids: list[int]) -> bool:
+    """Return whether the judge runs still work (within GATE_JUDGE_WAIT_S); raise GateCannotRun
+    when they cannot give the verdicts (one failed, or they did not finish in time): a gate never
+    fails on verdicts that a dead worker or a failed judge run did not make."""
+    open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
+    still_open = JudgeRun.objects.filter(pk__in=run_ids, status__in=open_states)
+    if still_open.exists():
+        if time.time() < judging["until"]:
+            return True
+        logger.info("gate_judge_wait_timeout", extra={"judge_run": judging["judge_run"]})
+        late = still_open.order_by("pk").first()
+        raise GateCannotRun(
+            f"judge run #{late.pk} did not finish within GATE_JUDGE_WAIT_S "
+            f"({settings.GATE_JUDGE_WAIT_S:g} s; {late.tasks_done} of {late.tasks_total} checks "
+            "done): the verdicts it was to make are missing"
+        )
+    failed = JudgeRun.objects.filter(pk__in=run_ids, status=JudgeRun.Status.FAILED).first()
+    if failed is not None:
+        raise GateCannotRun(
+            f"judge run #{failed.pk} failed ({failed.stop_reason or 'see the server log'}): "
+            "the verdicts it was to make are missing"
+        )
+    return False
 
 
 def _judging_claim(run: GateRun, inputs: _Inputs, picked: dict) -> dict:
@@ -428,13 +452,20 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
     )
     status = GateRun.Status.PASS if decision.passed else GateRun.Status.FAIL
     with transaction.atomic():
-        GateRun.objects.filter(pk=run.pk).update(
-            baseline=inputs.baseline,
-            status=status,
-            judge=judge,
-            results=results,
-            judged=judged,
+        # Once: a step the sweep queued again beside a late one decides nothing twice.
+        decided = (
+            GateRun.objects.filter(pk=run.pk)
+            .exclude(status__in=FINISHED)
+            .update(
+                baseline=inputs.baseline,
+                status=status,
+                judge=judge,
+                results=results,
+                judged=judged,
+            )
         )
+        if not decided:
+            return
         run.rule_versions.set(list(scope_rvs.values()))
         _emit_finished(run.pk)
     logger.info(
@@ -451,6 +482,35 @@ def _decide(run: GateRun, inputs: _Inputs, picked: dict, judged: int) -> None:
     )
 
 
+def gate_runs_recover(*, now=None) -> dict[str, list[int]]:
+    """Find undecided gate runs whose worker stopped taking their steps (their lease expired);
+    return {"requeue": run ids to queue again, "failed": run ids ended as could-not-run}.
+
+    A run queued again DOCKET_RUN_MAX_RECOVERIES times ends as error (could not run, exit 2),
+    never as a fail: a dead worker says nothing about the candidate.
+    """
+    now = now or timezone.now()
+    expired = lease_expired_before(now)
+    out: dict[str, list[int]] = {"requeue": [], "failed": []}
+    lost = GateRun.objects.exclude(status__in=FINISHED).filter(
+        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, created_at__lt=expired)
+    )
+    for run in lost.order_by("pk"):
+        if run.recoveries >= settings.DOCKET_RUN_MAX_RECOVERIES:
+            _record_error(
+                run,
+                f"its worker stopped and {run.recoveries} recoveries did not finish it "
+                "(DOCKET_RUN_MAX_RECOVERIES)",
+            )
+            out["failed"].append(run.pk)
+            continue
+        # Held for the queued step, so the next sweep waits a whole lease for it.
+        GateRun.objects.filter(pk=run.pk).update(recoveries=F("recoveries") + 1, heartbeat_at=now)
+        logger.warning("gate_run_recovered", extra={"gate_run": run.pk})
+        out["requeue"].append(run.pk)
+    return out
+
+
 def _version_facts(inputs: _Inputs, version: AgentVersion) -> dict:
     """The facts of the layers the gate reads about one agent version (its eval runs)."""
     return {s.name: s.version_facts(version) for s in inputs.sources if s.version_facts}
@@ -459,8 +519,13 @@ def _version_facts(inputs: _Inputs, version: AgentVersion) -> dict:
 def _record_error(run: GateRun, error: str) -> None:
     """Record why a run could not be decided (status error), so the history shows it."""
     with transaction.atomic():
-        GateRun.objects.filter(pk=run.pk).update(status=GateRun.Status.ERROR, error=error[:2000])
-        _emit_finished(run.pk)
+        recorded = (
+            GateRun.objects.filter(pk=run.pk)
+            .exclude(status__in=FINISHED)
+            .update(status=GateRun.Status.ERROR, error=error[:2000])
+        )
+        if recorded:
+            _emit_finished(run.pk)
     logger.info("gate_run_error", extra={"gate_run": run.pk})
 
 

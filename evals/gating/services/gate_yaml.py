@@ -29,7 +29,7 @@ def _golden_ref(ref: Any, where: str, made: Mapping[str, GoldenSet]) -> GoldenSe
         return made[name]
     qs = GoldenSet.objects.filter(name=name)
     if version:
-        if not version.isdigit():
+        if not (version.isascii() and version.isdigit()):
             raise GateConfigInvalid(f"{where}: {ref!r}: the version after @ must be a number")
         qs = qs.filter(version=int(version))
     gs = qs.order_by("-version").first()

@@ -59,7 +59,14 @@ class JudgeRunPlanSerializer(serializers.Serializer):
     llm_items = serializers.IntegerField(help_text="transcript x rule group checks for the LLM")
     detector_items = serializers.IntegerField()
     cache_hits = serializers.IntegerField()
-    calls = serializers.IntegerField(help_text="LLM calls it would make (cache hits excluded)")
+    calls = serializers.IntegerField(
+        help_text="model calls it would make (cache hits excluded): the judge's, and the "
+        "detector rules' that call a model (detector_calls)"
+    )
+    detector_calls = serializers.IntegerField(
+        help_text="model calls of the detector rules that make them (the classifiers); an upper "
+        "bound for the injection guard's second pass"
+    )
     est_tokens_in = serializers.IntegerField()
     est_tokens_out = serializers.IntegerField()
     est_cost = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="USD")
@@ -100,9 +107,14 @@ class JudgeRunSerializer(serializers.Serializer):
     tasks_total = serializers.IntegerField()
     tasks_done = serializers.IntegerField()
     progress = serializers.IntegerField(help_text="percent of tasks done")
-    calls_made = serializers.IntegerField()
+    calls_made = serializers.IntegerField(
+        help_text="model calls made: the judge's, and the detector rules' that call a model"
+    )
     cache_hits = serializers.IntegerField()
-    detector_checks = serializers.IntegerField(help_text="detector checks that ran (one a call)")
+    detector_checks = serializers.IntegerField(
+        help_text="detector checks that ran (up to two a call: the free detector rules, and "
+        "those that call a model)"
+    )
     skipped = serializers.IntegerField(help_text="checks skipped at the cost cap")
     needs_model = serializers.IntegerField(
         help_text="checks skipped because they need a model nothing can answer (no verdict)"
@@ -111,6 +123,12 @@ class JudgeRunSerializer(serializers.Serializer):
     tokens_out = serializers.IntegerField()
     cost = serializers.DecimalField(max_digits=12, decimal_places=6, help_text="USD spent")
     errors = serializers.IntegerField(help_text="checks that failed")
+    replaced = serializers.IntegerField(
+        help_text="checks cancelled because their call was replaced during the run (no verdict)"
+    )
+    recoveries = serializers.IntegerField(
+        help_text="times in a row the sweep queued its checks again after a worker died"
+    )
     stop_reason = serializers.CharField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)

@@ -202,6 +202,8 @@ def judge_run_summary(run: JudgeRun) -> dict:
         "tokens_out": run.tokens_out,
         "cost": str(run.cost),
         "errors": run.errors,
+        "replaced": run.replaced,
+        "recoveries": run.recoveries,
         "stop_reason": run.stop_reason,
         "created_at": run.created_at,
         "started_at": run.started_at,

@@ -28,6 +28,7 @@ from core.importing import (
 )
 from evals.catalog.models import Transcript, Turn
 from evals.judging.models import Judge, Verdict
+from evals.judging.services.runs import judge_items_cancel_replaced
 from evals.rules.models import RuleVersion, Severity
 
 logger = logging.getLogger(__name__)
@@ -336,19 +337,22 @@ class _Import:
         return {_key(t, rv, j) for t, rv, j in rows if rv in version_ids}
 
     def _write(self, rows: list[tuple]) -> None:
-        """COPY the rows in; when another import stored some of these keys since they were
-        looked up, write the chunk again skipping those, as a no-op would."""
-        try:
-            with transaction.atomic():
-                written = copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows))
-        except IntegrityError:
-            written = copy_rows(
-                Verdict, VERDICT_COLUMNS, rows, total=len(rows), conflict=VERDICT_KEY
-            )
+        written = verdict_rows_write(rows)
         self.created += written
         self.unchanged += len(rows) - written
         if self.progress:
             self.progress(self.created, None)
+
+
+def verdict_rows_write(rows: list[tuple]) -> int:
+    """COPY new verdicts in (values in VERDICT_COLUMNS order, turns as JSON text); return how
+    many were written. When another import stored some of these keys since they were looked up,
+    the rows are written again skipping those, as a no-op would. Must run inside a transaction."""
+    try:
+        with transaction.atomic():
+            return copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows))
+    except IntegrityError:
+        return copy_rows(Verdict, VERDICT_COLUMNS, rows, total=len(rows), conflict=VERDICT_KEY)
 
 
 def _parsed_chunks(lines: Iterable[str | bytes], errors: Errors) -> Iterator[list[tuple]]:
@@ -437,11 +441,14 @@ def verdicts_import(
 
 def verdicts_forget(transcript_ids: list[int]) -> dict[str, int]:
     """Delete the verdicts (and through them the marks) made on calls whose turns a replace
-    changed; return how many of each (the transcript importer's call part, see apps.py)."""
+    changed, and cancel the checks in flight on them; return how many of each (the transcript
+    importer's call part, see apps.py)."""
     _, deleted = Verdict.objects.filter(transcript_id__in=transcript_ids).delete()
     return {
         "deleted_verdicts": deleted.get(Verdict._meta.label, 0),
         "deleted_marks": sum(n for label, n in deleted.items() if label.endswith(".Mark")),
+        # Checks of running judge runs planned on the old text will store nothing.
+        "cancelled_checks": judge_items_cancel_replaced(transcript_ids),
     }
 
 

@@ -5,7 +5,10 @@ Units of work (JudgeRunItem):
 - an LLM item grades one transcript against one rule group: the current versions of the rules that
   share a group and a phase (a phase-specific rule sees only its phase's
   turns, so rules of one group with different phases are separate calls);
-- a detector item runs every detector rule on one transcript, in code, for free.
+- a detector item runs every detector rule on one transcript, in code, for free; the detector
+  rules that call a model (the runtime classifiers) are an item of their own, whose model calls
+  are estimated, counted in the run's calls, tokens and cost, and stopped by its cost cap like
+  the judge's own (through a ModelMeter, evals.rules.detectors).
 
 Judges: LLM verdicts belong to the judge "<model>/<prompt version>" (kind llm); detector verdicts to
 one judge per detector, "detector/<name>" (kind detector), so calibration shows each detector apart.
@@ -31,13 +34,14 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Case, Count, F, IntegerField, Sum, Value, When
+from django.db.models import Case, Count, F, IntegerField, Max, Q, Sum, Value, When
 from django.db.models.functions import Least, Length
 from django.utils import timezone
 
 from core.background import in_thread, task_named
 from core.errors import DomainError
-from evals.catalog.models import AgentVersion, Transcript, Turn
+from core.leases import heartbeat, lease_expired_before
+from evals.catalog.models import Transcript, Turn
 from evals.catalog.selectors import agent_version_resolve
 from evals.judging import prompt as jp
 from evals.judging import registry
@@ -52,7 +56,9 @@ from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem,
 from evals.judging.selectors.runs import skipped_groups
 from evals.rules.detectors import (
     DetectorContext,
+    ModelMeter,
     detector_judge,
+    detector_model_calls,
     detector_model_need,
     detector_run,
     turn_views,
@@ -73,6 +79,7 @@ NO_JUDGE = (
 )
 FREE_RUN = f"{NEEDS_MODEL}: a detector-only run makes no model calls"
 PER_TURN_OVERHEAD_CHARS = 14  # "[123] AGENT: " and the newline
+TURN_VIEW_FIELDS = ("index", "speaker", "text", "start_ms", "end_ms", "asr_confidence", "phase")
 
 
 class JudgeRunInvalid(DomainError, ValueError):
@@ -88,6 +95,7 @@ class PlannedItem:
     phase: str
     rule_versions: tuple[RuleVersion, ...]
     skip: str = ""  # why the check is not made ("needs a model: ..."); recorded as skipped
+    paid: bool = False  # detector rules that call a model (a runtime classifier)
 
     @property
     def prompt_rules(self) -> list[jp.PromptRule]:
@@ -106,7 +114,8 @@ class JudgeRunPlan:
     llm_items: int = 0
     detector_items: int = 0
     cache_hits: int = 0
-    calls: int = 0
+    calls: int = 0  # model calls: the judge's, and the detector rules' (detector_calls of them)
+    detector_calls: int = 0
     est_tokens_in: int = 0
     est_tokens_out: int = 0
     est_cost: Decimal = Decimal(0)
@@ -135,6 +144,7 @@ class JudgeRunPlan:
             "detector_items": self.detector_items,
             "cache_hits": self.cache_hits,
             "calls": self.calls,
+            "detector_calls": self.detector_calls,
             "est_tokens_in": self.est_tokens_in,
             "est_tokens_out": self.est_tokens_out,
             "est_cost": str(self.est_cost),
@@ -300,16 +310,26 @@ def _plan_pairs(
                 plan.items.append(
                     PlannedItem(t.pk, t.checksum, JudgeRunItem.Kind.LLM, group, phase, item_rvs)
                 )
-        by_skip: dict[str, list[RuleVersion]] = {}
+        # The free detector rules are one item, those that call a model another: the cost cap
+        # stops the second whole, as it stops an LLM item.
+        by_skip: dict[tuple[str, bool], list[RuleVersion]] = {}
         for rv in versions:
-            if _detector_spec(rv):
+            if spec := _detector_spec(rv):
                 if rv.pk not in detector_skips:
                     detector_skips[rv.pk] = _detector_skip(rv, detectors_only=detectors_only)
-                by_skip.setdefault(detector_skips[rv.pk], []).append(rv)
-        for skip, rvs in sorted(by_skip.items()):
+                paid = detector_model_need(spec)[0]
+                by_skip.setdefault((detector_skips[rv.pk], paid), []).append(rv)
+        for (skip, paid), rvs in sorted(by_skip.items()):
             plan.items.append(
                 PlannedItem(
-                    t.pk, t.checksum, JudgeRunItem.Kind.DETECTORS, "", "", tuple(rvs), skip=skip
+                    t.pk,
+                    t.checksum,
+                    JudgeRunItem.Kind.DETECTORS,
+                    "",
+                    "",
+                    tuple(rvs),
+                    skip=skip,
+                    paid=paid and not skip,
                 )
             )
     llm = [i for i in plan.items if i.kind == JudgeRunItem.Kind.LLM]
@@ -318,6 +338,7 @@ def _plan_pairs(
         1 for i in plan.items if i.kind == JudgeRunItem.Kind.DETECTORS and not i.skip
     )
     plan.needs_model = sum(1 for i in plan.items if i.skip)
+    _estimate_detectors(plan, [i for i in plan.items if i.paid])
     if not llm:
         return plan
     keys = {
@@ -339,7 +360,7 @@ def _plan_pairs(
             )
         )
     to_call = [i for i in llm if keys[id(i)] not in cached]
-    plan.cache_hits, plan.calls = len(llm) - len(to_call), len(to_call)
+    plan.cache_hits, plan.calls = len(llm) - len(to_call), len(to_call) + plan.detector_calls
     if to_call and not judge_ready:
         # Nothing can answer them: recorded as skipped ("needs a model"), never errored verdicts.
         uncached = {id(i) for i in to_call}
@@ -348,7 +369,7 @@ def _plan_pairs(
         ]
         plan.llm_items -= len(to_call)
         plan.needs_model += len(to_call)
-        plan.calls = 0
+        plan.calls = plan.detector_calls
         return plan
     _estimate(plan, to_call)
     return plan
@@ -379,14 +400,46 @@ def _estimate(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
                 acc[0] += row["chars"] or 0
                 acc[1] += row["n"]
     fixed = len(jp.SYSTEM_PROMPT) + 300
+    tokens_in = tokens_out = 0
     for item in items:
         chars, n = sizes.get((item.transcript_id, item.phase), [0, 0])
         rules_chars = sum(len(r.rule_id) + len(r.text) + 40 for r in item.prompt_rules)
-        plan.est_tokens_in += jp.estimate_tokens(
-            fixed + rules_chars + chars + n * PER_TURN_OVERHEAD_CHARS
-        )
-        plan.est_tokens_out += OUT_TOKENS_PER_RULE * len(item.rule_versions) + 10
-    plan.est_cost = judge_cost(plan.model, plan.est_tokens_in, plan.est_tokens_out)
+        tokens_in += jp.estimate_tokens(fixed + rules_chars + chars + n * PER_TURN_OVERHEAD_CHARS)
+        tokens_out += OUT_TOKENS_PER_RULE * len(item.rule_versions) + 10
+    plan.est_tokens_in += tokens_in
+    plan.est_tokens_out += tokens_out
+    plan.est_cost += judge_cost(plan.model, tokens_in, tokens_out)
+
+
+def _estimate_detectors(plan: JudgeRunPlan, items: list[PlannedItem]) -> None:
+    """Add the model calls of the detector rules that make them (the runtime classifiers): each
+    detector counts the calls it would make on the call's turns, with its own model's price."""
+    ids = sorted({i.transcript_id for i in items})
+    for start in range(0, len(ids), 200):
+        chunk = ids[start : start + 200]
+        views: dict[int, list[dict]] = {}
+        for row in (
+            Turn.objects.filter(transcript_id__in=chunk)
+            .order_by("transcript_id", "index")
+            .values("transcript_id", *TURN_VIEW_FIELDS)
+        ):
+            views.setdefault(row["transcript_id"], []).append(row)
+        contexts = {
+            t.pk: _detector_context(t)
+            for t in Transcript.objects.filter(pk__in=chunk).select_related("agent_version__agent")
+        }
+        for item in (i for i in items if i.transcript_id in contexts):
+            turns = turn_views(views.get(item.transcript_id, []))
+            for rv in item.rule_versions:
+                scoped = [v for v in turns if not rv.rule.phase or v.phase == rv.rule.phase]
+                for call in detector_model_calls(
+                    _detector_spec(rv) or {}, scoped, contexts[item.transcript_id]
+                ):
+                    plan.detector_calls += 1
+                    plan.est_tokens_in += call.tokens_in
+                    plan.est_tokens_out += call.tokens_out
+                    plan.est_cost += judge_cost(call.model, call.tokens_in, call.tokens_out)
+    plan.calls += plan.detector_calls
 
 
 @transaction.atomic
@@ -488,6 +541,7 @@ def _run_record(plan: JudgeRunPlan, *, started_by: str, params: dict) -> JudgeRu
                 group=i.group,
                 phase=i.phase,
                 rule_version_ids=[rv.pk for rv in i.rule_versions],
+                checksum=i.checksum,
                 # A check that needs a model nothing can answer is done before it starts.
                 outcome=JudgeRunItem.Outcome.SKIPPED if i.skip else JudgeRunItem.Outcome.PENDING,
                 error=i.skip,
@@ -571,6 +625,75 @@ def judge_run_resume(*, run_id: int, background: bool = False) -> int:
     return pending
 
 
+def judge_runs_recover(*, now=None, eager: bool | None = None) -> dict[str, list[int]]:
+    """Find running judge runs (conversation runs too) whose work lost its worker, and free it to
+    be queued again; return {"requeue": item ids, "failed": run ids}. The caller queues the items
+    (judge_items_enqueue).
+
+    Lost work: a pending item whose lease expired (its worker died mid-check); without a broker
+    (tasks run in a thread of the process that started them) every pending item of a run that
+    has not moved for a lease. A run recovered DOCKET_RUN_MAX_RECOVERIES times in a row without
+    moving on ends as failed, with the reason. A stored result is never paid again: a finished
+    item is never queued again, and an answer already cached is read from the cache. `eager`:
+    whether tasks run in threads of their process (default: no broker is configured).
+    """
+    now = now or timezone.now()
+    expired = lease_expired_before(now)
+    out: dict[str, list[int]] = {"requeue": [], "failed": []}
+    eager = settings.CELERY_TASK_ALWAYS_EAGER if eager is None else eager
+    for run in JudgeRun.objects.filter(status=JudgeRun.Status.RUNNING, finished_at__isnull=True):
+        pending = run.items.filter(outcome=JudgeRunItem.Outcome.PENDING)
+        lost = pending.filter(heartbeat_at__lt=expired)
+        if eager:
+            moved = run.items.aggregate(a=Max("heartbeat_at"), b=Max("finished_at"))
+            last = max(t for t in (run.started_at, run.recovered_at, *moved.values()) if t)
+            if last >= expired:
+                continue
+            lost = pending.filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=expired))
+        if not lost.exists():
+            continue
+        progressed = (
+            run.recovered_at is None or run.items.filter(finished_at__gt=run.recovered_at).exists()
+        )
+        recoveries = 1 if progressed else run.recoveries + 1
+        if recoveries > settings.DOCKET_RUN_MAX_RECOVERIES:
+            _run_fail(run, now, recoveries - 1)
+            out["failed"].append(run.pk)
+            continue
+        ids = list(lost.order_by("pk").values_list("pk", flat=True))
+        JudgeRunItem.objects.filter(pk__in=ids).update(heartbeat_at=None)
+        JudgeRun.objects.filter(pk=run.pk).update(recovered_at=now, recoveries=recoveries)
+        logger.warning("judge_run.recovered", extra={"run": run.pk, "items": len(ids)})
+        out["requeue"] += ids
+    return out
+
+
+def judge_items_enqueue(item_ids: list[int]) -> int:
+    """Queue the task of each of these items (the sweep's); return how many."""
+    task = task_named(ITEM_TASK)
+    for item_id in item_ids:
+        task.delay(item_id)
+    return len(item_ids)
+
+
+@transaction.atomic
+def _run_fail(run: JudgeRun, now, recoveries: int) -> None:
+    reason = (
+        f"Failed: its worker stopped and {recoveries} recoveries in a row made no progress "
+        "(DOCKET_RUN_MAX_RECOVERIES); the checks not made were left without a verdict."
+    )
+    left = run.items.filter(outcome=JudgeRunItem.Outcome.PENDING).update(
+        outcome=JudgeRunItem.Outcome.ERROR, error=reason, finished_at=now
+    )
+    JudgeRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(
+        status=JudgeRun.Status.FAILED,
+        stop_reason=reason[:300],
+        tasks_done=F("tasks_done") + left,
+        finished_at=now,
+    )
+    logger.warning("judge_run.failed", extra={"run": run.pk, "left": left})
+
+
 def _eager_in_thread(run_id: int) -> threading.Thread:
     """Without a broker, judge the run's items in a thread: the request that started it returns."""
 
@@ -593,10 +716,7 @@ def judge_run_enqueue(*, run_id: int) -> int:
         .order_by("pk")
         .values_list("pk", flat=True)
     )
-    task = task_named(ITEM_TASK)
-    for item_id in ids:
-        task.delay(item_id)
-    return len(ids)
+    return judge_items_enqueue(ids)
 
 
 # ---- executing one item -----------------------------------------------------------------------
@@ -612,23 +732,48 @@ class _Outcome:
     cost: Decimal = Decimal(0)
     error: str = ""
     called: bool = False
+    calls: int = 0  # model calls made, when more than the one `called` says (detector rules)
     cache: dict | None = None  # a JudgeCacheEntry's fields to store
     extra: dict | None = None  # what the item's kind stores beside the verdicts (registry)
 
 
 def judge_run_item_execute(*, item_id: int) -> str:
     """Run one item (an LLM call, a cache hit or the
-    detectors) and record its verdicts; idempotent."""
+    detectors) and record its verdicts; idempotent.
+
+    The item is claimed with a lease its worker renews while it runs: a second delivery of its
+    task finds it held and leaves it (no call is paid twice); a worker that dies lets the lease
+    expire, and the sweep (judge_runs_recover) queues the item again.
+    """
     item = JudgeRunItem.objects.select_related("run", "transcript").filter(pk=item_id).first()
     if item is None or item.outcome != JudgeRunItem.Outcome.PENDING:
         return "gone" if item is None else "already-done"
+    now = timezone.now()
+    mine = JudgeRunItem.objects.filter(pk=item_id, outcome=JudgeRunItem.Outcome.PENDING)
+    claimed = mine.filter(
+        Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=lease_expired_before(now))
+    ).update(heartbeat_at=now)
+    if not claimed:
+        return "held-elsewhere"
+    try:
+        with heartbeat(mine):
+            return _item_execute(item)
+    except BaseException:
+        mine.update(heartbeat_at=None)  # let its retry (or the sweep) take it at once
+        raise
+
+
+def _item_execute(item: JudgeRunItem) -> str:
+    if item.checksum and item.transcript.checksum != item.checksum:
+        # Replaced since the run was planned: judging the new text would answer another check.
+        return _item_finish(item, _Outcome(JudgeRunItem.Outcome.REPLACED, {}, {}))
     rvs = sorted(
         RuleVersion.objects.filter(pk__in=item.rule_version_ids).select_related("rule"),
         key=lambda rv: rv.rule.rule_id,
     )
     turns = list(item.transcript.turns.order_by("index"))
     if item.kind == JudgeRunItem.Kind.DETECTORS:
-        result = _run_detectors(rvs, turns, item.transcript)
+        result = _run_detectors(rvs, turns, item.transcript, run=item.run)
     elif item.kind in registry.ITEM_KINDS:
         result = registry.ITEM_KINDS[item.kind].run(item, rvs, turns)
     else:
@@ -636,8 +781,8 @@ def judge_run_item_execute(*, item_id: int) -> str:
     return _item_finish(item, result)
 
 
-def _detector_context(transcript: Transcript) -> DetectorContext:
-    av = AgentVersion.objects.select_related("agent").get(pk=transcript.agent_version_id)
+def _detector_context(transcript: Transcript, meter: ModelMeter | None = None) -> DetectorContext:
+    av = transcript.agent_version
     return DetectorContext(
         call=transcript.external_id,
         tenant=transcript.tenant,
@@ -645,20 +790,44 @@ def _detector_context(transcript: Transcript) -> DetectorContext:
         agent_version=av.version,
         instructions=av.instructions,
         tools=list(av.tools or []),
+        meter=meter,
     )
 
 
-def _run_detectors(rvs: list[RuleVersion], turns, transcript: Transcript | None = None) -> _Outcome:
+def _budget_left(run: JudgeRun | None) -> Decimal | None:
+    """What the run may still spend under its cost cap (None: no cap)."""
+    cap = Decimal((run.params.get("cost_cap") if run is not None else None) or "0")
+    if cap <= 0:
+        return None
+    spent = JudgeRun.objects.filter(pk=run.pk).values_list("cost", flat=True).first()
+    return cap - (spent or 0)
+
+
+def _run_detectors(
+    rvs: list[RuleVersion], turns, transcript: Transcript | None = None, *, run=None
+) -> _Outcome:
+    """Run the detector rules on one call. Those that call a model do it through a meter holding
+    what is left of the run's cost cap: a rule whose calls the cap stopped, before or part way,
+    gets no verdict, and the item is recorded skipped at the cap (what it paid for is kept)."""
     views = turn_views(turns)
     verdicts, judges = {}, _detector_judges(rvs)
-    context = _detector_context(transcript) if transcript is not None else None
+    meter = ModelMeter(judge_cost, _budget_left(run))
+    context = _detector_context(transcript, meter) if transcript is not None else None
+    capped = 0
     for rv in rvs:
         spec = _detector_spec(rv)
+        if run is not None and detector_model_need(spec or {})[0] and run_stopped(run):
+            capped += 1
+            continue
         scoped = [v for v in views if not rv.rule.phase or v.phase == rv.rule.phase]
+        refused = meter.refused
         try:
             r = detector_run(spec, scoped, context)
         except ValueError as exc:
             verdicts[rv.pk] = {"error": f"detector spec invalid: {exc}"}
+            continue
+        if meter.refused > refused:
+            capped += 1  # a verdict on part of the call would be a guess
             continue
         if r.error:
             verdicts[rv.pk] = {"error": r.error}
@@ -673,11 +842,22 @@ def _run_detectors(rvs: list[RuleVersion], turns, transcript: Transcript | None 
         if r.category:
             verdicts[rv.pk]["category"] = r.category
     errors = sum(1 for v in verdicts.values() if "error" in v)
+    if capped and run is not None:
+        _cap_reached(run)
     return _Outcome(
-        JudgeRunItem.Outcome.ERROR if errors else JudgeRunItem.Outcome.DETECTED,
+        JudgeRunItem.Outcome.SKIPPED
+        if capped
+        else JudgeRunItem.Outcome.ERROR
+        if errors
+        else JudgeRunItem.Outcome.DETECTED,
         verdicts,
         judges,
-        error=f"{errors} detector rule(s) failed" if errors else "",
+        tokens_in=meter.tokens_in,
+        tokens_out=meter.tokens_out,
+        cost=meter.cost,
+        error=f"{errors} detector rule(s) failed" if errors and not capped else "",
+        called=meter.calls > 0,
+        calls=meter.calls,
     )
 
 
@@ -702,12 +882,18 @@ def run_stopped(run: JudgeRun) -> bool:
     if JudgeRun.objects.filter(pk=run.pk).exclude(stop_reason="").exists() or (
         cap > 0 and JudgeRun.objects.filter(pk=run.pk, cost__gte=cap).exists()
     ):
-        JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
-            stop_reason=f"Cost cap reached: spent at least ${cap} "
-            "(JUDGE_COST_CAP_USD); remaining calls skipped."
-        )
+        _cap_reached(run)
         return True
     return False
+
+
+def _cap_reached(run: JudgeRun) -> None:
+    """Record that the run reached its cost cap, unless it stopped for another reason first."""
+    cap = Decimal(run.params.get("cost_cap") or "0")
+    JudgeRun.objects.filter(pk=run.pk, stop_reason="").update(
+        stop_reason=f"Cost cap reached: spent at least ${cap} "
+        "(JUDGE_COST_CAP_USD); remaining calls skipped."
+    )
 
 
 def item_llm_judge(run: JudgeRun) -> tuple[str, str, Judge]:
@@ -834,9 +1020,24 @@ def call_answered(
     )
 
 
+REPLACED_REASON = (
+    "cancelled: the call was replaced during the run (checksum {was}, now {now}); no verdict stored"
+)
+
+
 @transaction.atomic
 def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     now = timezone.now()
+    # Under the call's row lock, as a replace takes it: a verdict is stored only for the content
+    # it was judged on, and a replace that commits after this forgets what it stored.
+    current = (
+        Transcript.objects.select_for_update()
+        .filter(pk=item.transcript_id)
+        .values_list("checksum", flat=True)
+        .first()
+    )
+    if item.checksum and current != item.checksum:
+        return _item_replaced(item, result, was=item.checksum, now_checksum=current or "", at=now)
     claimed = JudgeRunItem.objects.filter(pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING).update(
         outcome=result.outcome,
         error=result.error[:2000],
@@ -868,7 +1069,7 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
             if failed_call
             else (0 if result.called else F("consecutive_failures"))
         ),
-        calls_made=F("calls_made") + (1 if result.called else 0),
+        calls_made=F("calls_made") + (result.calls or (1 if result.called else 0)),
         cache_hits=F("cache_hits") + (1 if result.outcome == JudgeRunItem.Outcome.CACHED else 0),
         tokens_in=F("tokens_in") + result.tokens_in,
         tokens_out=F("tokens_out") + result.tokens_out,
@@ -877,8 +1078,14 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
     )
     if failed_call:
         _breaker_check(item.run_id, result.error)
+    _run_close_if_done(item.run_id, now)
+    return result.outcome
+
+
+def _run_close_if_done(run_id: int, now) -> None:
+    """Close the run once every item is done: done, or stopped when its calls were stopped."""
     JudgeRun.objects.filter(
-        pk=item.run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
+        pk=run_id, tasks_done__gte=F("tasks_total"), finished_at__isnull=True
     ).update(
         status=Case(
             When(stop_reason="", then=Value(JudgeRun.Status.DONE)),
@@ -886,7 +1093,69 @@ def _item_finish(item: JudgeRunItem, result: _Outcome) -> str:
         ),
         finished_at=now,
     )
-    return result.outcome
+
+
+def _item_replaced(item: JudgeRunItem, result: _Outcome, *, was: str, now_checksum: str, at) -> str:
+    """Cancel an item whose call was replaced while it ran: no verdict, no cached answer (both
+    would belong to text the call no longer has); a call it paid for is still counted."""
+    cancelled = JudgeRunItem.objects.filter(
+        pk=item.pk, outcome=JudgeRunItem.Outcome.PENDING
+    ).update(
+        outcome=JudgeRunItem.Outcome.REPLACED,
+        error=REPLACED_REASON.format(was=was[:12], now=now_checksum[:12] or "deleted"),
+        tokens_in=result.tokens_in,
+        tokens_out=result.tokens_out,
+        finished_at=at,
+    )
+    if not cancelled and result.called:
+        # The replace itself cancelled it while its call was in flight: count what was paid.
+        JudgeRunItem.objects.filter(pk=item.pk).update(
+            tokens_in=F("tokens_in") + result.tokens_in,
+            tokens_out=F("tokens_out") + result.tokens_out,
+        )
+    if not cancelled and not result.called:
+        return "already-done"
+    JudgeRun.objects.filter(pk=item.run_id).update(
+        tasks_done=F("tasks_done") + (1 if cancelled else 0),
+        replaced=F("replaced") + (1 if cancelled else 0),
+        calls_made=F("calls_made") + (1 if result.called else 0),
+        tokens_in=F("tokens_in") + result.tokens_in,
+        tokens_out=F("tokens_out") + result.tokens_out,
+        cost=F("cost") + result.cost,
+    )
+    logger.info("judge_run_item.replaced", extra={"run": item.run_id, "item": item.pk})
+    _run_close_if_done(item.run_id, at)
+    return JudgeRunItem.Outcome.REPLACED
+
+
+def judge_items_cancel_replaced(transcript_ids: list[int]) -> int:
+    """Cancel the pending checks of calls a replace changed (checks planned on the old text):
+    no verdict will be stored for them; return how many (inside the replace's transaction)."""
+    items = list(
+        JudgeRunItem.objects.filter(
+            transcript_id__in=transcript_ids, outcome=JudgeRunItem.Outcome.PENDING
+        )
+        .exclude(checksum="")
+        .exclude(checksum=F("transcript__checksum"))
+        .values_list("pk", "run_id", "checksum", "transcript__checksum")
+    )
+    if not items:
+        return 0
+    now = timezone.now()
+    per_run: dict[int, int] = {}
+    for pk, run_id, was, current in items:
+        done = JudgeRunItem.objects.filter(pk=pk, outcome=JudgeRunItem.Outcome.PENDING).update(
+            outcome=JudgeRunItem.Outcome.REPLACED,
+            error=REPLACED_REASON.format(was=was[:12], now=current[:12]),
+            finished_at=now,
+        )
+        per_run[run_id] = per_run.get(run_id, 0) + done
+    for run_id, n in sorted(per_run.items()):
+        JudgeRun.objects.filter(pk=run_id).update(
+            tasks_done=F("tasks_done") + n, replaced=F("replaced") + n
+        )
+        _run_close_if_done(run_id, now)
+    return sum(per_run.values())
 
 
 def _breaker_check(run_id: int, error: str) -> None:

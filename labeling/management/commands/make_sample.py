@@ -21,7 +21,7 @@ class Command(BaseCommand):
     def handle(self, *args, date=None, size=None, **options):
         try:
             day = _parse_day(date) if date else timezone.localdate()
-            sample = daily_sample_make(day=day, size=size)
+            sample, _ = daily_sample_make(day=day, size=size)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         p = sample.params

@@ -64,11 +64,14 @@ def test_a_bad_tool_is_refused_naming_line_and_field_and_nothing_is_written():
     assert not Transcript.objects.exists()
 
 
-def test_one_version_given_two_scopes_in_one_file_is_refused():
+@pytest.mark.parametrize("chunk", [2000, 1], ids=["one chunk", "a chunk a call"])
+def test_one_version_given_two_scopes_in_one_file_is_refused(chunk, monkeypatch):
+    monkeypatch.setattr("evals.catalog.services.importing.CHUNK_CALLS", chunk)
     with pytest.raises(ImportFailed) as exc:
         transcripts_import(
             lines=lines(scoped("call-1"), scoped("call-2", instructions="Other.")), source="f"
         )
+    assert not Transcript.objects.exists()
     assert exc.value.first.startswith("f:2: agent_instructions: phone-screen 2026-11-28.1 is given")
     assert "at 1" in exc.value.first
 

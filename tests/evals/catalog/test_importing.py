@@ -175,6 +175,43 @@ def test_transcripts_import_twice_is_a_noop():
     assert Turn.objects.count() == 6
 
 
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Two calls a chunk: a few lines stream through several writes in one transaction."""
+    monkeypatch.setattr("evals.catalog.services.importing.CHUNK_CALLS", 2)
+
+
+def test_transcripts_stream_in_chunks_and_a_late_bad_line_writes_nothing(small_chunks):
+    lines = [call(f"call-{i}") for i in range(5)]
+    bad = json.loads(call("call-5"))
+    bad["turns"][1]["speaker"] = "bot"
+    with pytest.raises(ImportFailed) as exc:
+        transcripts_import(lines=[*lines, json.dumps(bad)], source="calls.jsonl")
+    assert failure(exc) == (
+        "calls.jsonl:6: turns[1].speaker: 'bot' is not one of agent, user, tool, system"
+    )
+    assert not Transcript.objects.exists() and not Turn.objects.exists()
+    assert not Agent.objects.exists()  # the first chunks' agent went with the rollback
+
+    seen = []
+    result = transcripts_import(lines=lines, progress=lambda done, total: seen.append(done))
+    assert (result.created, result.details["turns"], Turn.objects.count()) == (5, 15, 15)
+    assert seen[-1] == 15 and seen == sorted(seen)  # turns written so far, over all chunks
+    again = transcripts_import(lines=lines)
+    assert (again.created, again.unchanged, Transcript.objects.count()) == (0, 5, 5)
+
+    # Checked across chunks: an id seen in an earlier chunk, a call stored with other turns.
+    with pytest.raises(ImportFailed) as exc:
+        transcripts_import(lines=[call("call-0"), call("call-6"), call("call-7"), call("call-0")])
+    assert failure(exc) == "input:4: id: call-0 appears twice in this file (first at 1)"
+    other = json.loads(call("call-4"))
+    other["turns"][0]["text"] = "Hello Dana."
+    with pytest.raises(ImportFailed) as exc:
+        transcripts_import(lines=[call("call-8"), call("call-9"), json.dumps(other)])
+    assert [(e.where, e.field) for e in exc.value.errors] == [("3", "id")]
+    assert Transcript.objects.count() == 5  # call-8 and call-9, written first, rolled back
+
+
 def test_openai_chat_shape_maps_roles_and_tool_calls():
     record = {
         "id": "chat-1",

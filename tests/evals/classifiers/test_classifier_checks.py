@@ -2,6 +2,7 @@
 classifier log lines imported as verdicts: verdicts of the one shape, with their category."""
 
 import json
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -9,8 +10,10 @@ from django.core.management import call_command
 
 from core.importing import ImportFailed
 from evals.catalog.services.importing import transcripts_import
+from evals.classifiers.detectors import PATTERNS_JUDGE
 from evals.classifiers.models import VerdictCategory
 from evals.classifiers.services import classifier_logs_import, classifier_rules_ensure
+from evals.judging.client import judge_cost
 from evals.judging.models import Judge, Verdict
 from evals.judging.selectors.runs import judge_run_needs_model, judge_run_summary
 from evals.judging.services.runs import judge_run_create
@@ -77,7 +80,7 @@ def test_the_judge_runner_checks_stored_calls_with_the_classifiers(
     assert (inj.flagged, inj.turns, inj.judge.name) == (
         True,
         [1],
-        "classifier/injection/patterns-v3",
+        "classifier/injection/patterns-v4",
     )
     assert inj.confidence >= 50 and inj.category.category == "prompt_extraction"
     drift = verdict("classifiers.scope-drift")
@@ -185,6 +188,35 @@ def test_a_bad_log_line_imports_nothing_and_is_named(stored):
     assert not Verdict.objects.exists()
 
 
+def test_log_lines_over_several_chunks_fold_into_one_verdict_per_call(stored, monkeypatch):
+    """A call's lines spread over chunks still make one verdict; a bad line in a later chunk
+    leaves nothing written and is named."""
+    monkeypatch.setattr("evals.classifiers.services.CHUNK_LINES", 2)
+    lines = [
+        log(turn=1),
+        log(call="call-2", agent_version="2026-11-21.1", turn=1, confidence=60),
+        log(turn=3, verdict=True, confidence=90, category="persona_switch"),
+        log(event="agent.scope_drift.verdict", verdict=True, category="off_topic", turn=2),
+        log(turn=0, confidence=55),
+        log(call="call-404", turn=0),
+    ]
+    with pytest.raises(ImportFailed) as exc:
+        classifier_logs_import(lines=lines, source="logs.jsonl")
+    assert [(e.where, e.field) for e in exc.value.errors] == [("6", "call")]
+    assert not Verdict.objects.exists() and not VerdictCategory.objects.exists()
+    result = classifier_logs_import(lines=lines[:-1], source="logs.jsonl")
+    assert (result.created, result.details["log_lines"]) == (3, 5)
+    inj = verdict("classifiers.injection")
+    assert (inj.flagged, inj.turns, inj.confidence, inj.severity) == (True, [3], 90, "major")
+    assert inj.category.category == "persona_switch"
+    assert verdict("classifiers.scope-drift").category.category == "off_topic"
+    clean = verdict("classifiers.injection", "call-2")
+    assert (clean.flagged, clean.turn, clean.confidence) == (False, None, 60)
+    assert not VerdictCategory.objects.filter(verdict=clean).exists()
+    again = classifier_logs_import(lines=lines[:-1], source="logs.jsonl")
+    assert (again.created, again.unchanged, VerdictCategory.objects.count()) == (0, 3, 2)
+
+
 def test_the_command_and_the_api_import_log_lines(stored, client, engineer, tmp_path):
     path = tmp_path / "logs.jsonl"
     path.write_text(log(verdict=True, category="persona_switch") + "\n")
@@ -244,3 +276,69 @@ def test_a_detector_only_run_makes_no_model_call_even_with_a_model(
     answer_classifiers(fake_judge)
     run(transcript_ids=["call-1"], rule_ids=["classifiers.scope-drift"])
     assert not verdict("classifiers.scope-drift").error and fake_judge.requests
+
+
+def test_classifier_model_calls_are_estimated_counted_and_capped(
+    stored, fake_judge, settings, run, client, engineer
+):
+    """The classifier rules' model calls are in a run's estimate, its calls, tokens and cost, and
+    its cost cap stops them like the judge's own (issue 27, item 6)."""
+    settings.DOCKET_CLASSIFIER_BASE_URL = fake_judge.base_url
+    settings.DOCKET_CLASSIFIER_MODEL = "gpt-4o-mini"  # priced in JUDGE_PRICES
+    answer_classifiers(fake_judge)
+    plan = judge_run_create(transcript_ids=["call-1"], rule_ids=["classifiers.*"], dry_run=True)
+    # Three agent replies long enough for scope drift, one signalled customer turn.
+    assert (plan.detector_calls, plan.calls) == (4, 4)
+    assert plan.est_cost > 0 and plan.as_dict()["detector_calls"] == 4
+    out = StringIO()
+    call_command(
+        "judge", "--transcript", "call-1", "--rule", "classifiers.*", "--dry-run", stdout=out
+    )
+    assert "-> 4 judge calls (0 cache hits; 4 of the calls by detector rules" in out.getvalue()
+    client.force_login(engineer)
+    body = {"transcripts": ["call-1"], "rules": ["classifiers.*"], "dry_run": True}
+    r = client.post("/api/v1/judge-runs/", body, content_type="application/json")
+    assert r.status_code == 200 and (r.json()["calls"], r.json()["detector_calls"]) == (4, 4)
+    r = run(transcript_ids=["call-1"], rule_ids=["classifiers.*"])
+    r.refresh_from_db()
+    assert r.calls_made == len(fake_judge.requests) == 4
+    sent = sum(
+        sum(len(m["content"]) for m in q["body"]["messages"]) // 4 for q in fake_judge.requests
+    )
+    assert r.tokens_in == sent and r.tokens_out > 0
+    assert r.cost == judge_cost("gpt-4o-mini", r.tokens_in, r.tokens_out) > 0
+    # The estimate reads the prompts the classifiers send (four characters a token).
+    assert abs(plan.est_tokens_in - r.tokens_in) <= plan.detector_calls
+
+    # A cap below one call's cost: the calls already in flight finish (scope drift asks a call's
+    # replies side by side), nothing after them is asked; the free checks still run.
+    transcripts_import(
+        lines=[call("call-3", turns=TURNS, tenant="acme", agent_instructions=INSTRUCTIONS)],
+        source="calls.jsonl",
+    )
+    fake_judge.requests.clear()
+    Verdict.objects.all().delete()
+    r = run(
+        transcript_ids=["call-1", "call-3"],
+        rule_ids=["classifiers.*"],
+        cost_cap=Decimal("0.000001"),
+    )
+    r.refresh_from_db()
+    assert r.status == "stopped" and r.stop_reason.startswith("Cost cap reached")
+    assert 1 <= r.calls_made == len(fake_judge.requests) <= 3  # of 8 without the cap
+    assert r.cost == judge_cost("gpt-4o-mini", r.tokens_in, r.tokens_out) > 0
+    paid = Verdict.objects.filter(judge__kind=Judge.Kind.CLASSIFIER).exclude(
+        judge__name=PATTERNS_JUDGE
+    )
+    assert not paid.filter(transcript__external_id="call-3").exists()
+    # A rule stopped part way gets no verdict: one on part of a call would be a guess.
+    assert paid.count() <= 1 and not paid.filter(error__gt="").exists()
+    assert verdict("classifiers.loop", "call-3").turns == [3]
+    assert judge_run_summary(r)["skipped"] == 2
+
+
+def test_a_log_turn_past_the_turn_column_is_named_not_a_server_error(stored):
+    with pytest.raises(ImportFailed) as exc:
+        classifier_logs_import(lines=[log(turn=2**31), log(turn=2**63)], source="logs.jsonl")
+    assert [(e.where, e.field) for e in exc.value.errors] == [("1", "turn"), ("2", "turn")]
+    assert not Verdict.objects.exists()

@@ -361,8 +361,8 @@ def test_a_finished_run_tells_its_webhooks(fake_chat, django_capture_on_commit_c
     from evals.webhooks.models import WebhookDelivery
     from evals.webhooks.services import webhook_create
 
-    hook = webhook_create(url="http://127.0.0.1:9/hook", events=["eval_run.finished"])
-    webhook_create(url="http://127.0.0.1:9/other", events=["gate_run.finished"])
+    hook = webhook_create(url="https://ci.example/hook", events=["eval_run.finished"])
+    webhook_create(url="https://ci.example/other", events=["gate_run.finished"])
     ds, version = make_dataset(), make_version()
     with django_capture_on_commit_callbacks(execute=False):
         run = run_eval(dataset=ds, agent_version=version)

@@ -451,13 +451,14 @@ def test_a_queued_run_waits_for_its_judge_run_without_holding_a_worker(
     assert run.status == "fail" and any("no verdict for asking.one-question" in p for p in problems)
     assert gating.gate_run_step(run_id=run.pk) == "done"  # a decided run is left alone
 
-    # Past GATE_JUDGE_WAIT_S the run is decided on what it has.
+    # Past GATE_JUDGE_WAIT_S the run could not run (its verdicts are missing): never a fail.
     settings.GATE_JUDGE_WAIT_S = 0
     JudgeRun.objects.filter(pk=judge_run.pk).update(status=JudgeRun.Status.RUNNING)
     late = gating.gate_run_start(gate=world.gate, candidate=cand, by="test")
     assert gating.gate_run_step(run_id=late.pk) == "done"
     late.refresh_from_db()
-    assert late.status == "fail"
+    assert late.status == "error" and not late.results.get("metrics")
+    assert f"judge run #{judge_run.pk} did not finish within GATE_JUDGE_WAIT_S" in late.error
 
 
 def test_a_step_taken_twice_at_once_starts_one_judge_run(world, monkeypatch):

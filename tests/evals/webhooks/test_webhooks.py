@@ -6,6 +6,7 @@ import time
 
 import pytest
 from django.db import OperationalError, transaction
+from django.test import Client
 
 from evals.webhooks.models import Webhook, WebhookDelivery
 from evals.webhooks.services import webhook_create, webhook_emit
@@ -21,6 +22,7 @@ from tests.factories import token_client
 
 @pytest.fixture
 def receiver(settings):
+    settings.DOCKET_EGRESS_ALLOW_NETWORKS = ["127.0.0.1/32"]  # the test server's address only
     settings.DOCKET_WEBHOOK_BACKOFF_S = 0.05
     settings.DOCKET_WEBHOOK_TIMEOUT_S = 5
     server = Receiver().start()
@@ -103,7 +105,14 @@ def test_gate_run_finished_is_signed_and_retried_after_a_500(world, lead, engine
     row = listed["results"][0]
     assert row["status"] == "delivered" and row["response_status"] == 200
     assert [a["status"] for a in row["attempts"]] == [500, 200]
-    assert '"ok": true' in row["response_body"]
+    # The answer's length is kept, never its text ({"ok": true} is 12 bytes).
+    assert row["response_length"] == 12 and "response_body" not in row
+    assert [a["length"] for a in row["attempts"]] == [len(b"receiver broke"), 12]
+    browser = Client()
+    browser.force_login(lead)
+    page = browser.get(f"/webhooks/{hook['id']}/").content.decode()
+    assert "12 bytes" in page and "14 bytes" in page
+    assert "receiver broke" not in page and '"ok": true' not in page
 
 
 @pytest.mark.django_db(transaction=True)
@@ -139,13 +148,16 @@ def test_a_receiver_that_keeps_failing_is_given_up_after_the_last_attempt(receiv
 
 @pytest.mark.django_db(transaction=True)
 def test_a_receiver_that_never_answers_is_recorded_as_no_answer(settings):
+    settings.DOCKET_EGRESS_ALLOW_NETWORKS = ["127.0.0.1/32"]
     settings.DOCKET_WEBHOOK_MAX_ATTEMPTS = 2
     settings.DOCKET_WEBHOOK_BACKOFF_S = 0.01
     webhook_create(url="http://127.0.0.1:9/closed", events=["gate_run.finished"])
     (d,) = webhook_emit(event="gate_run.finished", payload={})
     d = wait_for_delivery(d.pk)
     assert d.status == "failed" and d.response_status is None
-    assert all(a["status"] is None and a["error"] for a in d.attempts) and len(d.attempts) == 2
+    assert [(a["status"], a["error"], a["length"]) for a in d.attempts] == [
+        (None, "no answer", None)
+    ] * 2
 
 
 @pytest.mark.django_db
@@ -246,6 +258,7 @@ def test_a_command_that_ends_at_once_still_sends_its_webhook(receiver, tmp_path)
         "DJANGO_DEBUG": "1",
         "DOCKET_VAR_DIR": str(tmp_path),
         "DOCKET_LOG_LEVEL": "WARNING",
+        "DOCKET_EGRESS_ALLOW_NETWORKS": "127.0.0.1/32",
     }
     manage = [sys.executable, str(settings.BASE_DIR / "manage.py")]
     subprocess.run([*manage, "migrate", "-v0"], env=env, check=True, timeout=300)
@@ -265,3 +278,123 @@ def test_a_command_that_ends_at_once_still_sends_its_webhook(receiver, tmp_path)
     assert done.returncode == 0, done.stderr
     (post,) = receiver.requests  # sent before the process ended
     assert json.loads(post["body"])["data"] == {"rule": "asking.one-question"}
+
+
+REFUSED_URLS = [
+    "http://127.0.0.1/hook",
+    "http://localhost:5432/",
+    "http://LOCALHOST./",
+    "http://api.localhost/",
+    "http://127.1/",
+    "http://2130706433/",
+    "http://0x7f000001/",
+    "http://017700000001/",
+    "http://0.0.0.0/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::]/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://[fd00:ec2::254]/",
+    "http://100.100.100.200/",
+    "http://10.1.2.3/",
+    "http://172.16.0.1/",
+    "http://192.168.1.1/",
+    "http://100.64.0.1/",
+    "http://[fd00::1]/",
+    "http://[fe80::1]/",
+    "http://224.0.0.1/",
+    "http://240.0.0.1/",
+    "http://255.255.255.255/",
+    "http://192.0.2.1/",
+    "ftp://ci.example/hook",
+    "https://user:pw@ci.example/hook",
+    "https://token@ci.example/hook",
+    "https://ci.example:99999/hook",
+    "https://ci.example:0/hook",
+    "https://ci.example:http/hook",
+    "https://ci.example/ho ok",
+    "https://ci.example/hook\r\nX-Injected: 1",
+    "https://ci.example/ho\tok",
+    "https:///hook",
+    "hook",
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("url", REFUSED_URLS)
+def test_a_url_that_is_not_public_or_not_clean_is_refused_when_saved(lead, url):
+    r = token_client(lead).post(
+        "/api/v1/webhooks/", {"url": url, "events": ["gate_run.finished"]}, format="json"
+    )
+    assert r.status_code == 400, (url, r.content)
+    assert r.json()["errors"][0]["field"] == "url"
+    assert not Webhook.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_page_the_update_and_the_admin_refuse_the_same_urls(client, lead, admin_client):
+    client.force_login(lead)
+    r = client.post("/webhooks/", {"url": "http://127.1:6379/", "events": ["gate_run.finished"]})
+    assert r.status_code == 400 and "not a public address" in r.content.decode()
+    hook = webhook_create(url="https://ci.example/hook", events=["gate_run.finished"])
+    r = token_client(lead).patch(
+        f"/api/v1/webhooks/{hook.pk}/", {"url": "http://[::1]:8000/admin/"}, format="json"
+    )
+    assert r.status_code == 400 and r.json()["errors"][0]["field"] == "url"
+    r = admin_client.post(
+        "/admin/webhooks/webhook/add/",
+        {"url": "http://169.254.169.254/", "events": '["gate_run.finished"]', "secret": "s" * 20},
+    )
+    assert r.status_code == 200 and "not a public address" in r.content.decode()
+    hook.refresh_from_db()
+    assert Webhook.objects.count() == 1 and hook.url == "https://ci.example/hook"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_saved_url_whose_host_now_resolves_inside_is_refused_when_sent(receiver, settings):
+    """Checked again when sent: a host allowed when saved (here through the allow list, as a
+    name whose DNS changed would be) and refused now is never connected to."""
+    hook = webhook_create(url=receiver.url, events=["gate_run.finished"])
+    settings.DOCKET_EGRESS_ALLOW_NETWORKS = []
+    settings.DOCKET_WEBHOOK_MAX_ATTEMPTS = 1
+    (d,) = webhook_emit(event="gate_run.finished", payload={})
+    d = wait_for_delivery(d.pk)
+    assert d.status == "failed" and receiver.requests == []
+    assert d.error == "refused: the host is not a public address"
+    assert d.webhook_id == hook.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_redirect_is_an_answer_not_followed(receiver, settings):
+    settings.DOCKET_WEBHOOK_MAX_ATTEMPTS = 1
+    receiver.statuses = [302]
+    webhook_create(url=receiver.url, events=["gate_run.finished"])
+    (d,) = webhook_emit(event="gate_run.finished", payload={})
+    d = wait_for_delivery(d.pk)
+    assert d.status == "failed" and d.response_status == 302 and d.error == "HTTP 302"
+    assert len(receiver.requests) == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_closed_port_and_a_dropped_connection_read_the_same(settings):
+    """No "refused" versus "disconnected": the errors cannot tell which ports are open."""
+    import socket
+    import threading
+
+    settings.DOCKET_EGRESS_ALLOW_NETWORKS = ["127.0.0.1/32"]
+    settings.DOCKET_WEBHOOK_MAX_ATTEMPTS = 1
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def drop():
+        conn, _ = listener.accept()
+        conn.recv(65536)
+        conn.close()  # an open port that answers nothing
+
+    threading.Thread(target=drop, daemon=True).start()
+    port = listener.getsockname()[1]
+    webhook_create(url=f"http://127.0.0.1:{port}/", events=["gate_run.finished"])
+    webhook_create(url="http://127.0.0.1:9/", events=["gate_run.finished"])  # closed
+    dropped, closed = webhook_emit(event="gate_run.finished", payload={})
+    errors = {wait_for_delivery(d.pk).error for d in (dropped, closed)}
+    listener.close()
+    assert errors == {"no answer"}

@@ -112,10 +112,16 @@ class Command(BaseCommand):
 
     def _print_plan(self, plan: JudgeRunPlan) -> None:
         cap = f"cost cap {_money(plan.cost_cap)}" if plan.cost_cap > 0 else "no cost cap"
+        by_detectors = (
+            f"; {plan.detector_calls} of the calls by detector rules that call a model"
+            if plan.detector_calls
+            else ""
+        )
         self.stdout.write(
             f"Dry run: {plan.transcripts} transcripts x {plan.rule_versions} "
             f"rule versions -> {plan.calls} judge calls ({plan.cache_hits} cache "
-            f"hits), {plan.detector_items} detector checks, {plan.needs_model} needing a model."
+            f"hits{by_detectors}), {plan.detector_items} detector checks, "
+            f"{plan.needs_model} needing a model."
             f"\nModel {plan.model}, "
             f"prompt {plan.prompt_version}: about {plan.est_tokens_in:,} tokens "
             f"in, {plan.est_tokens_out:,} out, estimated cost "

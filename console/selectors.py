@@ -236,8 +236,11 @@ def dashboard_outcomes() -> list[dict]:
         if question.agent_id in seen:
             continue
         seen.add(question.agent_id)
-        calls = call_outcomes(question=question)
-        figures = outcome_figures(calls, by="week")
+        figures = figures_cached(
+            f"outcome-figures:{question.pk}",
+            lambda q=question: outcome_figures(call_outcomes(question=q), by="week"),
+            reads=("ratings", "samples", "calls"),
+        )
         out.append(
             {
                 "agent": question.agent.name,

@@ -13,6 +13,14 @@ def _roles(sender, **kwargs):
     roles_sync()
 
 
+def _data_version_triggers(sender, using, **kwargs):
+    """After every migrate, put the data versions' triggers back on the tables the apps
+    registered (SQLite drops a table's triggers when a migration rebuilds it)."""
+    from core.data_versions import data_version_triggers_install
+
+    data_version_triggers_install(using=using)
+
+
 class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Core"
@@ -21,3 +29,6 @@ class CoreConfig(AppConfig):
         from core import tasks  # noqa: F401 (registers the Celery tasks)
 
         post_migrate.connect(_roles, sender=self, dispatch_uid="core-roles-sync")
+        post_migrate.connect(
+            _data_version_triggers, sender=self, dispatch_uid="core-data-version-triggers"
+        )

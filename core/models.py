@@ -114,3 +114,14 @@ class ImportJob(models.Model):
     @property
     def startable(self) -> bool:
         return self.status in (self.Status.UPLOADED, self.Status.FAILED) and bool(self.file)
+
+
+class DataVersion(models.Model):
+    """How many times one kind of data (calls, verdicts, ...) has changed: the key of the
+    figures cached over it (core.data_versions), so a cache is invalidated by what changed."""
+
+    name = models.CharField(max_length=40, primary_key=True)
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self):
+        return f"{self.name} v{self.version}"

@@ -27,6 +27,12 @@ class LabelingConfig(AppConfig):
 
         import_kind_register(MARKS_KIND)
 
+        from core.data_versions import data_kind_register
+        from labeling.models import OutcomeRating, SampleItem
+
+        data_kind_register("ratings", OutcomeRating._meta.db_table)
+        data_kind_register("samples", SampleItem._meta.db_table)
+
         webhook_event_register("rule_version.promoted", "a lead promoted a rule version")
         webhook_event_register("rule_version.demoted", "a lead demoted a rule version")
         post_migrate.connect(_tally_triggers, sender=self, dispatch_uid="labeling-tally-triggers")

@@ -13,3 +13,8 @@ class CatalogConfig(AppConfig):
         from evals.catalog.services.importing import TRANSCRIPTS_KIND
 
         import_kind_register(TRANSCRIPTS_KIND)
+
+        from core.data_versions import data_kind_register
+        from evals.catalog.models import Transcript
+
+        data_kind_register("calls", Transcript._meta.db_table)

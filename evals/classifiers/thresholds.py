@@ -25,6 +25,7 @@ class Item:
     flagged: bool
     confidence: int | None
     right: bool | None  # the reviewers' truth about the verdict; None: not marked (or tied)
+    n: int = 1  # how many verdicts are alike in these three (counted in the database)
 
     @property
     def positive(self) -> bool | None:
@@ -70,10 +71,10 @@ def histogram(items: Iterable[Item]) -> dict[str, list[int]]:
     out = {"flagged": [0] * BINS, "unflagged": [0] * BINS, "none": [0, 0]}
     for it in items:
         if it.confidence is None:
-            out["none"][0 if it.flagged else 1] += 1
+            out["none"][0 if it.flagged else 1] += it.n
             continue
         b = min(BINS - 1, max(0, it.confidence) * BINS // 100)
-        out["flagged" if it.flagged else "unflagged"][b] += 1
+        out["flagged" if it.flagged else "unflagged"][b] += it.n
     return out
 
 
@@ -81,13 +82,13 @@ def pr_curve(items: Iterable[Item]) -> list[Point]:
     """Return precision and recall at every threshold where they change (each confidence of a
     marked flagged verdict, and 0), lowest threshold first."""
     marked = [it for it in items if it.positive is not None]
-    positives = sum(1 for it in marked if it.positive)
-    flagged = [((it.confidence or 0), bool(it.positive)) for it in marked if it.flagged]
-    thresholds = sorted({0, *(c for c, _ in flagged)})
+    positives = sum(it.n for it in marked if it.positive)
+    flagged = [((it.confidence or 0), bool(it.positive), it.n) for it in marked if it.flagged]
+    thresholds = sorted({0, *(c for c, _, _ in flagged)})
     points = []
     for t in thresholds:
-        tp = sum(1 for c, pos in flagged if c >= t and pos)
-        fp = sum(1 for c, pos in flagged if c >= t and not pos)
+        tp = sum(n for c, pos, n in flagged if c >= t and pos)
+        fp = sum(n for c, pos, n in flagged if c >= t and not pos)
         fn = positives - tp
         points.append(
             Point(

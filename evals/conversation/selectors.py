@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db.models import Avg, Count, Q
+from django.db import connection
+from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 
-from core.stats import mean_interval
+from core.stats import WeightedSums, weighted_mean_of_sums
 from evals.catalog.models import AgentVersion, Transcript
 from evals.conversation.gate_metrics import ConversationFact
 from evals.conversation.models import ConversationScore
@@ -70,34 +72,61 @@ class VersionRow:
     finding_counts: dict[str, int] = field(default_factory=dict)
 
 
-def conversation_versions() -> list[VersionRow]:
+def _finding_counts(version_id: int | None) -> dict[tuple[int, int], dict[str, int]]:
+    """(agent version, judge) -> findings by type over the non-errored scores, counted in SQL."""
+    table = ConversationScore._meta.db_table
+    if connection.vendor == "postgresql":
+        elements, kind = "jsonb_array_elements(s.findings) f", "f ->> 'type'"
+    else:
+        elements, kind = "json_each(s.findings) f", "json_extract(f.value, '$.type')"
+    where, params = "", []
+    if version_id is not None:
+        where, params = "AND t.agent_version_id = %s", [version_id]
+    sql = f"""
+SELECT t.agent_version_id, s.judge_id, COALESCE({kind}, '?'), COUNT(*)
+FROM {table} s JOIN {Transcript._meta.db_table} t ON t.id = s.transcript_id, {elements}
+WHERE s.error = '' {where}
+GROUP BY 1, 2, 3"""
+    out: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for av, judge, finding, n in cursor.fetchall():
+            out[(av, judge)][finding] = n
+    return out
+
+
+def conversation_versions(version_id: int | None = None) -> list[VersionRow]:
     """Per (agent version, conversation judge): calls scored, mean score with its 95% interval,
-    calls with findings and the findings by type. Errored scores are counted apart."""
+    calls with findings and the findings by type. Errored scores are counted apart. Every figure
+    is summed in SQL (scores are whole numbers, so their sums are exact): two queries in all.
+    With `version_id`, that agent version's rows only."""
+    ok = Q(error="")
+    qs = ConversationScore.objects.all()
+    if version_id is not None:
+        qs = qs.filter(transcript__agent_version_id=version_id)
     groups = (
-        ConversationScore.objects.values(
+        qs.values(
             "transcript__agent_version",
             "transcript__agent_version__version",
             "transcript__agent_version__agent__name",
             "judge",
             "judge__name",
         )
-        .annotate(calls=Count("pk", filter=Q(error="")), errored=Count("pk", filter=~Q(error="")))
+        .annotate(
+            calls=Count("pk", filter=ok),
+            errored=Count("pk", filter=~ok),
+            n=Count("score", filter=ok),
+            sx=Sum("score", filter=ok),
+            sxx=Sum(F("score") * F("score"), filter=ok),
+            flagged_calls=Count("pk", filter=ok & ~Q(findings=[]) & Q(findings__isnull=False)),
+        )
         .order_by("transcript__agent_version__agent__name", "-transcript__agent_version__version")
     )
+    counts = _finding_counts(version_id)
     rows = []
     for g in groups:
-        scores = list(
-            ConversationScore.objects.filter(
-                transcript__agent_version=g["transcript__agent_version"],
-                judge=g["judge"],
-                error="",
-            ).values_list("score", "findings")
-        )
-        counts: dict[str, int] = {}
-        for _, findings in scores:
-            for f in findings:
-                counts[f.get("type", "?")] = counts.get(f.get("type", "?"), 0) + 1
-        values = [float(s) for s, _ in scores if s is not None]
+        n, sx, sxx = g["n"], float(g["sx"] or 0), float(g["sxx"] or 0)
+        mean = weighted_mean_of_sums(WeightedSums(n, float(n), sx, float(n), sx, sxx))
         rows.append(
             VersionRow(
                 agent=g["transcript__agent_version__agent__name"],
@@ -107,24 +136,24 @@ def conversation_versions() -> list[VersionRow]:
                 judge_id=g["judge"],
                 calls=g["calls"],
                 errored=g["errored"],
-                mean=sum(values) / len(values) if values else None,
-                interval=mean_interval(values),
-                flagged_calls=sum(1 for _, f in scores if f),
-                finding_counts=dict(sorted(counts.items())),
+                mean=sx / n if n else None,
+                interval=mean.ci if n >= 2 else None,
+                flagged_calls=g["flagged_calls"],
+                finding_counts=dict(
+                    sorted(counts.get((g["transcript__agent_version"], g["judge"]), {}).items())
+                ),
             )
         )
     return rows
 
 
-def conversation_version_calls(version: AgentVersion, judge_id: int | None = None):
-    """One agent version's scored calls, lowest score first (errored last)."""
+def conversation_version_calls(version: AgentVersion, judge_id: int | None = None) -> QuerySet:
+    """One agent version's scored calls, lowest score first (errored last): page it."""
     qs = ConversationScore.objects.filter(transcript__agent_version=version)
     if judge_id:
         qs = qs.filter(judge_id=judge_id)
-    return list(
-        qs.select_related("transcript", "judge").order_by(
-            "judge__name", "error", "score", "transcript__external_id"
-        )
+    return qs.select_related("transcript", "judge").order_by(
+        "judge__name", "error", "score", "transcript__external_id"
     )
 
 

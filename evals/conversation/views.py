@@ -2,6 +2,7 @@
 form), and one version's calls with their scores and findings."""
 
 from django import forms
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
@@ -14,6 +15,8 @@ from evals.conversation.services import conversation_judge_create
 from evals.judging.client import judge_configured
 from evals.judging.selectors.runs import agent_version_choices
 from evals.judging.services.runs import JudgeRunPlan
+
+CALLS_PER_PAGE = 50
 
 
 class RunConversationForm(forms.Form):
@@ -74,14 +77,16 @@ def conversation_version(request, pk: int):
     version = AgentVersion.objects.select_related("agent").filter(pk=pk).first()
     if version is None:
         raise Http404("No such agent version.")
-    rows = [r for r in sel.conversation_versions() if r.version_id == version.pk]
+    page = Paginator(sel.conversation_version_calls(version), CALLS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
     return render(
         request,
         "conversation/conversation_version.html",
         {
             "version": version,
-            "rows": rows,
-            "scores": sel.conversation_version_calls(version),
+            "rows": sel.conversation_versions(version_id=version.pk),
+            "page": page,
             "plan": version.agent.conversation_plan,
         },
     )

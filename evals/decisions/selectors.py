@@ -4,7 +4,7 @@ reviewers' answers (Decision.truth), the confusion matrix, and the gaps behind t
 from collections import defaultdict
 from itertools import pairwise
 
-from django.db.models import Count, F
+from django.db.models import Case, Count, F, IntegerField, Value, When
 
 from core import stats as metrics
 from evals.catalog.models import AgentVersion
@@ -19,6 +19,30 @@ def _bin_labels(edges: list[int]) -> list[str]:
     labels = [f"< {edges[0]}"]
     labels += [f"{a}–{b}" for a, b in pairwise(edges)]
     return labels + [f"≥ {edges[-1]}"]
+
+
+def _gap_bin() -> Case:
+    """The SQL twin of metrics.histogram's bin: how many of GAP_EDGES the gap is at or above."""
+    return Case(
+        *(When(gap_ms__lt=edge, then=Value(i)) for i, edge in enumerate(GAP_EDGES)),
+        default=Value(len(GAP_EDGES)),
+        output_field=IntegerField(),
+    )
+
+
+def gap_histograms(qs) -> dict[tuple[int, int], dict[str, list[int]]]:
+    """Return (kind version, agent version) -> the reviewers' answer ("" unlabeled) -> the gap
+    histogram over GAP_EDGES of those decisions, binned and counted in the database."""
+    out: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(dict)
+    for kv, av, truth, b, n in (
+        qs.filter(gap_ms__isnull=False)
+        .values_list("kind_version", "transcript__agent_version", "truth")
+        .annotate(b=_gap_bin(), n=Count("pk"))
+        .values_list("kind_version", "transcript__agent_version", "truth", "b", "n")
+        .order_by()
+    ):
+        out[(kv, av)].setdefault(truth, [0] * (len(GAP_EDGES) + 1))[b] += n
+    return out
 
 
 def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[dict]:
@@ -52,11 +76,7 @@ def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[
         a.pk: a
         for a in AgentVersion.objects.filter(pk__in={a for _, a in groups}).select_related("agent")
     }
-    gaps: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for kv, av, truth, gap in qs.filter(gap_ms__isnull=False).values_list(
-        "kind_version", "transcript__agent_version", "truth", "gap_ms"
-    ):
-        gaps[(kv, av)][truth].append(gap)
+    gaps = gap_histograms(qs)
     rows = []
     for (kv, av), g in groups.items():
         version, agent = versions[kv], agents[av]
@@ -89,9 +109,7 @@ def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[
         }
         by_truth = gaps.get((kv, av))
         if by_truth:
-            series = {
-                (t or "unlabeled"): metrics.histogram(v, GAP_EDGES) for t, v in by_truth.items()
-            }
+            series = {(t or "unlabeled"): bins for t, bins in by_truth.items()}
             row["gaps"] = {"bins": _bin_labels(GAP_EDGES), "by_answer": series}
         rows.append(row)
     rows.sort(key=lambda r: (r["kind"], r["kind_version"], r["agent"], r["agent_version"]))

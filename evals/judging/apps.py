@@ -16,6 +16,11 @@ class JudgingConfig(AppConfig):
 
         import_kind_register(VERDICTS_KIND)
 
+        from core.data_versions import data_kind_register
+        from evals.judging.models import Verdict
+
+        data_kind_register("verdicts", Verdict._meta.db_table)
+
         # A call whose turns a replace changed loses the verdicts (and marks) made on them.
         call_part_register(
             CallPart(

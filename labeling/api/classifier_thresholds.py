@@ -26,6 +26,8 @@ class ClassifierThresholds(APIView):
             OpenApiParameter("agent", str),
             OpenApiParameter("category", str),
             OpenApiParameter("target", float, description="target precision (default 0.9)"),
+            OpenApiParameter("from", str, description="first day of calls (default: 90 days)"),
+            OpenApiParameter("to", str, description="last day of calls (default: today)"),
         ],
         responses={200: OpenApiTypes.OBJECT},
     )

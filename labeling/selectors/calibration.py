@@ -655,17 +655,18 @@ def disagreements(
 
     Each carries n_marks, n_right, n_wrong, tied and settled; page it before touching the marks.
     """
-    # Find the split verdicts from the marks alone first (one pass, no join), then annotate those.
+    # Find the split verdicts from the marks alone first (one pass, no join) and fetch their ids:
+    # as a subquery, the planner joins every verdict to the marks before it meets the few splits.
     splits = Mark.objects.all()
     if rule_version is not None:
         splits = splits.filter(verdict__rule_version=rule_version)
-    splits = (
+    split_ids = list(
         splits.values("verdict_id")
         .annotate(n=Count("id"), r=Count("id", filter=Q(correct=True)))
         .filter(n__gte=2, r__gt=0, r__lt=F("n"))
-        .values("verdict_id")
+        .values_list("verdict_id", flat=True)
     )
-    qs = Verdict.objects.filter(pk__in=splits, error="")
+    qs = Verdict.objects.filter(pk__in=split_ids, error="")
     qs = (
         qs.annotate(n_marks=Count("marks"), n_right=Count("marks", filter=Q(marks__correct=True)))
         .filter(n_marks__gte=2, n_right__gt=0, n_right__lt=F("n_marks"))

@@ -1,16 +1,22 @@
 """Thresholds from marks for the runtime classifiers: per classifier (its rule and judge),
 category, tenant and agent, the confidence distribution and the PR curve over marked verdicts."""
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from django.db.models import Count, Q
+from django.db.models.functions import Coalesce
 
 from evals.classifiers.services import RULE_OF
 from evals.classifiers.thresholds import Item, histogram, pr_curve, threshold_choose
 from evals.judging.models import Judge, Verdict
+from evals.judging.selectors.browse import day_start
 
 CLASSIFIER_RULES = tuple(RULE_OF.values())
 DEFAULT_TARGET = 0.9
+# The window of calls the figures read unless the page or the API names another: the work, like
+# the answer, is that window's, however many calls came before it.
+WINDOW_DAYS = 90
 
 
 @dataclass(frozen=True)
@@ -53,9 +59,9 @@ def _group(split: str, key: str, rows: list[Row], target: float) -> Group:
     return Group(
         split,
         key,
-        verdicts=len(items),
-        marked=sum(1 for i in items if i.positive is not None),
-        flagged=sum(1 for i in items if i.flagged),
+        verdicts=sum(i.n for i in items),
+        marked=sum(i.n for i in items if i.positive is not None),
+        flagged=sum(i.n for i in items if i.flagged),
         histogram=histogram(items),
         curve=curve,
         choice=threshold_choose(curve, target),
@@ -69,8 +75,11 @@ def classifier_rows(
     tenant: str = "",
     agent: str = "",
     category: str = "",
+    since: dt.date | None = None,
+    until: dt.date | None = None,
 ) -> list[Row]:
-    """Return the classifier's verdicts (errored ones left out) with their marks' truth."""
+    """Return the classifier's verdicts (errored ones left out) with their marks' truth, those
+    alike counted together in the database (Item.n): the figures need no verdict one by one."""
     qs = Verdict.objects.filter(rule_version__rule__rule_id=rule_id, error="")
     if judge_id:
         qs = qs.filter(judge_id=judge_id)
@@ -80,17 +89,28 @@ def classifier_rows(
         qs = qs.filter(transcript__agent_version__agent__name=agent)
     if category:
         qs = qs.filter(category__category=category)
-    rows = []
-    for flagged, conf, truth, t, a, c in qs.values_list(
+    if since or until:
+        # A call's day is when it started, or when it came in if it says no start.
+        qs = qs.annotate(at=Coalesce("transcript__started_at", "transcript__imported_at"))
+        if since:
+            qs = qs.filter(at__gte=day_start(since))
+        if until:
+            qs = qs.filter(at__lt=day_start(until + dt.timedelta(days=1)))
+    fields = (
         "flagged",
         "confidence",
         "tally__truth",
         "transcript__tenant",
         "transcript__agent_version__agent__name",
         "category__category",
-    ).iterator(chunk_size=5000):
-        rows.append(Row(Item(flagged, conf, None if truth is None else bool(truth)), t, a, c or ""))
-    return rows
+    )
+    return [
+        Row(Item(flagged, conf, None if truth is None else bool(truth), n), t, a, c or "")
+        for flagged, conf, truth, t, a, c, n in qs.values_list(*fields)
+        .annotate(n=Count("pk"))
+        .values_list(*fields, "n")
+        .order_by()
+    ]
 
 
 def classifier_thresholds(
@@ -101,10 +121,19 @@ def classifier_thresholds(
     agent: str = "",
     category: str = "",
     target: float = DEFAULT_TARGET,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
 ) -> dict:
-    """Return the figures of one classifier: everything, then split by tenant and by agent."""
+    """Return the figures of one classifier over the calls of a window of days (every call when
+    neither end is given): everything, then split by tenant and by agent."""
     rows = classifier_rows(
-        rule_id=rule_id, judge_id=judge_id, tenant=tenant, agent=agent, category=category
+        rule_id=rule_id,
+        judge_id=judge_id,
+        tenant=tenant,
+        agent=agent,
+        category=category,
+        since=since,
+        until=until,
     )
     by: dict[str, dict[str, list[Row]]] = {"tenant": {}, "agent": {}}
     for r in rows:

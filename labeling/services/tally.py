@@ -24,6 +24,7 @@ import logging
 from django.db import OperationalError, transaction
 from django.db import connection as default_connection
 
+from core.sql import statements_execute
 from labeling.models import VerdictTally
 from labeling.selectors.resolution import resolved_verdicts_sql
 
@@ -251,10 +252,10 @@ def tally_triggers_install(*, connection=None) -> bool:
         raise NotImplementedError(f"verdict tally triggers: no support for {connection.vendor}")
     if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
         return False
-    statements = _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql()
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        for sql in statements:
-            cursor.execute(sql)
+    statements_execute(
+        _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql(),
+        connection=connection,
+    )
     return True
 
 

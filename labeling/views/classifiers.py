@@ -3,11 +3,13 @@ the marks, the lowest threshold reaching a target precision, split by tenant and
 JSON export for operators."""
 
 import csv
+import datetime as dt
 import io
 import json
 
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from core.errors import DomainError
@@ -33,7 +35,21 @@ def threshold_params(params) -> dict:
     if not 0 < target <= 1:
         raise ValueError("target: must be a number between 0 and 1")
     out["target"] = target
+    until = _date(params.get("to"), "to") or timezone.localdate()
+    since = _date(params.get("from"), "from") or until - dt.timedelta(days=sel.WINDOW_DAYS - 1)
+    if since > until:
+        raise ValueError("from: must not be after to")
+    out["since"], out["until"] = since, until
     return out
+
+
+def _date(value: str | None, field: str) -> dt.date | None:
+    if not value:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{field}: expected a date, YYYY-MM-DD") from None
 
 
 def _x(t: float) -> float:
@@ -163,7 +179,13 @@ def export_rows(rule_id: str, figures: dict) -> list[dict]:
 def figures_json(rule_id: str, params: dict, figures: dict) -> dict:
     return {
         "classifier": rule_id,
-        "filters": {k: v for k, v in params.items() if v not in ("", None)},
+        "filters": {  # named as the request names them
+            {"since": "from", "until": "to"}.get(k, k): v.isoformat()
+            if isinstance(v, dt.date)
+            else v
+            for k, v in params.items()
+            if v not in ("", None)
+        },
         "all": figures["all"].as_dict(),
         "tenants": [g.as_dict() for g in figures["tenants"]],
         "agents": [g.as_dict() for g in figures["agents"]],

@@ -185,6 +185,32 @@ def test_disagreements_list_ties_first(known):
     assert rows[2].tied and rows[2].settled
 
 
+def test_disagreements_are_every_split_verdict_counted_from_its_marks(known):
+    """The selector against a straightforward recompute: every non-errored verdict whose marks
+    split, with its counts, for all rule versions and for one."""
+    from labeling.models import Mark, Settlement
+
+    def recompute(rule_version=None):
+        by = {}
+        for m in Mark.objects.select_related("verdict"):
+            if m.verdict.error or (rule_version and m.verdict.rule_version_id != rule_version.pk):
+                continue
+            by.setdefault(m.verdict_id, []).append(m.correct)
+        settled = set(Settlement.objects.values_list("verdict_id", flat=True))
+        return {
+            vid: (len(cs), sum(cs), len(cs) == 2 * sum(cs), vid in settled)
+            for vid, cs in by.items()
+            if len(cs) >= 2 and 0 < sum(cs) < len(cs)
+        }
+
+    for rv in (None, known["rv_a"]):
+        got = {
+            v.pk: (v.n_marks, v.n_right, v.tied, v.settled)
+            for v in cal.disagreements(rule_version=rv)
+        }
+        assert got == recompute(rv) and got
+
+
 def test_overall_kappa(known):
     rows = cal.calibration_rows()
     overall = cal.calibration_overall(rows)

@@ -13,7 +13,7 @@ from evals.rules.models import RuleVersion
 from labeling.models import Mark
 from labeling.selectors.classifier_thresholds import classifier_thresholds
 from tests import factories as f
-from tests.factories import api_key
+from tests.factories import api_key, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -108,3 +108,71 @@ def test_the_api_gives_the_same_figures(client, lead, reviewer, marked):
     assert r.json()["all"]["marked"] == 4 and r.json()["all"]["choice"]["threshold"] == 0
     assert get(lead, target="x").json()["errors"][0]["field"] == "target"
     assert get(reviewer).status_code == 403
+
+
+def test_the_figures_counted_in_sql_are_those_of_every_verdict_one_by_one(marked, reviewer):
+    """Alike verdicts are counted together in the database: the figures must be those of the
+    verdicts taken one at a time (the pure functions over one Item per verdict)."""
+    from evals.classifiers.thresholds import Item, histogram, pr_curve, threshold_choose
+
+    rv = RuleVersion.objects.get(rule__rule_id="classifiers.injection")
+    av = f.AgentVersionFactory()
+    for i in range(30):  # many verdicts alike in (tenant, flagged, confidence, truth)
+        t = Transcript.objects.create(
+            external_id=f"twin-{i}", agent_version=av, checksum=f"{i + 100:064x}", tenant="acme"
+        )
+        v = Verdict.objects.create(
+            transcript=t, rule_version=rv, judge=marked, flagged=i % 3 > 0, confidence=80 + i % 2
+        )
+        if i % 4:
+            Mark.objects.create(verdict=v, reviewer=reviewer, correct=i % 5 > 0)
+    figures = classifier_thresholds(rule_id="classifiers.injection", target=0.8)
+
+    def truth(v):
+        return bool(v.tally.truth) if hasattr(v, "tally") and v.tally.truth is not None else None
+
+    one_by_one = [
+        (Item(v.flagged, v.confidence, truth(v)), v.transcript.tenant)
+        for v in Verdict.objects.filter(rule_version=rv, error="").select_related(
+            "transcript", "tally"
+        )
+    ]
+    for group, key in [(figures["all"], None), *((g, g.key) for g in figures["tenants"])]:
+        items = [it for it, tenant in one_by_one if key is None or tenant == key]
+        assert (group.verdicts, group.flagged) == (len(items), sum(it.flagged for it in items))
+        assert group.marked == sum(it.positive is not None for it in items)
+        assert group.histogram == histogram(items) and group.curve == pr_curve(items)
+        assert group.choice == threshold_choose(pr_curve(items), 0.8)
+
+
+def test_the_figures_read_a_window_of_days_the_page_shows_and_changes(client, lead, marked):
+    """By default the last 90 days of calls (a call without a start counts on its import day);
+    from and to move the window, on the page as in the API, and a bad date names its field."""
+    import datetime as dt
+
+    from django.utils import timezone
+
+    old = timezone.now() - dt.timedelta(days=200)
+    Transcript.objects.filter(external_id__in=["c-0", "c-1"]).update(started_at=old)
+    logged_in(client, lead)
+    page = client.get("/classifiers/classifiers.injection/")
+    today = timezone.localdate()
+    assert page.context["all"].verdicts == len(SPECS) - 2
+    assert f'name="to" type="date" value="{today:%Y-%m-%d}"' in page.content.decode()
+    since = (today - dt.timedelta(days=89)).isoformat()
+    assert f'name="from" type="date" value="{since}"' in page.content.decode()
+    back = (old - dt.timedelta(days=1)).date().isoformat()
+    wide = client.get("/classifiers/classifiers.injection/", {"from": back})
+    assert wide.context["all"].verdicts == len(SPECS)
+    only_old = client.get(
+        "/api/v1/classifier-thresholds/classifiers.injection/",
+        {"from": back, "to": old.date().isoformat()},
+        HTTP_AUTHORIZATION=f"Token {api_key(lead)}",
+    ).json()
+    assert only_old["all"]["verdicts"] == 2 and only_old["filters"]["to"] == old.date().isoformat()
+    bad = client.get(
+        "/api/v1/classifier-thresholds/classifiers.injection/",
+        {"from": "yesterday"},
+        HTTP_AUTHORIZATION=f"Token {api_key(lead)}",
+    )
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "from"

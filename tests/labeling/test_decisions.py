@@ -185,3 +185,28 @@ def test_api_labels_and_queues(lead, reviewer, calls):
         "/api/v1/decision-moments/hard/", {"max_confidence": 0.5, "within_ms": 0}, format="json"
     )
     assert queued.status_code == 201 and queued.json() == {"queued": 2, "calls": ["c-1"]}
+
+
+def test_gap_histograms_are_the_gaps_binned_one_by_one(lead, calls):
+    """The histogram binned in SQL against core.stats.histogram over each decision's gap, on
+    every edge and between: overlaps, each bin's lower edge (in it) and upper edge (the next)."""
+    from core import stats
+    from evals.decisions.selectors import GAP_EDGES, decision_accuracy_table
+
+    edges = [-1, 0, 199, 200, 1600, 1999, 2000, 3000, 9000]
+    transcripts_import(lines=[timed_call("c-edges", "v2", edges)])
+    label_all({k: d for k, d in calls.items() if k.startswith("c-1")}, lead, {"c-1@turn:1/x"})
+    want: dict = {}
+    for d in Decision.objects.filter(gap_ms__isnull=False).select_related(
+        "transcript__agent_version"
+    ):
+        by = want.setdefault(d.transcript.agent_version.version, {})
+        by.setdefault(d.truth or "unlabeled", []).append(d.gap_ms)
+    got = {
+        r["agent_version"]: r["gaps"]["by_answer"]
+        for r in decision_accuracy_table(kind="turn-taking")
+    }
+    assert got == {
+        v: {t: stats.histogram(gaps, GAP_EDGES) for t, gaps in by.items()} for v, by in want.items()
+    }
+    assert sum(got["v2"]["unlabeled"]) == len(edges) + 2

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from core import stats as metrics
 from core.errors import DomainError
+from evals.catalog.models import Transcript
 from labeling.models import Assignment, OutcomeQuestion, OutcomeRating
 from labeling.selectors.outcomes import (
     call_outcomes,
@@ -340,3 +341,60 @@ def test_the_conversation_score_is_a_predictor_too(rated):
     assert row["source"] == "conversation judge"
     assert row["fired"]["calls"] == 2 and row["not_fired"]["calls"] == 2  # the errored one: out
     assert row["difference"] < 0
+
+
+def test_predictors_and_bad_unflagged_match_a_recompute_call_by_call(reviewer):
+    """Both selectors against a straightforward recompute over random calls: a check fired on a
+    call when any of its non-errored verdicts there (two judges of one kind, two versions of one
+    rule) was flagged; a bad call is unflagged when none of its non-errored verdicts was."""
+    import random
+
+    from labeling.selectors.resolution import sample_weight
+
+    rng = random.Random(26)
+    rules = [RuleVersionFactory(rule__rule_id=f"asking.rule-{i}") for i in range(3)]
+    rules.append(RuleVersionFactory(rule=rules[0].rule, number=2))  # rule-0's second version
+    judges = [JudgeFactory(name="llm-a"), JudgeFactory(name="llm-b")]
+    truth = {}  # transcript pk -> (rating, weight, {check: fired}, any flagged)
+    for n in range(24):
+        call = TranscriptFactory(started_at=_at("2026-11-24"))
+        fired, flagged = {}, False
+        for rv in rules:
+            for judge in judges[: rng.choice([1, 2])]:
+                f, err = rng.random() < 0.4, rng.random() < 0.1
+                VerdictFactory(
+                    transcript=call,
+                    rule_version=rv,
+                    judge=judge,
+                    flagged=f,
+                    error="x" if err else "",
+                )
+                if not err:
+                    check = rv.rule.rule_id
+                    fired[check] = fired.get(check, False) or f
+                    flagged = flagged or f
+        p = rng.choice([None, 0.25, 0.5, 1.0])
+        if p is not None:
+            _held(call, reviewer, p=p, day=dt.date(2026, 11, 25))
+        rating = rng.randint(1, 5)
+        outcome_rate(reviewer=reviewer, transcript=call, rating=rating, reason="Bad.")
+        truth[call.pk] = (rating, sample_weight(p), fired, flagged)
+    q = OutcomeQuestion.objects.get()
+    for row in outcome_predictors(question=q):
+        sides = {True: [], False: []}
+        for rating, w, fired, _ in truth.values():
+            if row["check"] in fired:
+                sides[fired[row["check"]]].append((rating, w))
+        for side, key in ((True, "fired"), (False, "not_fired")):
+            want = metrics.weighted_mean([x for x, _ in sides[side]], [w for _, w in sides[side]])
+            assert row[key]["calls"] == len(sides[side])
+            assert row[key]["mean"] == (None if want.value is None else round(want.value, 3))
+    assert {r["check"] for r in outcome_predictors(question=q)} == {
+        c for _, _, fired, _ in truth.values() for c in fired
+    }
+    unflagged = outcome_bad_unflagged(call_outcomes(question=q), question=q)
+    assert {r["transcript"] for r in unflagged} == {
+        t.external_id
+        for t in Transcript.objects.filter(pk__in=truth)
+        if truth[t.pk][0] <= 2 and not truth[t.pk][3]
+    }

@@ -18,6 +18,7 @@ from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from core import parsing
+from core.data_versions import data_versions
 from evals.catalog.models import AgentVersion, Transcript, Turn
 from evals.catalog.selectors import agent_version_resolve
 from evals.judging.models import Judge, Verdict
@@ -51,28 +52,22 @@ class Page:
         return (self.number - 1) * self.per_page + len(self.rows)
 
 
-def data_version() -> str:
-    """Return a cheap fingerprint of the judged material: it changes
-    when calls, verdicts or rule versions are added or removed."""
-    v = Verdict.objects.aggregate(m=Max("id"))["m"]
-    t = Transcript.objects.aggregate(m=Max("id"), n=Count("id"))
-    r = RuleVersion.objects.aggregate(m=Max("id"), n=Count("id"))
-    return f"{v}-{t['m']}-{t['n']}-{r['m']}-{r['n']}"
+def figures_cached(
+    name: str, compute: Callable[[], Any], *, reads: tuple[str, ...] = ("calls", "verdicts")
+) -> Any:
+    """Return compute(), reused for up to DOCKET_FIGURES_CACHE_SECONDS while the kinds of data
+    it reads (core.data_versions) are unchanged: writing marks or ratings leaves verdict figures
+    cached, writing verdicts leaves the call filters' values.
 
-
-def figures_cached(name: str, compute: Callable[[], Any]) -> Any:
-    """Return compute(), reused for up to DOCKET_FIGURES_CACHE_SECONDS while the data version holds.
-
-    Aggregates over every verdict cost a full scan (about 0.6 s at 2.5 million verdicts); an
-    errored verdict re-judged in place leaves the fingerprint unchanged, so figures can be that
-    many seconds old. 0 turns the cache off (the default under tests).
+    Aggregates over every verdict cost a full scan (about 0.6 s at 2.5 million verdicts). 0 turns
+    the cache off (the default under tests).
     """
     ttl = getattr(
         settings, "DOCKET_FIGURES_CACHE_SECONDS", 0 if getattr(settings, "TESTING", False) else 60
     )
     if not ttl:
         return compute()
-    key = f"docket:figures:{name}:{data_version()}"
+    key = f"docket:figures:{name}:{data_versions(*reads)}"
     value = cache.get(key)
     if value is None:
         value = compute()
@@ -244,7 +239,7 @@ def transcript_filter_choices() -> dict[str, list]:
             .defer("instructions", "tools")
             .order_by("agent__name", "-version")
         ),
-        **figures_cached("call-filter-values", distinct_values),
+        **figures_cached("call-filter-values", distinct_values, reads=("calls",)),
         "rules": list(Rule.objects.order_by("rule_id").values_list("rule_id", flat=True)),
     }
 
@@ -466,7 +461,9 @@ def rule_list_grouped(*, q: str = "", group: str = "") -> list[tuple[str, list[R
         counts = _verdict_counts_by_version(Verdict.objects.filter(rule_version_id__in=ids))
     else:
         counts = figures_cached(
-            "verdicts-by-version", lambda: _verdict_counts_by_version(Verdict.objects.all())
+            "verdicts-by-version",
+            lambda: _verdict_counts_by_version(Verdict.objects.all()),
+            reads=("verdicts",),
         )
     grouped: dict[str, list[RuleRow]] = {}
     for r in rules:
@@ -520,7 +517,7 @@ def rule_detail(rule_id: str) -> tuple[Rule, list[VersionView]] | None:
             .order_by()
         }
 
-    counts = figures_cached(f"rule-versions:{rule.pk}", version_counts)
+    counts = figures_cached(f"rule-versions:{rule.pk}", version_counts, reads=("verdicts",))
     views = []
     for i, v in enumerate(versions):
         c = counts.get(v.pk, {})

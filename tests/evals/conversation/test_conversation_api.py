@@ -139,3 +139,71 @@ def test_the_run_form_estimates_and_without_a_judge_says_so(client, engineer, se
     assert "No judge is configured" in html
     r = client.post(reverse("conversation-run-start"), {"action": "run"})
     assert r.status_code == 400 and "no LLM judge is configured" in r.content.decode()
+
+
+@pytest.mark.django_db
+def test_version_figures_summed_in_sql_match_a_recompute_score_by_score(client, reviewer):
+    """conversation_versions against the straightforward recompute (every score and finding read
+    in Python), for all versions and for one; the version page pages its calls."""
+    import random
+
+    from core.stats import mean_interval
+    from evals.conversation.selectors import conversation_versions
+    from evals.judging.models import Judge
+
+    _, new = scored_calls()
+    rng = random.Random(26)
+    other = Judge.objects.create(name="gpt-4o/conversation-v1", kind="llm")
+    for n in range(60):
+        t = make_call(f"many-{n}", agent_version=new)
+        errored = n % 13 == 0
+        ConversationScore.objects.create(
+            transcript=t,
+            judge=other,
+            score=None if errored or n % 17 == 0 else rng.randint(1, 10),
+            error="timeout" if errored else "",
+            findings=[
+                {"type": rng.choice(["a", "b"]), "check": "c", "turns": [1], "note": "x"}
+                for _ in range(rng.choice([0, 1, 2]))
+            ],
+        )
+
+    def recompute(version_id):
+        out = {}
+        for s in ConversationScore.objects.select_related("transcript"):
+            if version_id and s.transcript.agent_version_id != version_id:
+                continue
+            g = out.setdefault((s.transcript.agent_version_id, s.judge_id), [0, 0, [], 0, {}])
+            if s.error:
+                g[1] += 1
+                continue
+            g[0] += 1
+            if s.score is not None:
+                g[2].append(float(s.score))
+            g[3] += bool(s.findings)
+            for f in s.findings:
+                g[4][f.get("type", "?")] = g[4].get(f.get("type", "?"), 0) + 1
+        return {
+            k: (c, e, sum(v) / len(v) if v else None, mean_interval(v), fc, dict(sorted(t.items())))
+            for k, (c, e, v, fc, t) in out.items()
+        }
+
+    for version_id in (None, new.pk):
+        got = {
+            (r.version_id, r.judge_id): (
+                r.calls,
+                r.errored,
+                r.mean,
+                r.interval,
+                r.flagged_calls,
+                r.finding_counts,
+            )
+            for r in conversation_versions(version_id=version_id)
+        }
+        assert got == recompute(version_id) and len(got) >= (1 if version_id else 3)
+    client.force_login(reviewer)
+    html = client.get(reverse("conversation-version", args=[new.pk])).content.decode()
+    assert "page 1 of 2" in html and html.count('class="card conv-call"') == 50
+    html = client.get(reverse("conversation-version", args=[new.pk]) + "?page=2").content.decode()
+    scored = ConversationScore.objects.filter(transcript__agent_version=new).count()
+    assert html.count('class="card conv-call"') == scored - 50

@@ -112,7 +112,7 @@ class Errors:
     def _sorted(self) -> list[LineError]:
         def key(e: LineError):
             number = e.where.removeprefix("item ")
-            return (0, int(number)) if number.isdigit() else (1, 0)
+            return (0, int(number)) if number.isascii() and number.isdigit() else (1, 0)
 
         return sorted(self.items, key=key)
 

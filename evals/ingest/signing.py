@@ -50,7 +50,8 @@ def elevenlabs_verify(body: bytes, headers: Mapping[str, str], secret: str, now:
         p.split("=", 1) for p in (headers.get("ElevenLabs-Signature") or "").split(",") if "=" in p
     )
     stamp, signature = parts.get("t", ""), parts.get("v0", "")
-    if not stamp.isdigit() or len(stamp) > 12 or not signature:
+    # ASCII digits only: "²" is a digit to isdigit() but not a number to int().
+    if not (stamp.isascii() and stamp.isdigit()) or len(stamp) > 12 or not signature:
         return False
     if not -60 <= now - int(stamp) <= ELEVENLABS_TOLERANCE_S:
         return False

@@ -210,7 +210,7 @@ def _unflatten(attrs: dict, prefix: str) -> list:
 def _listify(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
-    if node and all(k.isdigit() for k in node):
+    if node and all(k.isascii() and k.isdigit() for k in node):
         return [_listify(node[k]) for k in sorted(node, key=int)]
     return {k: _listify(v) for k, v in node.items()}
 

@@ -92,6 +92,15 @@ def test_a_wrong_or_missing_signature_is_a_401_and_nothing_is_stored(client, hoo
     assert Transcript.objects.count() == 0
 
 
+@pytest.mark.parametrize("stamp", ["²", "١٧٠٠٠٠٠٠٠٠"])
+def test_a_signature_stamp_of_unicode_digits_is_refused_not_a_server_error(client, hooks, stamp):
+    body = (SAMPLES / PAYLOADS["elevenlabs"][0]).read_bytes()
+    headers = {"ElevenLabs-Signature": f"t={stamp},v0=" + "0" * 64}
+    response = post(client, "elevenlabs", body, headers)
+    assert response.status_code == 401 and response.json()["code"] == "signature_refused"
+    assert Transcript.objects.count() == 0
+
+
 def test_vapi_also_takes_its_server_url_secret_header(client, hooks):
     body = (SAMPLES / "vapi-end-of-call-report.json").read_bytes()
     assert post(client, "vapi", body, {"X-Vapi-Secret": "nope"}).status_code == 401

@@ -138,6 +138,22 @@ def test_bad_spans_are_named_and_bodies_checked(client, auth):
     assert Transcript.objects.count() == 0
 
 
+def test_an_attribute_index_of_unicode_digits_stays_a_key_not_a_server_error(client, auth):
+    doc = export("otel-openinference.json")
+    span = next(
+        s
+        for rs in doc["resourceSpans"]
+        for ss in rs["scopeSpans"]
+        for s in ss["spans"]
+        if any(a["key"].startswith("llm.input_messages.") for a in s.get("attributes", []))
+    )
+    span["attributes"].append(
+        {"key": "llm.input_messages.².message.role", "value": {"stringValue": "user"}}
+    )
+    response = post(client, auth, doc)
+    assert response.status_code < 500, response.content
+
+
 def test_otlp_needs_a_token_with_import_data(client, reviewer):
     assert post(client, {}, export("otel-genai.json")).status_code == 401
     token = api_key(reviewer)

@@ -330,7 +330,8 @@ def _step(run: GateRun) -> str:
 
 def _judging_waits(judging: dict, run_ids: list[int]) -> bool:
     """Return whether the judge runs still work (within GATE_JUDGE_WAIT_S); raise GateCannotRun
-    when they cannot give the verdicts (one failed, or they did not finish in time): a gate never
+    when they cannot give the verdicts (one failed or stopped short at its cost cap or circuit
+    breaker, or they did not finish in time): a gate never
     fails on verdicts that a dead worker or a failed judge run did not make."""
     open_states = (JudgeRun.Status.PENDING, JudgeRun.Status.RUNNING)
     still_open = JudgeRun.objects.filter(pk__in=run_ids, status__in=open_states)
@@ -344,10 +345,13 @@ def _judging_waits(judging: dict, run_ids: list[int]) -> bool:
             f"({settings.GATE_JUDGE_WAIT_S:g} s; {late.tasks_done} of {late.tasks_total} checks "
             "done): the verdicts it was to make are missing"
         )
-    failed = JudgeRun.objects.filter(pk__in=run_ids, status=JudgeRun.Status.FAILED).first()
+    # A run stopped by its cost cap or its circuit breaker left checks undone, as a failed one did.
+    ended_short = (JudgeRun.Status.FAILED, JudgeRun.Status.STOPPED)
+    failed = JudgeRun.objects.filter(pk__in=run_ids, status__in=ended_short).first()
     if failed is not None:
+        how = "failed" if failed.status == JudgeRun.Status.FAILED else "stopped"
         raise GateCannotRun(
-            f"judge run #{failed.pk} failed ({failed.stop_reason or 'see the server log'}): "
+            f"judge run #{failed.pk} {how} ({failed.stop_reason or 'see the server log'}): "
             "the verdicts it was to make are missing"
         )
     return False

@@ -460,6 +460,16 @@ def test_a_queued_run_waits_for_its_judge_run_without_holding_a_worker(
     assert late.status == "error" and not late.results.get("metrics")
     assert f"judge run #{judge_run.pk} did not finish within GATE_JUDGE_WAIT_S" in late.error
 
+    # A judge run stopped short by its cost cap (or its breaker) left verdicts unmade: never a fail.
+    JudgeRun.objects.filter(pk=judge_run.pk).update(
+        status=JudgeRun.Status.STOPPED, stop_reason="Cost cap reached ($0.50)"
+    )
+    capped = gating.gate_run_start(gate=world.gate, candidate=cand, by="test")
+    assert gating.gate_run_step(run_id=capped.pk) == "done"
+    capped.refresh_from_db()
+    assert capped.status == "error" and not capped.results.get("metrics")
+    assert f"judge run #{judge_run.pk} stopped (Cost cap reached ($0.50))" in capped.error
+
 
 def test_a_step_taken_twice_at_once_starts_one_judge_run(world, monkeypatch):
     # Two workers load the run before either has started the judge (a task delivered twice):

@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connections
+from django.db.models import Q
 from django.utils import timezone
 
 
@@ -18,6 +19,12 @@ def lease_s() -> float:
 def lease_expired_before(now: datetime | None = None) -> datetime:
     """Work whose last heartbeat is older than this has lost its worker."""
     return (now or timezone.now()) - timedelta(seconds=lease_s())
+
+
+def lease_lost(expired: datetime, *, since: str) -> Q:
+    """Work whose lease expired before `expired`; work that never beat (begun before leases
+    existed, or whose worker died before its first beat) counts from its `since` field."""
+    return Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, **{f"{since}__lt": expired})
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from core.background import after_commit
 from core.errors import DomainError
-from core.leases import heartbeat, lease_expired_before
+from core.leases import heartbeat, lease_expired_before, lease_lost
 from evals.catalog.models import AgentVersion, Transcript
 from evals.evalruns.models import Dataset, DatasetRow, EvalRun, EvalRunRow
 from evals.evalruns.services import rubrics as rb
@@ -570,8 +570,7 @@ def eval_runs_recover(*, now=None) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {"requeue": [], "failed": []}
     expired = lease_expired_before(now)
     lost = EvalRun.objects.filter(status=EvalRun.Status.RUNNING).filter(
-        # A run started before leases existed has none: its start stands for it.
-        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, started_at__lt=expired)
+        lease_lost(expired, since="started_at")
     )
     for run in lost.order_by("pk"):
         if run.recoveries >= settings.DOCKET_RUN_MAX_RECOVERIES:

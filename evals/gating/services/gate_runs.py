@@ -14,13 +14,13 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
 from core.background import after_commit
 from core.errors import DomainError
-from core.leases import heartbeat, lease_expired_before
+from core.leases import heartbeat, lease_expired_before, lease_lost
 from evals.catalog.models import AgentVersion, Transcript
 from evals.gating import decision as gates
 from evals.gating.models import Gate, GateRun, GoldenSet
@@ -497,7 +497,7 @@ def gate_runs_recover(*, now=None) -> dict[str, list[int]]:
     expired = lease_expired_before(now)
     out: dict[str, list[int]] = {"requeue": [], "failed": []}
     lost = GateRun.objects.exclude(status__in=FINISHED).filter(
-        Q(heartbeat_at__lt=expired) | Q(heartbeat_at__isnull=True, created_at__lt=expired)
+        lease_lost(expired, since="created_at")
     )
     for run in lost.order_by("pk"):
         if run.recoveries >= settings.DOCKET_RUN_MAX_RECOVERIES:

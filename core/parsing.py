@@ -15,6 +15,7 @@ names its line and field, and costs milliseconds, not seconds.
   `int()`'s callers' columns) and bounded to the column it goes to.
 """
 
+import datetime as dt
 import json
 import math
 import re
@@ -81,6 +82,17 @@ def whole_number(
     if not low <= number <= high:
         raise DomainError(f"must be a whole number from {low} to {high}", field=field)
     return number
+
+
+def calendar_date(value: str | None, *, field: str) -> dt.date | None:
+    """Return `value` (YYYY-MM-DD) as a date, None when blank; raise DomainError naming `field`."""
+    raw = (value or "").strip()
+    if not raw:
+        return None
+    try:
+        return dt.date.fromisoformat(raw)
+    except ValueError:
+        raise DomainError(f"{raw[:40]!r} is not a date (YYYY-MM-DD)", field=field) from None
 
 
 class ParseProblem(ValueError):

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from core.errors import DomainError
-from core.parsing import whole_number
+from core.parsing import calendar_date, whole_number
 from core.permissions import require
 from labeling.selectors import classifier_thresholds as sel
 
@@ -35,21 +35,16 @@ def threshold_params(params) -> dict:
     if not 0 < target <= 1:
         raise ValueError("target: must be a number between 0 and 1")
     out["target"] = target
-    until = _date(params.get("to"), "to") or timezone.localdate()
-    since = _date(params.get("from"), "from") or until - dt.timedelta(days=sel.WINDOW_DAYS - 1)
+    try:
+        until = calendar_date(params.get("to"), field="to") or timezone.localdate()
+        since = calendar_date(params.get("from"), field="from")
+    except DomainError as exc:
+        raise ValueError(f"{exc.field}: {exc}") from None
+    since = since or until - dt.timedelta(days=sel.WINDOW_DAYS - 1)
     if since > until:
         raise ValueError("from: must not be after to")
     out["since"], out["until"] = since, until
     return out
-
-
-def _date(value: str | None, field: str) -> dt.date | None:
-    if not value:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"{field}: expected a date, YYYY-MM-DD") from None
 
 
 def _x(t: float) -> float:

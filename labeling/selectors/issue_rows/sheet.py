@@ -82,13 +82,10 @@ def _choices(params, name: str, allowed: list[str]) -> list[str]:
 
 
 def _date(params, name: str) -> dt.date | None:
-    raw = (params.get(name) or "").strip()
-    if not raw:
-        return None
     try:
-        return dt.date.fromisoformat(raw)
-    except ValueError:
-        raise IssueRowFilterError(name, f"{raw!r} is not a date (YYYY-MM-DD)") from None
+        return parsing.calendar_date(params.get(name), field=name)
+    except DomainError as exc:
+        raise IssueRowFilterError(name, str(exc)) from None
 
 
 def issue_sheet_filters_parse(params) -> SheetFilters:

@@ -46,6 +46,7 @@ from django.db.models import (
 
 from core import stats as metrics
 from core.errors import DomainError
+from core.sql import aggregate_tune
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
 from labeling.models import Mark, Settlement, VerdictTally
@@ -153,13 +154,6 @@ def _where(**filters) -> tuple[str, list]:
     if not conds:
         return "", []
     return joins + "WHERE " + " AND ".join(conds), params
-
-
-def _tune(cursor) -> None:
-    """On PostgreSQL, turn JIT off for this transaction:
-    compiling the aggregate costs more than it saves."""
-    if connection.vendor == "postgresql":
-        cursor.execute("SET LOCAL jit = off")
 
 
 @dataclass
@@ -452,7 +446,7 @@ def calibration_counts(
     errored_sql = _errored_aggregate_sql(joins, "".join(f" AND {c}" for c in conds))
     counts: dict[tuple[int, int], Counts] = defaultdict(Counts)
     with transaction.atomic(), connection.cursor() as cursor:
-        _tune(cursor)
+        aggregate_tune(cursor)
         cursor.execute(sql, params)
         for rv_id, judge_id, k, q, o, c, sw, sw2 in cursor.fetchall():
             counts[(rv_id, judge_id)].add_group(int(k), int(q), int(o), int(c), sw, sw2)
@@ -589,7 +583,7 @@ def verdict_outcomes(
     )
     out = []
     with transaction.atomic(), connection.cursor() as cursor:
-        _tune(cursor)
+        aggregate_tune(cursor)
         cursor.execute(sql, params)
         for vid, _rv, _j, f, e, t, w, o, n, fc, lc, at in cursor.fetchall():
             if e:

@@ -38,6 +38,7 @@ from django.utils import timezone
 from core import stats as metrics
 from core.errors import DomainError
 from core.permissions import user_can
+from core.sql import aggregate_tune
 from evals.catalog.models import Agent, Transcript
 from evals.conversation.models import ConversationScore
 from evals.judging.models import Judge, Verdict
@@ -51,7 +52,6 @@ from labeling.models import (
     OutcomeQuestion,
     OutcomeRating,
 )
-from labeling.selectors.calibration import _tune
 from labeling.selectors.resolution import sample_weight, weight_sql
 
 # A check needs at least this many rated calls where it fired and where it did not before its
@@ -354,11 +354,9 @@ def outcome_predictors(*, question: OutcomeQuestion) -> list[dict]:
     sides: dict[tuple[str, str], dict[bool, metrics.WeightedSums]] = defaultdict(dict)
     bad_fired: dict[tuple[str, str], int] = defaultdict(int)
     with transaction.atomic(), connection.cursor() as cursor:
-        _tune(cursor)  # no JIT: compiling this aggregate costs seconds, running it far less
-        if connection.vendor == "postgresql":
-            # One group per rated call and check (815k at a quarter's data): with the default
-            # 4 MB they spill to disk (126 MB) and sort there; in memory they hash.
-            cursor.execute(f"SET LOCAL work_mem = '{PREDICTOR_WORK_MEM_MB}MB'")
+        # One group per rated call and check (815k at a quarter's data): with the default 4 MB
+        # they spill to disk (126 MB) and sort there; in memory they hash.
+        aggregate_tune(cursor, work_mem_mb=PREDICTOR_WORK_MEM_MB)
         cursor.execute(sql, params)
         for src, chk, fired, n, w, wx, w2, w2x, w2x2, bad in cursor.fetchall():
             sides[(src, chk)][bool(fired)] = metrics.WeightedSums(

@@ -23,6 +23,7 @@ from core.importing import (
     Progress,
     chunked,
     copy_rows,
+    gc_paused,
     is_postgres,
     json_records,
 )
@@ -424,7 +425,7 @@ def verdicts_import(
     started = time.perf_counter()
     errors = Errors(source)
     result = ImportResult(kind="verdicts")
-    with transaction.atomic():
+    with gc_paused(), transaction.atomic():
         job = _Import(errors, progress)
         # The keys are checked once per COPY (core.bulk_keys), each chunk locking the calls it
         # names: files in call order (as judges write them) lock each call once.

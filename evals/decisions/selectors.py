@@ -4,15 +4,13 @@ reviewers' answers (Decision.truth), the confusion matrix, and the gaps behind t
 from collections import defaultdict
 from itertools import pairwise
 
-from django.db.models import Case, Count, F, IntegerField, Value, When
+from django.db.models import F
 
 from core import stats as metrics
 from evals.catalog.models import AgentVersion
 from evals.decisions.gate_metrics import DecisionFact
-from evals.decisions.models import Decision, DecisionKind, DecisionKindVersion
-
-# Gap histogram bins (ms): below 0 is an overlap, then every 200 ms to 1.6 s, then longer.
-GAP_EDGES = [0, 200, 400, 600, 800, 1000, 1200, 1400, 1600, 2000, 3000]
+from evals.decisions.models import Decision, DecisionCell, DecisionKind, DecisionKindVersion
+from evals.decisions.services.cells import GAP_EDGES
 
 
 def _bin_labels(edges: list[int]) -> list[str]:
@@ -21,49 +19,27 @@ def _bin_labels(edges: list[int]) -> list[str]:
     return labels + [f"≥ {edges[-1]}"]
 
 
-def _gap_bin() -> Case:
-    """The SQL twin of metrics.histogram's bin: how many of GAP_EDGES the gap is at or above."""
-    return Case(
-        *(When(gap_ms__lt=edge, then=Value(i)) for i, edge in enumerate(GAP_EDGES)),
-        default=Value(len(GAP_EDGES)),
-        output_field=IntegerField(),
-    )
-
-
-def gap_histograms(qs) -> dict[tuple[int, int], dict[str, list[int]]]:
-    """Return (kind version, agent version) -> the reviewers' answer ("" unlabeled) -> the gap
-    histogram over GAP_EDGES of those decisions, binned and counted in the database."""
-    out: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(dict)
-    for kv, av, truth, b, n in (
-        qs.filter(gap_ms__isnull=False)
-        .values_list("kind_version", "transcript__agent_version", "truth")
-        .annotate(b=_gap_bin(), n=Count("pk"))
-        .values_list("kind_version", "transcript__agent_version", "truth", "b", "n")
-        .order_by()
-    ):
-        out[(kv, av)].setdefault(truth, [0] * (len(GAP_EDGES) + 1))[b] += n
-    return out
-
-
 def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[dict]:
     """Return one row per (decision kind version, agent version) with decisions: counts,
     accuracy with its Wilson interval, the confusion matrix (rows: the agent's choice; columns:
-    the reviewers' answer) and, where decisions carry gaps, the gap histogram by answer."""
-    qs = Decision.objects.all()
+    the reviewers' answer) and, where decisions carry gaps, the gap histogram by answer. Read
+    from the decision cells (services/cells.py), a few rows whatever the number of decisions."""
+    cells = DecisionCell.objects.filter(n__gt=0)
     if kind:
-        qs = qs.filter(kind__kind_id=kind)
+        cells = cells.filter(kind_version__kind__kind_id=kind)
     if agent_version:
-        qs = qs.filter(transcript__agent_version__version=agent_version)
+        cells = cells.filter(agent_version__version=agent_version)
     groups: dict[tuple[int, int], dict] = {}
-    for kv, av, choice, truth, n in (
-        qs.values_list("kind_version", "transcript__agent_version", "choice", "truth")
-        .annotate(n=Count("pk"))
-        .order_by()
-    ):
+    gaps: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(dict)
+    for kv, av, choice, truth, b, n in cells.values_list(
+        "kind_version", "agent_version", "choice", "truth", "gap_bin", "n"
+    ).order_by():
         g = groups.setdefault((kv, av), {"counts": {}, "decisions": 0})
         g["decisions"] += n
         if truth:
-            g["counts"][(choice, truth)] = n
+            g["counts"][(choice, truth)] = g["counts"].get((choice, truth), 0) + n
+        if b >= 0:
+            gaps[(kv, av)].setdefault(truth, [0] * (len(GAP_EDGES) + 1))[b] += n
     if not groups:
         return []
     versions = {
@@ -76,7 +52,6 @@ def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[
         a.pk: a
         for a in AgentVersion.objects.filter(pk__in={a for _, a in groups}).select_related("agent")
     }
-    gaps = gap_histograms(qs)
     rows = []
     for (kv, av), g in groups.items():
         version, agent = versions[kv], agents[av]

@@ -1,0 +1,229 @@
+"""Decision cells: how many decisions share a kind version, agent version, choice, reviewers'
+answer and gap bin. The decision accuracy page and API read these few rows instead of every
+decision, so they cost the same at any number of calls.
+
+Database triggers keep the counts current in the same transaction as the write that changed
+them, whoever wrote it: the transcript importer's COPY of decisions and its deletes of rewritten
+ones, a label's truth update (`decision_label_set`, `decision_labels_bulk`), a call deleted or
+moved to another agent version by a replace import, the admin, a test's `objects.create`. On
+PostgreSQL they are statement triggers with transition tables (one grouped upsert per statement,
+so a COPY of a million decisions adds one aggregate); on SQLite, row triggers. Each adds or
+subtracts counts, so concurrent writers commute (ON CONFLICT serialises them per cell).
+
+The triggers are (re)installed after every `migrate` (evals.decisions.apps).
+`decision_cells_rebuild` recomputes every row (a repair tool); `--check` counts the cells that
+differ from a full recount.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import connection as default_connection
+from django.db import transaction
+
+from core.sql import statements_execute
+from evals.decisions.models import DecisionCell
+
+logger = logging.getLogger(__name__)
+
+CELLS = DecisionCell._meta.db_table
+KEY = "kind_version_id, agent_version_id, choice, truth, gap_bin"
+COLUMNS = f"{KEY}, n"
+TRIGGER_TABLES = ("evals_decision", "evals_transcript", CELLS)
+
+# Gap histogram bins (ms): below 0 is an overlap, then every 200 ms to 1.6 s, then longer.
+GAP_EDGES = [0, 200, 400, 600, 800, 1000, 1200, 1400, 1600, 2000, 3000]
+
+
+def gap_bin_sql(column: str) -> str:
+    """SQL for the gap's bin: how many of GAP_EDGES it is at or above (metrics.histogram's bin);
+    -1 when there is no gap."""
+    whens = " ".join(f"WHEN {column} < {edge} THEN {i}" for i, edge in enumerate(GAP_EDGES))
+    return f"CASE WHEN {column} IS NULL THEN -1 {whens} ELSE {len(GAP_EDGES)} END"
+
+
+def _upsert(select: str) -> str:
+    return (
+        f"INSERT INTO {CELLS} ({COLUMNS}) {select} "
+        f"ON CONFLICT ({KEY}) DO UPDATE SET n = {CELLS}.n + excluded.n"
+    )
+
+
+def _grouped(rows: str, sign: str, agent: str = "t.agent_version_id") -> str:
+    """SELECT of cell deltas (sign: '' or '-') for decisions `rows` (alias d) joined to their
+    call (alias t)."""
+    return (
+        f"SELECT d.kind_version_id, {agent} AS agent_version_id, d.choice, d.truth, "
+        f"{gap_bin_sql('d.gap_ms')} AS gap_bin, {sign}count(*) AS n FROM {rows} "
+        "JOIN evals_transcript t ON t.id = d.transcript_id WHERE true GROUP BY 1, 2, 3, 4, 5"
+    )
+
+
+def cells_select_sql() -> str:
+    """SELECT of every cell from the decisions: the full recount."""
+    return _grouped("evals_decision d", "")
+
+
+def _postgres_sql() -> list[str]:
+    def fn(name: str, body: str) -> str:
+        return (
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
+            f"BEGIN\n{body};\nRETURN NULL;\nEND\n$body$"
+        )
+
+    changed = (
+        "(SELECT o.id, o.agent_version_id AS old_av, n.agent_version_id AS new_av "
+        "FROM old_rows o JOIN new_rows n ON n.id = o.id "
+        "WHERE o.agent_version_id <> n.agent_version_id) m"
+    )
+    moved = (
+        "SELECT k, a, c, tr, b, sum(n) FROM ("
+        f"SELECT d.kind_version_id k, m.new_av a, d.choice c, d.truth tr, "
+        f"{gap_bin_sql('d.gap_ms')} b, 1 n FROM {changed} "
+        "JOIN evals_decision d ON d.transcript_id = m.id "
+        "UNION ALL "
+        f"SELECT d.kind_version_id, m.old_av, d.choice, d.truth, {gap_bin_sql('d.gap_ms')}, -1 "
+        f"FROM {changed} JOIN evals_decision d ON d.transcript_id = m.id"
+        ") x WHERE true GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5"
+    )
+    updated = (
+        f"SELECT {KEY}, sum(n) FROM ("
+        f"SELECT d.kind_version_id, t.agent_version_id, d.choice, d.truth, "
+        f"{gap_bin_sql('d.gap_ms')} AS gap_bin, 1 AS n FROM new_rows d "
+        "JOIN evals_transcript t ON t.id = d.transcript_id UNION ALL "
+        f"SELECT d.kind_version_id, t.agent_version_id, d.choice, d.truth, "
+        f"{gap_bin_sql('d.gap_ms')}, -1 FROM old_rows d "
+        "JOIN evals_transcript t ON t.id = d.transcript_id"
+        ") u WHERE true GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5"
+    )
+    out = [
+        fn(
+            "docket_cells_on_decision_ins",
+            _upsert(_grouped("new_rows d", "") + " ORDER BY 1, 2, 3, 4, 5"),
+        ),
+        fn(
+            "docket_cells_on_decision_del",
+            _upsert(_grouped("old_rows d", "-") + " ORDER BY 1, 2, 3, 4, 5"),
+        ),
+        fn("docket_cells_on_decision_upd", _upsert(updated)),
+        fn("docket_cells_on_transcript_upd", _upsert(moved)),
+    ]
+    for table, event, name, func in (
+        ("evals_decision", "INSERT", "docket_cells_ins", "docket_cells_on_decision_ins"),
+        ("evals_decision", "DELETE", "docket_cells_del", "docket_cells_on_decision_del"),
+        ("evals_decision", "UPDATE", "docket_cells_upd", "docket_cells_on_decision_upd"),
+        ("evals_transcript", "UPDATE", "docket_cells_upd", "docket_cells_on_transcript_upd"),
+    ):
+        tables = {"INSERT": "NEW TABLE AS new_rows", "DELETE": "OLD TABLE AS old_rows"}.get(
+            event, "OLD TABLE AS old_rows NEW TABLE AS new_rows"
+        )
+        out += [
+            f"DROP TRIGGER IF EXISTS {name} ON {table}",
+            (
+                f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables} "
+                f"FOR EACH STATEMENT EXECUTE FUNCTION {func}()"
+            ),
+        ]
+    return out
+
+
+def _sqlite_sql() -> list[str]:
+    def one(row: str, sign: str) -> str:
+        return _upsert(
+            f"SELECT {row}.kind_version_id, t.agent_version_id, {row}.choice, {row}.truth, "
+            f"{gap_bin_sql(f'{row}.gap_ms')}, {sign}1 FROM evals_transcript t "
+            f"WHERE t.id = {row}.transcript_id"
+        )
+
+    def moved(agent: str, sign: str) -> str:
+        return _upsert(
+            f"SELECT d.kind_version_id, {agent}, d.choice, d.truth, {gap_bin_sql('d.gap_ms')}, "
+            f"{sign}count(*) FROM evals_decision d WHERE d.transcript_id = NEW.id "
+            "GROUP BY 1, 2, 3, 4, 5"
+        )
+
+    triggers = [
+        ("docket_cells_ins", "INSERT ON evals_decision", "", [one("NEW", "")]),
+        ("docket_cells_del", "DELETE ON evals_decision", "", [one("OLD", "-")]),
+        (
+            "docket_cells_upd",
+            "UPDATE OF kind_version_id, transcript_id, choice, truth, gap_ms ON evals_decision",
+            "",
+            [one("OLD", "-"), one("NEW", "")],
+        ),
+        (
+            "docket_cells_moved",
+            "UPDATE OF agent_version_id ON evals_transcript",
+            " WHEN OLD.agent_version_id IS NOT NEW.agent_version_id",
+            [moved("OLD.agent_version_id", "-"), moved("NEW.agent_version_id", "")],
+        ),
+    ]
+    out = []
+    for name, event, when, body in triggers:
+        statements = ";\n".join(body)
+        out += [
+            f"DROP TRIGGER IF EXISTS {name}",
+            f"CREATE TRIGGER {name} AFTER {event} FOR EACH ROW{when}\nBEGIN\n{statements};\nEND",
+        ]
+    return out
+
+
+def cells_triggers_install(*, connection=None) -> bool:
+    """(Re)create the cells' triggers (idempotent); return False when the tables are not there."""
+    connection = connection or default_connection
+    if connection.vendor not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"decision cell triggers: no support for {connection.vendor}")
+    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
+        return False
+    statements_execute(
+        _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql(),
+        connection=connection,
+    )
+    return True
+
+
+def decision_cells_rebuild(*, connection=None) -> int:
+    """Recompute every cell from the decisions; return how many cells there are. Holds decisions
+    and calls still while it runs (PostgreSQL: SHARE lock), so no write slips between."""
+    connection = connection or default_connection
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL jit = off")
+            cursor.execute("LOCK TABLE evals_decision, evals_transcript IN SHARE MODE")
+        cursor.execute(f"DELETE FROM {CELLS}")
+        cursor.execute(f"INSERT INTO {CELLS} ({COLUMNS}) {cells_select_sql()}")
+        n = cursor.rowcount
+    logger.info("decision_cells_rebuilt", extra={"cells": n})
+    return n
+
+
+def decision_cells_rebuild_if_empty(*, connection=None) -> int | None:
+    """Rebuild when no cell exists while decisions do (decisions made before the cells table);
+    return the rebuilt count, or None when nothing was needed."""
+    connection = connection or default_connection
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {CELLS})")
+        if cursor.fetchone()[0]:
+            return None
+        cursor.execute("SELECT EXISTS (SELECT 1 FROM evals_decision)")
+        if not cursor.fetchone()[0]:
+            return None
+    return decision_cells_rebuild(connection=connection)
+
+
+def decision_cells_differences(*, connection=None) -> int:
+    """Return how many cells differ from a full recount of the decisions (0 when all agree)."""
+    connection = connection or default_connection
+    fresh = cells_select_sql()
+    stored = f"SELECT {COLUMNS} FROM {CELLS} WHERE n <> 0"
+    sql = (
+        f"SELECT {KEY} FROM (SELECT * FROM ({fresh}) a EXCEPT SELECT * FROM ({stored}) b) d",
+        f"SELECT {KEY} FROM (SELECT * FROM ({stored}) b EXCEPT SELECT * FROM ({fresh}) a) d",
+    )
+    differ: set[tuple] = set()
+    with connection.cursor() as cursor:
+        for q in sql:
+            cursor.execute(q)
+            differ.update(cursor.fetchall())
+    return len(differ)

@@ -18,3 +18,40 @@ def aggregate_tune(cursor, *, work_mem_mb: int | None = None) -> None:
         cursor.execute("SET LOCAL jit = off")
         if work_mem_mb:
             cursor.execute(f"SET LOCAL work_mem = '{int(work_mem_mb)}MB'")
+
+
+def triggers_install(what: str, tables, postgres, sqlite, *, connection) -> bool:
+    """(Re)create a precomputed table's triggers (idempotent): the statements `postgres()` or
+    `sqlite()` return; return False when the `tables` are not there yet (before migrate)."""
+    if connection.vendor not in ("postgresql", "sqlite"):
+        raise NotImplementedError(f"{what} triggers: no support for {connection.vendor}")
+    if not set(tables) <= set(connection.introspection.table_names()):
+        return False
+    statements_execute(
+        postgres() if connection.vendor == "postgresql" else sqlite(), connection=connection
+    )
+    return True
+
+
+def empty_while_filled(table: str, source: str, *, connection) -> bool:
+    """Whether the precomputed `table` holds no row while `source`, what it counts, has some
+    (rows made before the table): the cue to rebuild it after migrate."""
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {table})")
+        if cursor.fetchone()[0]:
+            return False
+        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {source})")
+        return bool(cursor.fetchone()[0])
+
+
+def rows_differing(fresh: str, stored: str, key: str, *, connection) -> set[tuple]:
+    """The `key` columns of rows in one of the SELECTs `fresh` (a full recount) and `stored` (the
+    precomputed rows, the same columns) and not the other: empty when they agree."""
+    differ: set[tuple] = set()
+    with connection.cursor() as cursor:
+        for a, b in ((fresh, stored), (stored, fresh)):
+            cursor.execute(
+                f"SELECT {key} FROM (SELECT * FROM ({a}) a EXCEPT SELECT * FROM ({b}) b) d"
+            )
+            differ.update(cursor.fetchall())
+    return differ

@@ -24,7 +24,7 @@ import logging
 from django.db import OperationalError, transaction
 from django.db import connection as default_connection
 
-from core.sql import statements_execute
+from core.sql import empty_while_filled, rows_differing, triggers_install
 from labeling.models import VerdictTally
 from labeling.selectors.resolution import resolved_verdicts_sql
 
@@ -247,16 +247,13 @@ TRIGGER_TABLES = (
 def tally_triggers_install(*, connection=None) -> bool:
     """(Re)create the tally's triggers (idempotent);
     return False when the tables are not there yet."""
-    connection = connection or default_connection
-    if connection.vendor not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"verdict tally triggers: no support for {connection.vendor}")
-    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
-        return False
-    statements_execute(
-        _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql(),
-        connection=connection,
+    return triggers_install(
+        "verdict tally",
+        TRIGGER_TABLES,
+        _postgres_sql,
+        _sqlite_sql,
+        connection=connection or default_connection,
     )
-    return True
 
 
 def verdict_tally_rebuild(*, connection=None) -> int:
@@ -287,29 +284,19 @@ def verdict_tally_rebuild_if_empty(*, connection=None) -> int | None:
     """Rebuild the tally when it holds no row while marks exist (marks made before the tally
     table); return the rebuilt count, or None when nothing was needed."""
     connection = connection or default_connection
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {TALLY})")
-        if cursor.fetchone()[0]:
-            return None
-        cursor.execute("SELECT EXISTS (SELECT 1 FROM labeling_mark)")
-        if not cursor.fetchone()[0]:
-            return None
+    if not empty_while_filled(TALLY, "labeling_mark", connection=connection):
+        return None
     return verdict_tally_rebuild(connection=connection)
 
 
 def verdict_tally_differences(*, connection=None) -> int:
     """Return how many verdicts' tally rows differ from
     a fresh recount (0 when the tally is right)."""
-    connection = connection or default_connection
-    fresh = tally_select_sql("")
     stored = f"SELECT {COLUMNS} FROM {TALLY}"
-    sql = [
-        f"SELECT verdict_id FROM (SELECT * FROM ({fresh}) a EXCEPT SELECT * FROM ({stored}) b) d",
-        f"SELECT verdict_id FROM (SELECT * FROM ({stored}) b EXCEPT SELECT * FROM ({fresh}) a) d",
-    ]
-    differ: set[int] = set()
-    with connection.cursor() as cursor:
-        for q in sql:
-            cursor.execute(q)
-            differ.update(row[0] for row in cursor.fetchall())
+    differ = rows_differing(
+        tally_select_sql(""),
+        stored,
+        "verdict_id",
+        connection=connection or default_connection,
+    )
     return len(differ)

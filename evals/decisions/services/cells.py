@@ -22,7 +22,7 @@ import logging
 from django.db import connection as default_connection
 from django.db import transaction
 
-from core.sql import statements_execute
+from core.sql import empty_while_filled, rows_differing, triggers_install
 from evals.decisions.models import DecisionCell
 
 logger = logging.getLogger(__name__)
@@ -171,16 +171,13 @@ def _sqlite_sql() -> list[str]:
 
 def cells_triggers_install(*, connection=None) -> bool:
     """(Re)create the cells' triggers (idempotent); return False when the tables are not there."""
-    connection = connection or default_connection
-    if connection.vendor not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"decision cell triggers: no support for {connection.vendor}")
-    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
-        return False
-    statements_execute(
-        _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql(),
-        connection=connection,
+    return triggers_install(
+        "decision cells",
+        TRIGGER_TABLES,
+        _postgres_sql,
+        _sqlite_sql,
+        connection=connection or default_connection,
     )
-    return True
 
 
 def decision_cells_rebuild(*, connection=None) -> int:
@@ -202,28 +199,15 @@ def decision_cells_rebuild_if_empty(*, connection=None) -> int | None:
     """Rebuild when no cell exists while decisions do (decisions made before the cells table);
     return the rebuilt count, or None when nothing was needed."""
     connection = connection or default_connection
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT EXISTS (SELECT 1 FROM {CELLS})")
-        if cursor.fetchone()[0]:
-            return None
-        cursor.execute("SELECT EXISTS (SELECT 1 FROM evals_decision)")
-        if not cursor.fetchone()[0]:
-            return None
+    if not empty_while_filled(CELLS, "evals_decision", connection=connection):
+        return None
     return decision_cells_rebuild(connection=connection)
 
 
 def decision_cells_differences(*, connection=None) -> int:
     """Return how many cells differ from a full recount of the decisions (0 when all agree)."""
-    connection = connection or default_connection
-    fresh = cells_select_sql()
     stored = f"SELECT {COLUMNS} FROM {CELLS} WHERE n <> 0"
-    sql = (
-        f"SELECT {KEY} FROM (SELECT * FROM ({fresh}) a EXCEPT SELECT * FROM ({stored}) b) d",
-        f"SELECT {KEY} FROM (SELECT * FROM ({stored}) b EXCEPT SELECT * FROM ({fresh}) a) d",
+    differ = rows_differing(
+        cells_select_sql(), stored, KEY, connection=connection or default_connection
     )
-    differ: set[tuple] = set()
-    with connection.cursor() as cursor:
-        for q in sql:
-            cursor.execute(q)
-            differ.update(cursor.fetchall())
     return len(differ)

@@ -115,10 +115,11 @@ class Decision(models.Model):
 
 
 class DecisionCell(models.Model):
-    """How many decisions share a kind version, agent version, choice, reviewers' answer and gap
-    bin (-1: no gap): the decision accuracy page's figures, kept current by database triggers on
-    decisions and calls (evals.decisions.services.cells) and checked by `decision_cells_rebuild
-    --check`. A count may fall to 0; readers skip those rows."""
+    """A count of decisions that share a kind version, agent version, choice, reviewers' answer
+    and gap bin (-1: no gap): the decision accuracy page's figures. The rows are deltas appended
+    by database triggers on decisions and calls (evals.decisions.services.cells); a cell is the
+    sum of its rows, folded into one by `decision_cells_compact` and checked by
+    `decision_cells_rebuild --check`."""
 
     kind_version = models.ForeignKey(
         DecisionKindVersion, on_delete=models.CASCADE, related_name="+", db_index=False
@@ -129,16 +130,10 @@ class DecisionCell(models.Model):
     choice = models.CharField(max_length=100)
     truth = models.CharField(max_length=100, blank=True, default="")
     gap_bin = models.SmallIntegerField(help_text="services.cells.GAP_EDGES bin; -1: no gap.")
-    n = models.BigIntegerField(default=0)
+    n = models.BigIntegerField(help_text="Decisions added to the cell (negative: removed).")
 
     class Meta:
         db_table = "evals_decisioncell"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["kind_version", "agent_version", "choice", "truth", "gap_bin"],
-                name="decision_cell_unique",
-            )
-        ]
 
     def __str__(self):
         return f"{self.kind_version_id}/{self.agent_version_id} {self.choice}/{self.truth}"

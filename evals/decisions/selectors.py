@@ -4,7 +4,7 @@ reviewers' answers (Decision.truth), the confusion matrix, and the gaps behind t
 from collections import defaultdict
 from itertools import pairwise
 
-from django.db.models import F
+from django.db.models import F, Sum
 
 from core import stats as metrics
 from evals.catalog.models import AgentVersion
@@ -24,16 +24,20 @@ def decision_accuracy_table(*, kind: str = "", agent_version: str = "") -> list[
     accuracy with its Wilson interval, the confusion matrix (rows: the agent's choice; columns:
     the reviewers' answer) and, where decisions carry gaps, the gap histogram by answer. Read
     from the decision cells (services/cells.py), a few rows whatever the number of decisions."""
-    cells = DecisionCell.objects.filter(n__gt=0)
+    cells = DecisionCell.objects.all()
     if kind:
         cells = cells.filter(kind_version__kind__kind_id=kind)
     if agent_version:
         cells = cells.filter(agent_version__version=agent_version)
     groups: dict[tuple[int, int], dict] = {}
     gaps: dict[tuple[int, int], dict[str, list[int]]] = defaultdict(dict)
-    for kv, av, choice, truth, b, n in cells.values_list(
-        "kind_version", "agent_version", "choice", "truth", "gap_bin", "n"
-    ).order_by():
+    for kv, av, choice, truth, b, n in (
+        cells.values_list("kind_version", "agent_version", "choice", "truth", "gap_bin")
+        .annotate(total=Sum("n"))
+        .exclude(total=0)
+        .values_list("kind_version", "agent_version", "choice", "truth", "gap_bin", "total")
+        .order_by()
+    ):
         g = groups.setdefault((kv, av), {"counts": {}, "decisions": 0})
         g["decisions"] += n
         if truth:

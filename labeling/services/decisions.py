@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from core.errors import DomainError
 from evals.decisions.models import Decision
+from evals.decisions.services.cells import decision_cells_compact_on_commit
 from labeling.models import DecisionLabel, HardMoment
 from labeling.services.held import assignment_own
 from labeling.services.marks import _clean_note
@@ -56,6 +57,8 @@ def decision_labels_bulk(labels: list[tuple[object, Decision, str]]) -> int:
             d.truth = truth
             changed.append(d)
     Decision.objects.bulk_update(changed, ["truth"], batch_size=1000)
+    if changed:
+        decision_cells_compact_on_commit()
     return DecisionLabel.objects.count() - before
 
 
@@ -65,6 +68,7 @@ def _truth_update(decision: Decision) -> str:
     if truth != decision.truth:
         Decision.objects.filter(pk=decision.pk).update(truth=truth)
         decision.truth = truth
+        decision_cells_compact_on_commit()
     return truth
 
 

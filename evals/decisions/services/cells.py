@@ -6,9 +6,16 @@ Database triggers keep the counts current in the same transaction as the write t
 them, whoever wrote it: the transcript importer's COPY of decisions and its deletes of rewritten
 ones, a label's truth update (`decision_label_set`, `decision_labels_bulk`), a call deleted or
 moved to another agent version by a replace import, the admin, a test's `objects.create`. On
-PostgreSQL they are statement triggers with transition tables (one grouped upsert per statement,
-so a COPY of a million decisions adds one aggregate); on SQLite, row triggers. Each adds or
-subtracts counts, so concurrent writers commute (ON CONFLICT serialises them per cell).
+PostgreSQL they are statement triggers with transition tables (one grouped insert per statement,
+so a COPY of a million decisions adds one aggregate); on SQLite, row triggers.
+
+The rows are deltas: a trigger only appends (+n for decisions that arrive in a cell, -n for those
+that leave it) and a cell's count is the sum of its rows. Appending takes no lock on a row another
+transaction wrote, so a reviewer's label never waits for an import of the same agent version that
+is still running (an import is one transaction); counting into one row per cell would. The
+writers that make most rows (the importer, the label services) fold them after their commit
+(`decision_cells_compact`: one row per cell again); rows other writers leave are folded by the
+next one. Folding deletes only committed rows it sees, so it is exact while others append.
 
 The triggers are (re)installed after every `migrate` (evals.decisions.apps).
 `decision_cells_rebuild` recomputes every row (a repair tool); `--check` counts the cells that
@@ -44,10 +51,7 @@ def gap_bin_sql(column: str) -> str:
 
 
 def _upsert(select: str) -> str:
-    return (
-        f"INSERT INTO {CELLS} ({COLUMNS}) {select} "
-        f"ON CONFLICT ({KEY}) DO UPDATE SET n = {CELLS}.n + excluded.n"
-    )
+    return f"INSERT INTO {CELLS} ({COLUMNS}) {select}"
 
 
 def _grouped(rows: str, sign: str, agent: str = "t.agent_version_id") -> str:
@@ -206,8 +210,44 @@ def decision_cells_rebuild_if_empty(*, connection=None) -> int | None:
 
 def decision_cells_differences(*, connection=None) -> int:
     """Return how many cells differ from a full recount of the decisions (0 when all agree)."""
-    stored = f"SELECT {COLUMNS} FROM {CELLS} WHERE n <> 0"
+    stored = f"SELECT {KEY}, sum(n) FROM {CELLS} GROUP BY {KEY} HAVING sum(n) <> 0"
     differ = rows_differing(
         cells_select_sql(), stored, KEY, connection=connection or default_connection
     )
     return len(differ)
+
+
+def decision_cells_compact(*, connection=None) -> int:
+    """Fold the cells' delta rows into one row per cell (dropping cells that sum to 0); return
+    the rows left. Exact while others append: it deletes only the committed rows it sees and
+    writes their sums back in the same transaction."""
+    connection = connection or default_connection
+    fold = f"SELECT {KEY}, sum(n) FROM gone GROUP BY {KEY} HAVING sum(n) <> 0"
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"WITH gone AS (DELETE FROM {CELLS} RETURNING {COLUMNS}) "
+                f"INSERT INTO {CELLS} ({COLUMNS}) {fold}"
+            )
+        else:  # one writer at a time: sum, clear, write back
+            cursor.execute(f"SELECT {KEY}, sum(n) FROM {CELLS} GROUP BY {KEY} HAVING sum(n) <> 0")
+            rows = cursor.fetchall()
+            cursor.execute(f"DELETE FROM {CELLS}")
+            cursor.executemany(
+                f"INSERT INTO {CELLS} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)", rows
+            )
+        return cursor.rowcount if connection.vendor == "postgresql" else len(rows)
+
+
+def decision_cells_compact_on_commit(*, connection=None) -> None:
+    """Fold the cells once the current transaction commits (once however often it is asked)."""
+    connection = connection or default_connection
+    if not connection.in_atomic_block:
+        decision_cells_compact(connection=connection)
+        return
+    if not any(f is _compact_default for _, f, _ in connection.run_on_commit):
+        transaction.on_commit(_compact_default, using=connection.alias)
+
+
+def _compact_default() -> None:
+    decision_cells_compact()

@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from core.importing import Errors, Invalid, chunked, copy_rows
 from evals.decisions.models import Decision, DecisionKind, DecisionKindVersion
+from evals.decisions.services.cells import decision_cells_compact_on_commit
 
 DECISION_FIELDS = ("kind", "turn", "at_ms", "choice", "confidence", "gap_ms")
 MAX_DECISIONS = 5000
@@ -246,6 +247,7 @@ def decisions_write(
     for chunk in chunked(stale):
         Decision.objects.filter(pk__in=chunk).delete()
     copy_rows(Decision, DECISION_COLUMNS, new, total=len(new))
+    decision_cells_compact_on_commit()  # the COPY's triggers appended the cells' deltas
     return counts, touched
 
 
@@ -259,4 +261,5 @@ def decisions_parser():
 def decisions_forget(transcript_ids: list[int]) -> dict[str, int]:
     """Delete the decisions of calls whose turns a replace changed (new ones come with the line)."""
     Decision.objects.filter(transcript_id__in=transcript_ids).delete()
+    decision_cells_compact_on_commit()
     return {}

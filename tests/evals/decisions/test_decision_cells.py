@@ -11,7 +11,11 @@ from django.core.management import call_command
 from evals.catalog.models import Transcript
 from evals.catalog.services.importing import transcripts_import
 from evals.decisions.models import Decision, DecisionCell
-from evals.decisions.services.cells import GAP_EDGES, decision_cells_differences
+from evals.decisions.services.cells import (
+    GAP_EDGES,
+    decision_cells_compact,
+    decision_cells_differences,
+)
 from evals.decisions.services.kinds import decision_kinds_import
 from labeling.services.decisions import (
     decision_label_set,
@@ -34,12 +38,11 @@ def recount() -> Counter:
 
 
 def cells() -> Counter:
-    return Counter(
-        {
-            (c.kind_version_id, c.agent_version_id, c.choice, c.truth, c.gap_bin): c.n
-            for c in DecisionCell.objects.filter(n__gt=0)
-        }
-    )
+    """The cells' counts: each cell the sum of its delta rows."""
+    out: Counter = Counter()
+    for c in DecisionCell.objects.all():
+        out[(c.kind_version_id, c.agent_version_id, c.choice, c.truth, c.gap_bin)] += c.n
+    return +out  # cells that sum to 0 hold no decision
 
 
 def assert_exact():
@@ -119,3 +122,31 @@ def test_check_catches_a_tampered_cell_and_rebuild_mends_it(imported):
     assert_exact()
     DecisionCell.objects.filter(pk=DecisionCell.objects.order_by("pk").first().pk).delete()
     assert decision_cells_differences() == 1
+
+
+def test_writers_fold_the_deltas_after_commit_and_the_figures_stay(
+    db, make_user, django_capture_on_commit_callbacks
+):
+    a = make_user("reviewer", username="a")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        decision_kinds_import(text=KINDS_YAML)
+        transcripts_import(lines=[timed_call("c-1", "v1", [300, -50, 1200])])
+        transcripts_import(lines=[timed_call("c-3", "v2", [100, 5000])])
+        turn_taking = list(Decision.objects.filter(kind__kind_id="turn-taking"))
+        decision_label_set(reviewer=a, decision=turn_taking[0], answer=WAIT)
+        decision_labels_bulk([(a, d, TAKE) for d in turn_taking[1:]])
+    folds = [f for f in callbacks if f.__name__ == "_compact_default"]
+    assert len(folds) == 1  # once however many writes asked for it
+    assert_exact()
+    keys = list(
+        DecisionCell.objects.values_list(
+            "kind_version", "agent_version", "choice", "truth", "gap_bin"
+        )
+    )
+    assert len(keys) == len(set(keys)) == len(recount())
+    before = len(keys)
+    Decision.objects.filter(pk=turn_taking[0].pk).update(truth=TAKE)  # not a folding writer
+    assert DecisionCell.objects.count() == before + 2
+    assert decision_cells_compact() <= before
+    assert DecisionCell.objects.count() <= before
+    assert_exact()

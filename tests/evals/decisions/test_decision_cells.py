@@ -1,12 +1,14 @@
 """Decision cells (the decision accuracy figures) stay equal to a recount of the decisions after
 every kind of write, and `decision_cells_rebuild --check` catches a cell that drifted."""
 
+import threading
 from bisect import bisect_right
 from collections import Counter
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db import connection, transaction
 
 from evals.catalog.models import Transcript
 from evals.catalog.services.importing import transcripts_import
@@ -149,4 +151,44 @@ def test_writers_fold_the_deltas_after_commit_and_the_figures_stay(
     assert DecisionCell.objects.count() == before + 2
     assert decision_cells_compact() <= before
     assert DecisionCell.objects.count() <= before
+    assert_exact()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_label_does_not_wait_for_an_import_of_the_same_version_and_both_count(make_user):
+    """An import is one transaction; while it runs, a reviewer labels a decision in a cell the
+    import is adding to. The label commits at once (no lock on a shared row) and, once the
+    import commits, the cells equal the recount."""
+    decision_kinds_import(text=KINDS_YAML)
+    transcripts_import(lines=[timed_call("c-1", "v1", [300, 320])])
+    reviewer = make_user("reviewer", username="a")
+    d = Decision.objects.filter(kind__kind_id="turn-taking").first()
+    imported, release, errors = threading.Event(), threading.Event(), []
+
+    def importer():
+        try:
+            with transaction.atomic():
+                transcripts_import(lines=[timed_call("c-2", "v1", [310, 330])])
+                imported.set()
+                release.wait(30)
+        except Exception as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+        finally:
+            imported.set()
+            connection.close()
+
+    worker = threading.Thread(target=importer)
+    worker.start()
+    try:
+        assert imported.wait(30)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")
+            decision_label_set(reviewer=reviewer, decision=d, answer=WAIT)
+    finally:
+        release.set()
+        worker.join()
+    assert not errors, errors
+    assert Decision.objects.count() == 4 and Decision.objects.filter(truth=WAIT).count() == 1
     assert_exact()

@@ -6,42 +6,34 @@ like a marked verdict in calibration (labeling.selectors.resolution.sample_weigh
 largest inclusion probability of the sample items its ratings came through, 1 outside the sample.
 So oversampling flagged calls to check the judge does not drag the outcome figures down.
 
-What predicts the outcome comes from PREDICTOR_SOURCES: each source says, for the rated calls,
-which of its checks fired on which call. The first source is every verdict of the one shape (LLM
-rules, detectors, classifiers, and any judge added later, the conversation judge's findings
-among them), so a new verdict source just appears; a source of another shape is one more
-function in the list, as the conversation score is (low at 5 of 10 or less).
+What predicts the outcome comes from checks that fired or not on each rated call: every verdict
+of the one shape (LLM rules, detectors, classifiers, and any judge added later, the conversation
+judge's findings among them), so a new verdict source just appears, and the conversation score
+(low at 5 of 10 or less). They are precomputed per question and check, kept current by triggers
+on every table they depend on (labeling/services/outcome_sums.py; a source of another shape is
+one more SELECT in its checks_select_sql), so the report reads a few hundred rows however many
+calls were rated.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.db import connection, transaction
 from django.db.models import (
     Avg,
-    Case,
     Count,
-    F,
-    IntegerField,
     Max,
-    Q,
     QuerySet,
-    Value,
-    When,
 )
 from django.utils import timezone
 
 from core import stats as metrics
 from core.errors import DomainError
 from core.permissions import user_can
-from core.sql import aggregate_tune
 from evals.catalog.models import Agent, Transcript
-from evals.conversation.models import ConversationScore
-from evals.judging.models import Judge, Verdict
+from evals.judging.models import Judge
 from labeling.models import (
     BAD_AT_MOST,
     DEFAULT_QUESTION_KEY,
@@ -49,10 +41,12 @@ from labeling.models import (
     RATING_MAX,
     RATING_MIN,
     IssueRow,
+    OutcomeCheck,
+    OutcomeCheckSums,
     OutcomeQuestion,
     OutcomeRating,
 )
-from labeling.selectors.resolution import sample_weight, weight_sql
+from labeling.selectors.resolution import sample_weight
 
 # A check needs at least this many rated calls where it fired and where it did not before its
 # difference says anything; below that it is "too few calls".
@@ -268,76 +262,18 @@ def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
 
 # ---- what predicts the outcome -----------------------------------------------------------------
 
-# A source is given the rated calls (a subquery of transcript ids) and returns a queryset of one
-# row per (call, check) with the columns tid (transcript id), src (the source's key), chk (the
-# check's name) and fired (1 or 0). The sources' rows are joined with the calls' outcomes and
-# summed per check in the database (outcome_predictors), whatever their number.
-PredictorSource = Callable[[QuerySet], QuerySet]
+# The checks are kept per rated call in OutcomeCheck and summed per question, check and side in
+# OutcomeCheckSums, by triggers (labeling/services/outcome_sums.py, whose checks_select_sql says
+# what a check is): every verdict of the one shape per (judge kind, rule), fired when any of its
+# non-errored verdicts on the call was flagged, and each conversation judge's score.
 SOURCE_LABELS = {**dict(Judge.Kind.choices), "conversation": "conversation judge"}
 # The conversation judge's 1-10 score counts as a check that fired at this score or below.
 CONVERSATION_SCORE_LOW = 5
-
-
-def _fired(condition: Q) -> Max:
-    return Max(Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField()))
-
-
-def verdicts_fired(rated: QuerySet) -> QuerySet:
-    """Every check of the one verdict shape on the rated calls, per (judge kind, rule): fired
-    when any of its verdicts on the call was flagged. Errored verdicts say nothing."""
-    return (
-        Verdict.objects.filter(transcript_id__in=rated, error="")
-        .values(tid=F("transcript_id"), src=F("judge__kind"), chk=F("rule_version__rule__rule_id"))
-        .annotate(fired=_fired(Q(flagged=True)))
-        .order_by()
-    )
-
-
-def conversation_score_low(rated: QuerySet) -> QuerySet:
-    """The conversation judge's score as a check, per judge: fired when the call scored
-    CONVERSATION_SCORE_LOW or less. Its findings are verdicts and come through verdicts_fired;
-    errored scores say nothing."""
-    return (
-        ConversationScore.objects.filter(transcript_id__in=rated, error="", score__isnull=False)
-        .values(tid=F("transcript_id"), src=Value("conversation"), chk=F("judge__name"))
-        .annotate(fired=_fired(Q(score__lte=CONVERSATION_SCORE_LOW)))
-        .order_by()
-    )
-
-
-PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired, conversation_score_low]
+ANY_CHECK = "*"  # OutcomeCheck's row per call: any non-errored verdict flagged on it
 
 
 def _check_label(src: str, chk: str) -> str:
     return f"{chk} score ≤ {CONVERSATION_SCORE_LOW}" if src == "conversation" else chk
-
-
-def _predictor_sums_sql(question: OutcomeQuestion) -> tuple[str, list]:
-    """Return the one aggregate behind the predictors: per (source, check, fired), the count and
-    weighted sums of the rated calls' outcomes (metrics.WeightedSums) and how many were bad."""
-    rated = OutcomeRating.objects.filter(question=question).values("transcript_id")
-    parts, params = [], []
-    for source in PREDICTOR_SOURCES:
-        sql, p = source(rated).query.sql_with_params()
-        parts.append(f"SELECT tid, src, chk, fired FROM ({sql}) s{len(parts)}")
-        params += p
-    outcomes_sql, outcomes_params = (
-        OutcomeRating.objects.filter(question=question)
-        .values(tid=F("transcript_id"))
-        .annotate(x=Avg("rating"), p=Max("assignment__item__inclusion_probability"))
-        .order_by()
-        .query.sql_with_params()
-    )
-    sql = f"""
-SELECT f.src, f.chk, f.fired, COUNT(*), SUM(c.w), SUM(c.w * c.x), SUM(c.w * c.w),
-       SUM(c.w * c.w * c.x), SUM(c.w * c.w * c.x * c.x),
-       SUM(CASE WHEN c.x <= {BAD_AT_MOST} THEN 1 ELSE 0 END)
-FROM ({" UNION ALL ".join(parts)}) f
-JOIN (SELECT o.tid AS tid, o.x AS x, {weight_sql("o.p")} AS w FROM ({outcomes_sql}) o) c
-  ON c.tid = f.tid
-GROUP BY f.src, f.chk, f.fired
-"""
-    return sql, [*params, *outcomes_params]
 
 
 def outcome_predictors(*, question: OutcomeQuestion) -> list[dict]:
@@ -350,20 +286,17 @@ def outcome_predictors(*, question: OutcomeQuestion) -> list[dict]:
     """
     if question.pk is None:
         return []
-    sql, params = _predictor_sums_sql(question)
     sides: dict[tuple[str, str], dict[bool, metrics.WeightedSums]] = defaultdict(dict)
     bad_fired: dict[tuple[str, str], int] = defaultdict(int)
-    with transaction.atomic(), connection.cursor() as cursor:
-        # One group per rated call and check (815k at a quarter's data): with the default 4 MB
-        # they spill to disk (126 MB) and sort there; in memory they hash.
-        aggregate_tune(cursor, work_mem_mb=PREDICTOR_WORK_MEM_MB)
-        cursor.execute(sql, params)
-        for src, chk, fired, n, w, wx, w2, w2x, w2x2, bad in cursor.fetchall():
-            sides[(src, chk)][bool(fired)] = metrics.WeightedSums(
-                int(n), float(w), float(wx), float(w2), float(w2x), float(w2x2)
-            )
-            if fired:
-                bad_fired[(src, chk)] = int(bad)
+    rows = (
+        OutcomeCheckSums.objects.filter(question_id=question.pk, n__gt=0)
+        .exclude(src=ANY_CHECK)
+        .values_list("src", "chk", "fired", "n", "w", "wx", "w2", "w2x", "w2x2", "bad")
+    )
+    for src, chk, fired, n, w, wx, w2, w2x, w2x2, bad in rows:
+        sides[(src, chk)][bool(fired)] = metrics.WeightedSums(n, w, wx, w2, w2x, w2x2)
+        if fired:
+            bad_fired[(src, chk)] = bad
     out = []
     for (src, chk), by in sides.items():
         fired = metrics.weighted_mean_of_sums(by.get(True, metrics.WeightedSums()))
@@ -411,9 +344,9 @@ def outcome_bad_unflagged(calls: list[CallOutcome], *, question: OutcomeQuestion
     if not bad:
         return []
     flagged = set(
-        Verdict.objects.filter(transcript_id__in=list(bad), flagged=True, error="")
-        .values_list("transcript_id", flat=True)
-        .distinct()
+        OutcomeCheck.objects.filter(
+            question_id=question.pk, src=ANY_CHECK, fired=1, x__lte=BAD_AT_MOST
+        ).values_list("transcript_id", flat=True)
     )
     ids = [tid for tid in bad if tid not in flagged]
     rows = dict(

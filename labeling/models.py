@@ -487,3 +487,55 @@ class OutcomeCheckSums(models.Model):
                 fields=["question_id", "src", "chk", "fired"], name="outcome_check_sums_key"
             )
         ]
+
+
+class OutcomeCall(models.Model):
+    """One rated call's outcome on one question, kept by the outcome triggers
+    (labeling/services/outcome_sums.py): its mean rating x, ratings, weight w (outside: no rating
+    came through the sample), agent version and day (its start, else import, in TIME_ZONE)."""
+
+    question_id = models.BigIntegerField()
+    transcript_id = models.BigIntegerField()
+    agent_version_id = models.BigIntegerField()
+    day = models.DateField()
+    x = models.FloatField()
+    ratings = models.IntegerField()
+    outside = models.SmallIntegerField()
+    w = models.FloatField()
+
+    class Meta:
+        db_table = "labeling_outcome_call"
+        indexes = [
+            models.Index(fields=["transcript_id"], name="outcome_call_call"),
+            models.Index(fields=["question_id", "x"], name="outcome_call_bad"),
+        ]
+
+
+class OutcomeDaySums(models.Model):
+    """Per question, agent version and day: the sums of OutcomeCall the outcome figures need
+    (count, ratings, outside the sample, sum of x, bad, the weighted sums of x and of the bad
+    ones), kept by the same triggers; the report adds days into weeks and versions."""
+
+    question_id = models.BigIntegerField()
+    agent_version_id = models.BigIntegerField()
+    day = models.DateField()
+    n = models.IntegerField()
+    ratings = models.IntegerField()
+    outside = models.IntegerField()
+    bad = models.IntegerField()
+    sx = models.FloatField()
+    w = models.FloatField()
+    wx = models.FloatField()
+    w2 = models.FloatField()
+    w2x = models.FloatField()
+    w2x2 = models.FloatField()
+    wbad = models.FloatField()
+    w2bad = models.FloatField()
+
+    class Meta:
+        db_table = "labeling_outcome_day_sums"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question_id", "agent_version_id", "day"], name="outcome_day_sums_key"
+            )
+        ]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, fields
 
 from django.db.models import (
     Avg,
@@ -32,7 +32,7 @@ from django.utils import timezone
 from core import stats as metrics
 from core.errors import DomainError
 from core.permissions import user_can
-from evals.catalog.models import Agent, Transcript
+from evals.catalog.models import Agent, AgentVersion, Transcript
 from evals.judging.models import Judge
 from labeling.models import (
     BAD_AT_MOST,
@@ -41,8 +41,10 @@ from labeling.models import (
     RATING_MAX,
     RATING_MIN,
     IssueRow,
+    OutcomeCall,
     OutcomeCheck,
     OutcomeCheckSums,
+    OutcomeDaySums,
     OutcomeQuestion,
     OutcomeRating,
 )
@@ -211,53 +213,115 @@ def _period(at: dt.datetime | None, by: str) -> dt.date | None:
     return day - dt.timedelta(days=day.weekday()) if by == "week" else day
 
 
-def outcome_summary(calls: list[CallOutcome]) -> dict:
-    """Return the weighted figures of a set of rated calls: mean rating with its interval, the
-    share of bad outcomes with its Wilson interval, raw counts beside them."""
-    mean = metrics.weighted_mean([c.rating for c in calls], [c.weight for c in calls])
-    w_bad = sum(c.weight for c in calls if c.bad)
-    w_ok = sum(c.weight for c in calls if not c.bad)
-    bad = metrics.weighted_estimate(
-        w_bad,
-        w_ok,
-        sum(c.weight**2 for c in calls if c.bad),
-        sum(c.weight**2 for c in calls if not c.bad),
-    )
+@dataclass
+class OutcomeSums:
+    """What the figures of a set of rated calls need, addable: OutcomeDaySums' columns."""
+
+    n: int = 0
+    ratings: int = 0
+    outside: int = 0
+    bad: int = 0
+    sx: float = 0.0
+    w: float = 0.0
+    wx: float = 0.0
+    w2: float = 0.0
+    w2x: float = 0.0
+    w2x2: float = 0.0
+    wbad: float = 0.0
+    w2bad: float = 0.0
+
+    def __add__(self, other: OutcomeSums) -> OutcomeSums:
+        return OutcomeSums(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    @classmethod
+    def of(cls, c: CallOutcome) -> OutcomeSums:
+        w, x = c.weight, c.rating
+        bad = 1 if c.bad else 0
+        return cls(
+            1, c.ratings, int(c.outside_sample), bad, x, w, w * x, w * w, w * w * x,
+            w * w * x * x, w * bad, w * w * bad,
+        )  # fmt: skip
+
+
+SUM_FIELDS = [f.name for f in fields(OutcomeSums)]
+
+
+def _summary_of(s: OutcomeSums) -> dict:
+    mean = metrics.weighted_mean_of_sums(metrics.WeightedSums(s.n, s.w, s.wx, s.w2, s.w2x, s.w2x2))
+    bad = metrics.weighted_estimate(s.wbad, s.w - s.wbad, s.w2bad, s.w2 - s.w2bad)
     return {
-        "calls": len(calls),
-        "ratings": sum(c.ratings for c in calls),
-        "outside_sample": sum(1 for c in calls if c.outside_sample),
+        "calls": s.n,
+        "ratings": s.ratings,
+        "outside_sample": s.outside,
         "mean": _r(mean.value),
         "mean_ci": _clip(mean.ci),
-        "raw_mean": _r(sum(c.rating for c in calls) / len(calls)) if calls else None,
-        "bad": sum(1 for c in calls if c.bad),
+        "raw_mean": _r(s.sx / s.n) if s.n else None,
+        "bad": s.bad,
         "bad_share": _r(bad.value, 4),
         "bad_share_ci": None if bad.ci is None else [round(bad.ci[0], 4), round(bad.ci[1], 4)],
         "effective_n": round(mean.effective_n, 1),
     }
 
 
-def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
-    """Return the figures per agent version (all periods), and per agent version and period
-    (week of the calls' start, its Monday, or day), oldest first."""
+def outcome_summary(calls: list[CallOutcome]) -> dict:
+    """Return the weighted figures of a set of rated calls: mean rating with its interval, the
+    share of bad outcomes with its Wilson interval, raw counts beside them."""
+    return _summary_of(sum((OutcomeSums.of(c) for c in calls), OutcomeSums()))
+
+
+def _figures_of(days: dict[tuple[str, dt.date | None], OutcomeSums], by: str) -> dict:
+    """The figures per version and per version and period from the sums per version and day."""
     if by not in BY_CHOICES:
         raise DomainError(errors={"by": f"expected week or day, got {by!r}."})
-    per_version: dict[str, list[CallOutcome]] = defaultdict(list)
-    per_period: dict[tuple[str, dt.date], list[CallOutcome]] = defaultdict(list)
-    for c in calls:
-        per_version[c.version].append(c)
-        start = _period(c.at, by)
-        if start is not None:
-            per_period[(c.version, start)].append(c)
+    per_version: dict[str, OutcomeSums] = defaultdict(OutcomeSums)
+    per_period: dict[tuple[str, dt.date], OutcomeSums] = defaultdict(OutcomeSums)
+    overall = OutcomeSums()
+    for (version, day), s in sorted(
+        days.items(), key=lambda kv: (kv[0][0], kv[0][1] or dt.date.min)
+    ):
+        per_version[version] += s
+        overall += s
+        if day is not None:
+            start = day - dt.timedelta(days=day.weekday()) if by == "week" else day
+            per_period[(version, start)] += s
     return {
-        "versions": [
-            {"version": v, **outcome_summary(per_version[v])} for v in sorted(per_version)
-        ],
+        "overall": _summary_of(overall),
+        "versions": [{"version": v, **_summary_of(per_version[v])} for v in sorted(per_version)],
         "trend": [
-            {"version": v, "period": start.isoformat(), **outcome_summary(per_period[(v, start)])}
+            {"version": v, "period": start.isoformat(), **_summary_of(per_period[(v, start)])}
             for v, start in sorted(per_period, key=lambda k: (k[1], k[0]))
         ],
     }
+
+
+def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
+    """Return the figures per agent version (all periods), and per agent version and period
+    (week of the calls' start, its Monday, or day), oldest first, of these calls (the
+    straightforward recompute of outcome_figures_stored)."""
+    days: dict[tuple[str, dt.date | None], OutcomeSums] = defaultdict(OutcomeSums)
+    for c in calls:
+        days[(c.version, _period(c.at, "day"))] += OutcomeSums.of(c)
+    return _figures_of(days, by)
+
+
+def outcome_figures_stored(*, question: OutcomeQuestion, by: str = "week") -> dict:
+    """outcome_figures of every call rated on the question, from the sums per agent version and
+    day the outcome triggers keep (labeling/services/outcome_sums.py): one row per version and
+    day however many calls were rated. With `overall`, the figures of them all."""
+    if question.pk is None:
+        return _figures_of({}, by)
+    rows = list(
+        OutcomeDaySums.objects.filter(question_id=question.pk).values_list(
+            "agent_version_id", "day", *SUM_FIELDS
+        )
+    )
+    names = dict(
+        AgentVersion.objects.filter(pk__in={r[0] for r in rows}).values_list("pk", "version")
+    )
+    days: dict[tuple[str, dt.date | None], OutcomeSums] = defaultdict(OutcomeSums)
+    for version_id, day, *sums in rows:
+        days[(names[version_id], day)] += OutcomeSums(*sums)
+    return _figures_of(days, by)
 
 
 # ---- what predicts the outcome -----------------------------------------------------------------
@@ -337,10 +401,42 @@ def _mean_dict(m: metrics.Mean) -> dict:
 # ---- bad outcomes nothing flagged --------------------------------------------------------------
 
 
-def outcome_bad_unflagged(calls: list[CallOutcome], *, question: OutcomeQuestion) -> list[dict]:
+def _bad_calls(question: OutcomeQuestion) -> list[CallOutcome]:
+    """The calls rated bad on the question, from OutcomeCall (an index range, not every call)."""
+    rows = {
+        tid: (x, ratings, w, outside)
+        for tid, x, ratings, w, outside in OutcomeCall.objects.filter(
+            question_id=question.pk, x__lte=BAD_AT_MOST
+        ).values_list("transcript_id", "x", "ratings", "w", "outside")
+    }
+    calls = Transcript.objects.filter(pk__in=list(rows)).values_list(
+        "pk", "external_id", "agent_version__version", "started_at", "imported_at"
+    )
+    return [
+        CallOutcome(
+            transcript_id=pk,
+            external_id=ext,
+            version=version,
+            at=started or imported,
+            rating=rows[pk][0],
+            ratings=rows[pk][1],
+            weight=rows[pk][2],
+            outside_sample=bool(rows[pk][3]),
+        )
+        for pk, ext, version, started, imported in calls
+    ]
+
+
+def outcome_bad_unflagged(
+    calls: list[CallOutcome] | None = None, *, question: OutcomeQuestion
+) -> list[dict]:
     """Return the calls rated bad (mean at most BAD_AT_MOST) on which no check flagged anything:
-    failures no rule names yet. Calls with no issue row yet first, then the worst."""
-    bad = {c.transcript_id: c for c in calls if c.bad}
+    failures no rule names yet. Calls with no issue row yet first, then the worst. `calls`: the
+    rated calls (call_outcomes), else the bad ones are read from OutcomeCall."""
+    if question.pk is None:
+        return []
+    bad = {c.transcript_id: c for c in (calls if calls is not None else _bad_calls(question))}
+    bad = {tid: c for tid, c in bad.items() if c.bad}
     if not bad:
         return []
     flagged = set(
@@ -388,8 +484,7 @@ def outcome_data(params) -> dict:
     agent = outcome_agent((params.get("agent") or "").strip() or None)
     question = outcome_question(agent=agent, key=(params.get("question") or "").strip() or None)
     by = (params.get("by") or "week").strip()
-    calls = call_outcomes(question=question)
-    figures = outcome_figures(calls, by=by)
+    figures = outcome_figures_stored(question=question, by=by)
     return {
         "agent": agent.name,
         "question": question.key,
@@ -397,9 +492,9 @@ def outcome_data(params) -> dict:
         "by": by,
         "scale": [RATING_MIN, RATING_MAX],
         "bad_at_most": BAD_AT_MOST,
-        "overall": outcome_summary(calls),
+        "overall": figures["overall"],
         "versions": figures["versions"],
         "trend": figures["trend"],
         "predictors": outcome_predictors(question=question),
-        "bad_unflagged": outcome_bad_unflagged(calls, question=question),
+        "bad_unflagged": outcome_bad_unflagged(question=question),
     }

@@ -24,13 +24,22 @@ from labeling.selectors.outcomes import (
     SOURCE_LABELS,
     call_outcomes,
     outcome_bad_unflagged,
+    outcome_figures,
+    outcome_figures_stored,
     outcome_predictors,
+    outcome_summary,
 )
 from labeling.selectors.resolution import sample_weight
 from labeling.services.outcome_sums import outcome_sums_differences, outcome_sums_rebuild
 from labeling.services.outcomes import outcome_rate, outcome_unrate
-from tests.factories import JudgeFactory, RuleVersionFactory, TranscriptFactory, VerdictFactory
-from tests.labeling.test_outcomes import _held
+from tests.factories import (
+    AgentVersionFactory,
+    JudgeFactory,
+    RuleVersionFactory,
+    TranscriptFactory,
+    VerdictFactory,
+)
+from tests.labeling.test_outcomes import _at, _held
 
 pytestmark = pytest.mark.django_db
 
@@ -84,8 +93,15 @@ def _assert_current(question):
         for r in outcome_predictors(question=question)
     }
     assert have == want
-    bad = outcome_bad_unflagged(call_outcomes(question=question), question=question)
-    assert {r["transcript"] for r in bad} == unflagged
+    calls = call_outcomes(question=question)
+    assert outcome_bad_unflagged(question=question) == outcome_bad_unflagged(
+        calls, question=question
+    )
+    assert {r["transcript"] for r in outcome_bad_unflagged(question=question)} == unflagged
+    for by in ("week", "day"):
+        stored = outcome_figures_stored(question=question, by=by)
+        assert stored == outcome_figures(calls, by=by)
+        assert stored["overall"] == outcome_summary(calls)
 
 
 def test_every_kind_of_write_keeps_the_sums_equal_to_a_recompute(reviewer, make_user):
@@ -144,6 +160,13 @@ def test_every_kind_of_write_keeps_the_sums_equal_to_a_recompute(reviewer, make_
     _assert_current(question)
     Assignment.objects.filter(pk=assignments[1].pk).delete()  # the rating's claim: SET NULL
     _assert_current(question)
+    # A call's start moves it to another day and week; another version.
+    Transcript.objects.filter(pk=calls[1].pk).update(started_at=_at("2026-11-17"))
+    Transcript.objects.filter(pk=calls[2].pk).update(
+        agent_version=AgentVersionFactory(version="2026-11-28.1"), started_at=_at("2026-11-29")
+    )
+    _assert_current(question)
+    assert len(outcome_figures_stored(question=question, by="week")["trend"]) == 3
     # A rated call deleted takes its rows with it.
     calls[3].delete()
     _assert_current(question)

@@ -32,10 +32,10 @@ import math
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import OperationalError, transaction
 from django.db import connection as default_connection
+from django.db import transaction
 
-from core.sql import statements_execute
+from core.sql import sqlite_row_trigger, tables_empty, triggers_install
 from labeling.models import (
     BAD_AT_MOST,
     OutcomeCall,
@@ -249,16 +249,13 @@ def _sqlite_sql() -> list[str]:
     ]
     out = []
     for table, suffix, event, when, rhs in triggers:
-        name = f"docket_outcome_{table}_{suffix}"
-        body = ";\n".join(_refresh_statements(rhs, "sqlite"))
-        when_sql = f" WHEN {when}" if when else ""
-        out += [
-            f"DROP TRIGGER IF EXISTS {name}",
-            (
-                f"CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW{when_sql}\n"
-                f"BEGIN\n{body};\nEND"
-            ),
-        ]
+        out += sqlite_row_trigger(
+            f"docket_outcome_{table}_{suffix}",
+            table,
+            event,
+            when,
+            _refresh_statements(rhs, "sqlite"),
+        )
     return out
 
 
@@ -299,24 +296,21 @@ BEGIN
     RETURN NULL;
 END
 $body$"""
-    on_assignment = f"""
-CREATE OR REPLACE FUNCTION docket_outcome_on_assignment() RETURNS trigger
+    on_assignment, on_item = (
+        f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger
 LANGUAGE plpgsql AS $body$
 BEGIN
     PERFORM docket_outcome_refresh(ARRAY(SELECT DISTINCT t.transcript_id
-        FROM ({_RATINGS_OF_ASSIGNMENT}NEW.id) t ORDER BY 1));
+        FROM ({ratings_of}NEW.id) t ORDER BY 1));
     RETURN NULL;
 END
 $body$"""
-    on_item = f"""
-CREATE OR REPLACE FUNCTION docket_outcome_on_sampleitem() RETURNS trigger
-LANGUAGE plpgsql AS $body$
-BEGIN
-    PERFORM docket_outcome_refresh(ARRAY(SELECT DISTINCT t.transcript_id
-        FROM ({_RATINGS_OF_ITEM}NEW.id) t ORDER BY 1));
-    RETURN NULL;
-END
-$body$"""
+        for name, ratings_of in (
+            ("docket_outcome_on_assignment", _RATINGS_OF_ASSIGNMENT),
+            ("docket_outcome_on_sampleitem", _RATINGS_OF_ITEM),
+        )
+    )
     on_transcript = """
 CREATE OR REPLACE FUNCTION docket_outcome_on_transcript() RETURNS trigger
 LANGUAGE plpgsql AS $body$
@@ -372,16 +366,13 @@ OWN_TABLES = (CALLS, CHECKS, *(sums.table for sums in SUMS))
 
 def outcome_triggers_install(*, connection=None) -> bool:
     """(Re)create the outcome sums' triggers (idempotent); False when the tables are not there."""
-    connection = connection or default_connection
-    if connection.vendor not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"outcome sums triggers: no support for {connection.vendor}")
-    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
-        return False
-    statements_execute(
-        _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql(),
-        connection=connection,
+    return triggers_install(
+        connection or default_connection,
+        what="outcome sums",
+        tables=TRIGGER_TABLES,
+        postgres=_postgres_sql,
+        sqlite=_sqlite_sql,
     )
-    return True
 
 
 def _fresh(connection) -> list[tuple[str, str, int]]:
@@ -413,15 +404,7 @@ def outcome_sums_rebuild(*, connection=None) -> int:
         if connection.vendor == "postgresql":
             cursor.execute("SET LOCAL jit = off")
             cursor.execute(f"LOCK TABLE {', '.join(_CALL_TABLES)} IN SHARE MODE")
-            try:
-                with transaction.atomic(using=connection.alias):
-                    cursor.execute(f"TRUNCATE {', '.join(OWN_TABLES)}")
-            except OperationalError:  # deferred constraint checks pending in this transaction
-                for table in OWN_TABLES:
-                    cursor.execute(f"DELETE FROM {table}")
-        else:
-            for table in OWN_TABLES:
-                cursor.execute(f"DELETE FROM {table}")
+        tables_empty(cursor, OWN_TABLES)
         cursor.execute(
             f"INSERT INTO {CALLS} ({CALL_COLUMNS}) {calls_select_sql('', connection.vendor)}"
         )

@@ -5,7 +5,11 @@ at two sizes, and times every GET page of the console and every API list (as a r
 it; the dashboard as each role) with Django's test client, DEBUG off, the median of --rounds
 requests after a warm-up, with the query count of the last. It prints one table:
 
-    page · ms at the small point · ms at the large point · growth · queries (large point)
+    page · ms at the small point · ms at the large point · growth · CPU ms · cold ms · queries
+
+(CPU ms: this process's and its PostgreSQL backend's CPU for one request at the large point,
+the median of the rounds: the machine may be shared, and CPU time does not count others' work;
+cold ms: the first request after the cache is cleared.)
 
 What a call carries, per call (the issue's quarter, 50,604 calls, divided by its calls): 30 timed
 turns; about 80 conduct verdicts (80 rules, 197 rule versions: a call is judged on the version of
@@ -25,10 +29,10 @@ bulk-created rows (their services take one call at a time: a call's review or ju
 
 --calls is the large point (the issue's quarter is 50,604 calls: 4.1M verdicts; 5,000 builds in
 about two and a half minutes on a 2-core machine), --small its fraction (0: the large point only).
-The database (DATABASE_URL's name) is dropped and created for each point, and dropped at the end
-unless BENCH_KEEP=1; BENCH_REUSE=1 then times a kept one again without building (--calls must
-say its size). A benchmark, not a test: it prints figures and asserts only that each page
-answers 200.
+Each point gets its own database beside DATABASE_URL's (NAME_<calls>), dropped and created, and
+dropped at the end unless BENCH_KEEP=1; BENCH_REUSE=1 then times kept ones again without building
+(give the same --calls and --small; a reused database is migrated first). A benchmark, not a
+test: it prints figures and asserts only that each page answers 200.
 """
 
 import datetime as dt
@@ -41,7 +45,7 @@ import time
 import warnings
 from pathlib import Path
 
-from support import django_setup, postgres_url, scratch_database
+from support import cpu_seconds, django_setup, postgres_url, scratch_database
 
 # bench/ holds modules (axes.py) that would shadow installed ones once Django loads.
 sys.path.remove(str(Path(__file__).resolve().parent))
@@ -429,15 +433,23 @@ def time_pages(n: int, rounds: int, only: str) -> dict[str, tuple[float, int]]:
         if response.status_code != 200:
             print(f"  {label}: {response.status_code}, left out", flush=True)
             continue
-        seconds = []
+        seconds, cpu = [], []
         for _ in range(rounds):
             with CaptureQueriesContext(connection) as ctx:
+                c0 = cpu_seconds()
                 t0 = time.perf_counter()
                 response = client.get(url, headers=headers, secure=True)
                 b"".join(response) if response.streaming else response.content
                 seconds.append(time.perf_counter() - t0)
-        results[label] = (statistics.median(seconds), len(ctx.captured_queries), cold)
-        ms, queries, _ = results[label]
+                c1 = cpu_seconds()
+                cpu.append(c1[0] - c0[0] + ((c1[1] - c0[1]) if c0[1] is not None else 0))
+        results[label] = (
+            statistics.median(seconds),
+            len(ctx.captured_queries),
+            cold,
+            statistics.median(cpu),
+        )
+        ms, queries, *_ = results[label]
         print(f"  {label:44} {ms * 1000:8.0f} ms {queries:4d} q", flush=True)
     return results
 
@@ -450,8 +462,14 @@ def main() -> None:
     rounds = int(arg("--rounds", "5"))
     only = arg("--only", "")
     results = {}
-    for n in (small, large) if small and not reuse else (large,):
-        with scratch_database(url, reuse=reuse) as db_url:
+    base = url.rsplit("/", 1)[1]
+    for n in (small, large) if small else (large,):
+        with scratch_database(url, name=f"{base}_{n}", reuse=reuse) as db_url:
+            if results:  # Django is set up already: point its connection at this database
+                from django.db import connection
+
+                connection.close()
+                connection.settings_dict["NAME"] = f"{base}_{n}"
             django_setup(
                 migrate=True,
                 DATABASE_URL=db_url,
@@ -480,14 +498,20 @@ def main() -> None:
         f"\nmedian of {rounds}, DEBUG off, {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f}\n"
     )
-    head = f"{'page':44} {f'{small:,} ms':>10} {f'{large:,} ms':>10} {'growth':>7} {'queries':>7}"
+    head = (
+        f"{'page':44} {f'ms@{small:,}':>10} {f'ms@{large:,}':>10} {'growth':>7} "
+        f"{'CPU ms':>7} {'cold ms':>8} {'queries':>7}"
+    )
     print(head)
     print("-" * len(head))
-    for label, (ms, queries, _) in sorted(results[large].items(), key=lambda kv: -kv[1][0]):
+    for label, (ms, queries, cold, cpu) in sorted(results[large].items(), key=lambda kv: -kv[1][0]):
         before = results.get(small, {}).get(label)
         growth = f"{ms / before[0]:.1f}x" if before else "-"
         small_ms = f"{before[0] * 1000:.0f}" if before else "-"
-        print(f"{label:44} {small_ms:>10} {ms * 1000:10.0f} {growth:>7} {queries:7d}")
+        print(
+            f"{label:44} {small_ms:>10} {ms * 1000:10.0f} {growth:>7} {cpu * 1000:7.0f} "
+            f"{cold * 1000:8.0f} {queries:7d}"
+        )
 
 
 if __name__ == "__main__":

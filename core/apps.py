@@ -21,6 +21,14 @@ def _data_version_triggers(sender, using, **kwargs):
     data_version_triggers_install(using=using)
 
 
+def _bulk_key_triggers(sender, using, **kwargs):
+    """After every migrate, put back the triggers that keep the keys checked per statement
+    (core.bulk_keys)."""
+    from core.bulk_keys import bulk_key_triggers_install
+
+    bulk_key_triggers_install(using=using)
+
+
 class CoreConfig(AppConfig):
     name = "core"
     verbose_name = "Core"
@@ -32,3 +40,4 @@ class CoreConfig(AppConfig):
         post_migrate.connect(
             _data_version_triggers, sender=self, dispatch_uid="core-data-version-triggers"
         )
+        post_migrate.connect(_bulk_key_triggers, sender=self, dispatch_uid="core-bulk-keys")

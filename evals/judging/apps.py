@@ -21,6 +21,11 @@ class JudgingConfig(AppConfig):
 
         data_kind_register("verdicts", Verdict._meta.db_table)
 
+        from core.bulk_keys import bulk_key_register
+
+        for field in ("transcript", "rule_version", "judge"):
+            bulk_key_register(Verdict, field)
+
         # A call whose turns a replace changed loses the verdicts (and marks) made on them.
         call_part_register(
             CallPart(

@@ -105,14 +105,25 @@ class Verdict(models.Model):
 
     # No single-column indexes on these two: verdict_key_unique (transcript, ...) and
     # verdict_rv_judge (rule_version, ...) start with them, and every index fewer speeds up bulk
-    # imports.
+    # imports. The three keys are checked once per statement, not per row (core.bulk_keys,
+    # registered in apps.py): a declared key's per-row lookups cost three times a bare COPY.
     transcript = models.ForeignKey(
-        Transcript, on_delete=models.CASCADE, related_name="verdicts", db_index=False
+        Transcript,
+        on_delete=models.CASCADE,
+        related_name="verdicts",
+        db_index=False,
+        db_constraint=False,
     )
     rule_version = models.ForeignKey(
-        RuleVersion, on_delete=models.PROTECT, related_name="verdicts", db_index=False
+        RuleVersion,
+        on_delete=models.PROTECT,
+        related_name="verdicts",
+        db_index=False,
+        db_constraint=False,
     )
-    judge = models.ForeignKey(Judge, on_delete=models.PROTECT, related_name="verdicts")
+    judge = models.ForeignKey(
+        Judge, on_delete=models.PROTECT, related_name="verdicts", db_constraint=False
+    )
     judge_run = models.ForeignKey(
         JudgeRun,
         on_delete=models.SET_NULL,

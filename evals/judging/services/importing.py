@@ -23,6 +23,7 @@ from core.importing import (
     Progress,
     chunked,
     copy_rows,
+    gc_paused,
     is_postgres,
     json_records,
 )
@@ -424,10 +425,10 @@ def verdicts_import(
     started = time.perf_counter()
     errors = Errors(source)
     result = ImportResult(kind="verdicts")
-    with transaction.atomic():
+    with gc_paused(), transaction.atomic():
         job = _Import(errors, progress)
-        # Foreign keys stay deferred to the commit: checked per COPY inside the chunk's savepoint,
-        # each check of a call already locked would cost a multixact (measured: more server CPU).
+        # The keys are checked once per COPY (core.bulk_keys), each chunk locking the calls it
+        # names: files in call order (as judges write them) lock each call once.
         for parsed in _parsed_chunks(lines, errors):
             job.add(parsed)
         errors.check()

@@ -458,7 +458,12 @@ class OutcomeCheck(models.Model):
         db_table = "labeling_outcome_check"
         indexes = [
             models.Index(fields=["transcript_id"], name="outcome_check_call"),
-            models.Index(fields=["question_id", "src", "fired", "x"], name="outcome_check_any"),
+            # Only the ANY rows: the bad calls something flagged (one row a call, not one a check).
+            models.Index(
+                fields=["question_id", "fired", "x"],
+                condition=models.Q(src="*"),
+                name="outcome_check_any",
+            ),
         ]
 
 

@@ -90,7 +90,9 @@ class Migration(migrations.Migration):
                 "indexes": [
                     models.Index(fields=["transcript_id"], name="outcome_check_call"),
                     models.Index(
-                        fields=["question_id", "src", "fired", "x"], name="outcome_check_any"
+                        condition=models.Q(("src", "*")),
+                        fields=["question_id", "fired", "x"],
+                        name="outcome_check_any",
                     ),
                 ],
             },

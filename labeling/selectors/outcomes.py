@@ -18,6 +18,7 @@ calls were rated.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import defaultdict
 from dataclasses import astuple, dataclass, fields
 
@@ -55,6 +56,7 @@ from labeling.selectors.resolution import sample_weight
 PREDICTOR_MIN_CALLS = 3
 PREDICTOR_WORK_MEM_MB = 128
 BY_CHOICES = ("week", "day")
+BAD_PAGE_SIZE = 50  # bad calls nothing flagged shown at a time
 
 
 def outcome_questions(*, agent: Agent) -> list[OutcomeQuestion]:
@@ -401,13 +403,23 @@ def _mean_dict(m: metrics.Mean) -> dict:
 # ---- bad outcomes nothing flagged --------------------------------------------------------------
 
 
-def _bad_calls(question: OutcomeQuestion) -> list[CallOutcome]:
-    """The calls rated bad on the question, from OutcomeCall (an index range, not every call)."""
+def _flagged_bad(question: OutcomeQuestion) -> QuerySet:
+    """The ids of the calls rated bad on the question on which some check flagged something."""
+    return OutcomeCheck.objects.filter(
+        question_id=question.pk, src=ANY_CHECK, fired=1, x__lte=BAD_AT_MOST
+    ).values("transcript_id")
+
+
+def _bad_unflagged_calls(question: OutcomeQuestion) -> list[CallOutcome]:
+    """The calls rated bad on the question that nothing flagged, from OutcomeCall (an index
+    range over the bad ones, not every rated call)."""
     rows = {
         tid: (x, ratings, w, outside)
         for tid, x, ratings, w, outside in OutcomeCall.objects.filter(
             question_id=question.pk, x__lte=BAD_AT_MOST
-        ).values_list("transcript_id", "x", "ratings", "w", "outside")
+        )
+        .exclude(transcript_id__in=_flagged_bad(question))
+        .values_list("transcript_id", "x", "ratings", "w", "outside")
     }
     calls = Transcript.objects.filter(pk__in=list(rows)).values_list(
         "pk", "external_id", "agent_version__version", "started_at", "imported_at"
@@ -427,6 +439,57 @@ def _bad_calls(question: OutcomeQuestion) -> list[CallOutcome]:
     ]
 
 
+def _bad_unflagged_ordered(
+    calls: list[CallOutcome] | None, question: OutcomeQuestion
+) -> list[tuple[CallOutcome, int]]:
+    """The bad calls nothing flagged with their issue rows, in the report's order: no issue row
+    yet first, then the worst, then by id."""
+    if question.pk is None:
+        return []
+    if calls is None:
+        bad = {c.transcript_id: c for c in _bad_unflagged_calls(question)}
+    else:
+        flagged = set(_flagged_bad(question).values_list("transcript_id", flat=True))
+        bad = {c.transcript_id: c for c in calls if c.bad and c.transcript_id not in flagged}
+    rows = dict(
+        IssueRow.objects.filter(transcript_id__in=list(bad))
+        .values("transcript_id")
+        .annotate(n=Count("id"))
+        .values_list("transcript_id", "n")
+    )
+    ordered = [(c, rows.get(tid, 0)) for tid, c in bad.items()]
+    ordered.sort(key=lambda ci: (ci[1] > 0, _r(ci[0].rating, 2), ci[0].external_id))
+    return ordered
+
+
+def _bad_unflagged_rows(
+    ordered: list[tuple[CallOutcome, int]], question: OutcomeQuestion
+) -> list[dict]:
+    """The report's rows of these bad calls, with what their reviewers said."""
+    said = defaultdict(list)
+    for tid, rating, reason, key_factor, who in (
+        OutcomeRating.objects.filter(
+            question=question, transcript_id__in=[c.transcript_id for c, _ in ordered]
+        )
+        .order_by("transcript_id", "rating", "pk")
+        .values_list("transcript_id", "rating", "reason", "key_factor", "reviewer__username")
+    ):
+        said[tid].append(
+            {"rating": rating, "reason": reason, "key_factor": key_factor, "reviewer": who}
+        )
+    return [
+        {
+            "transcript": c.external_id,
+            "version": c.version,
+            "started_at": c.at.isoformat() if c.at else None,
+            "rating": _r(c.rating, 2),
+            "issue_rows": issue_rows,
+            "ratings": said[c.transcript_id],
+        }
+        for c, issue_rows in ordered
+    ]
+
+
 def outcome_bad_unflagged(
     calls: list[CallOutcome] | None = None, *, question: OutcomeQuestion
 ) -> list[dict]:
@@ -435,44 +498,24 @@ def outcome_bad_unflagged(
     rated calls (call_outcomes), else the bad ones are read from OutcomeCall."""
     if question.pk is None:
         return []
-    bad = {c.transcript_id: c for c in (calls if calls is not None else _bad_calls(question))}
-    bad = {tid: c for tid, c in bad.items() if c.bad}
-    if not bad:
-        return []
-    flagged = set(
-        OutcomeCheck.objects.filter(
-            question_id=question.pk, src=ANY_CHECK, fired=1, x__lte=BAD_AT_MOST
-        ).values_list("transcript_id", flat=True)
-    )
-    ids = [tid for tid in bad if tid not in flagged]
-    rows = dict(
-        IssueRow.objects.filter(transcript_id__in=ids)
-        .values("transcript_id")
-        .annotate(n=Count("id"))
-        .values_list("transcript_id", "n")
-    )
-    said = defaultdict(list)
-    for tid, rating, reason, key_factor, who in (
-        OutcomeRating.objects.filter(question=question, transcript_id__in=ids)
-        .order_by("transcript_id", "rating", "pk")
-        .values_list("transcript_id", "rating", "reason", "key_factor", "reviewer__username")
-    ):
-        said[tid].append(
-            {"rating": rating, "reason": reason, "key_factor": key_factor, "reviewer": who}
-        )
-    out = [
-        {
-            "transcript": bad[tid].external_id,
-            "version": bad[tid].version,
-            "started_at": bad[tid].at.isoformat() if bad[tid].at else None,
-            "rating": _r(bad[tid].rating, 2),
-            "issue_rows": rows.get(tid, 0),
-            "ratings": said[tid],
-        }
-        for tid in ids
-    ]
-    out.sort(key=lambda r: (r["issue_rows"] > 0, r["rating"], r["transcript"]))
-    return out
+    return _bad_unflagged_rows(_bad_unflagged_ordered(calls, question), question)
+
+
+def _bad_page(question: OutcomeQuestion, page_param) -> dict:
+    """One page (BAD_PAGE_SIZE) of the bad calls nothing flagged, with their number and pages."""
+    ordered = _bad_unflagged_ordered(None, question)
+    pages = max(1, math.ceil(len(ordered) / BAD_PAGE_SIZE))
+    try:
+        page = min(max(1, int(page_param or 1)), pages)
+    except ValueError:
+        raise DomainError(errors={"bad_page": f"expected a page number, got {page_param!r}."})
+    start = (page - 1) * BAD_PAGE_SIZE
+    return {
+        "bad_unflagged": _bad_unflagged_rows(ordered[start : start + BAD_PAGE_SIZE], question),
+        "bad_unflagged_total": len(ordered),
+        "bad_page": page,
+        "bad_pages": pages,
+    }
 
 
 # ---- everything, for the page, the API and the command -----------------------------------------
@@ -480,7 +523,8 @@ def outcome_bad_unflagged(
 
 def outcome_data(params) -> dict:
     """Return the outcome report of one agent and question: figures per version and period,
-    predictors and the bad calls nothing flagged. params: agent, question, by (week or day)."""
+    predictors and the bad calls nothing flagged, a page of BAD_PAGE_SIZE at a time. params:
+    agent, question, by (week or day), bad_page (from 1)."""
     agent = outcome_agent((params.get("agent") or "").strip() or None)
     question = outcome_question(agent=agent, key=(params.get("question") or "").strip() or None)
     by = (params.get("by") or "week").strip()
@@ -496,5 +540,5 @@ def outcome_data(params) -> dict:
         "versions": figures["versions"],
         "trend": figures["trend"],
         "predictors": outcome_predictors(question=question),
-        "bad_unflagged": outcome_bad_unflagged(question=question),
+        **_bad_page(question, params.get("bad_page")),
     }

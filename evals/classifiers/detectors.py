@@ -8,7 +8,7 @@ runner checks stored calls with them (verdicts of the one shape, marked and cali
     injection_guard          llm [false]
         the injection guard on every customer, tool and system turn (tool results with the
         heuristics for planted instructions too): the always-on layer, plus the model's second
-        pass when llm is true (judge "classifier/injection/patterns-v4" or ".../<model>/...")
+        pass when llm is true (judge "classifier/injection/patterns-v5" or ".../<model>/...")
     scope_drift              (no parameters)
         every agent reply against the agent version's instructions and tools
     frustration_attribution  only_signalled [true]
@@ -43,7 +43,7 @@ from evals.rules.detectors import (
 )
 
 # v2 (issue 28): the small model joined the heuristics, and tool and system turns are checked.
-PATTERNS_VERSION = "patterns-v4"  # a new version whenever the heuristics or the model change
+PATTERNS_VERSION = "patterns-v5"  # a new version whenever the heuristics or the model change
 PATTERNS_JUDGE = f"classifier/injection/{PATTERNS_VERSION}"
 INPUT_SPEAKERS = (USER, "tool", "system")
 PARALLEL_TURNS = 4

@@ -7,6 +7,13 @@ bench/injection_model_train.py rebuilds both from public data. `model_score(norm
 highest over the whole text and over windows of it, so an instruction planted in a long
 document is scored on its own words rather than diluted by the document's. Any failure to load
 answers None (the layer then runs on its patterns alone: fail open).
+
+A second model of the same shape (`injection_sentences.{bin,json}`) scores sentences one at a
+time: `sentences_score(units)` answers the highest probability that one sentence or line of a
+document, a tool result or a text handed over to be worked on is a request aimed at an
+assistant ("Write a script to rename all files" in an email). It was fitted on requests as
+positives and the sentences of benign documents as negatives, so it sees an order to the model
+where the whole-text model sees a document.
 """
 
 import hashlib
@@ -22,6 +29,11 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 WEIGHTS, META = HERE / "injection_model.bin", HERE / "injection_model.json"
+SENTENCE_WEIGHTS = HERE / "injection_sentences.bin"
+SENTENCE_META = HERE / "injection_sentences.json"
+# Put before each sentence, so a sentence's first word is a bigram of its own ("^ write" is a
+# request, "i will write" a report of one).
+SENTENCE_START = "^ "
 
 BITS = 20
 MASK = (1 << BITS) - 1
@@ -126,13 +138,12 @@ class Model:
         return 1.0 / (1.0 + math.exp(-z)) if z > -50 else 0.0
 
 
-@lru_cache(maxsize=1)
-def load() -> Model | None:
-    """Return the committed model, or None when it is missing or does not match its metadata."""
+@lru_cache(maxsize=2)
+def _load(weights_path: Path, meta_path: Path) -> Model | None:
     try:
-        meta = json.loads(META.read_text())
+        meta = json.loads(meta_path.read_text())
         weights = array("b")
-        weights.frombytes(WEIGHTS.read_bytes())
+        weights.frombytes(weights_path.read_bytes())
         if meta.get("bits") != BITS or len(weights) != 1 << BITS:
             return None
         if hashlib.sha256(weights.tobytes()).hexdigest() != meta.get("weights_sha256"):
@@ -140,6 +151,16 @@ def load() -> Model | None:
         return Model(weights, meta)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def load() -> Model | None:
+    """Return the committed model, or None when it is missing or does not match its metadata."""
+    return _load(WEIGHTS, META)
+
+
+def load_sentences() -> Model | None:
+    """Return the committed sentence model, or None (as `load`)."""
+    return _load(SENTENCE_WEIGHTS, SENTENCE_META)
 
 
 def model_score(norm: str) -> float | None:
@@ -152,10 +173,31 @@ def model_score(norm: str) -> float | None:
         return None
 
 
-def threshold(source: str) -> float:
-    """The probability at and above which the model flags an input from this source."""
-    m = load()
+def sentences_score(units: list[str]) -> float | None:
+    """Return the sentence model's highest probability over normalised sentences or lines, or
+    None when it is unavailable or fails (fail open)."""
+    try:
+        m = load_sentences()
+        if m is None:
+            return None
+        return max((m.probability(SENTENCE_START + u) for u in units), default=0.0)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def _threshold(m: Model | None, source: str, default: str) -> float:
     if m is None:
         return 1.01
     th = m.meta.get("thresholds", {})
-    return float(th.get(source, th.get("user", 0.9)))
+    return float(th.get(source, th.get(default, 0.9)))
+
+
+def threshold(source: str) -> float:
+    """The probability at and above which the model flags an input from this source."""
+    return _threshold(load(), source, "user")
+
+
+def sentence_threshold(source: str) -> float:
+    """The probability at and above which the sentence model flags a sentence from this source:
+    `document`, `tool`, or `embedded` (a text a user hands over to be translated, summarised)."""
+    return _threshold(load_sentences(), source, "document")

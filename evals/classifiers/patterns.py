@@ -1120,18 +1120,91 @@ def _strings(value) -> list[str]:
     return out
 
 
+def _json_strings(text: str, norm: str, source: str) -> str | None:
+    """A tool result's or document's string values one a line when it is JSON, else None."""
+    if source not in DATA_SOURCES or norm[:1] not in "[{":
+        return None
+    try:
+        return "\n".join(_strings(json.loads(text)))
+    except (ValueError, RecursionError):
+        return None
+
+
 def _model_text(text: str, norm: str, source: str) -> str:
     """What the model reads: the normalised text, or for a tool result or document that is JSON,
     its string values one a line. The model learnt language, not syntax: runs of keys, quotes
     and numbers in a flight list look to it like nothing it saw benign, and flagged 13 of 382
     benign airline tool results. The heuristics still read the whole text, keys and all."""
-    if source not in DATA_SOURCES or norm[:1] not in "[{":
-        return norm
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return norm
-    return normalise("\n".join(_strings(value)))
+    values = _json_strings(text, norm, source)
+    return norm if values is None else normalise(values)
+
+
+MIN_SENTENCE_WORDS, MAX_SENTENCES = 3, 400
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """The normalised lines of a text of three words or more, and, when a line holds several
+    sentences, each of them: what the sentence model scores, one at a time (the first
+    MAX_SENTENCES; the trainer splits its documents the same way)."""
+    out = []
+    for line in text.splitlines():
+        norm = normalise(line)
+        if norm.count(" ") + 1 < MIN_SENTENCE_WORDS:
+            continue
+        out.append(norm)
+        parts = _SENTENCE_END.split(norm)
+        if len(parts) > 1:
+            out += [x for x in parts if x.count(" ") + 1 >= MIN_SENTENCE_WORDS]
+        if len(out) >= MAX_SENTENCES:
+            return out[:MAX_SENTENCES]
+    return out
+
+
+# A user turn that hands over a text to be worked on ("Translate the following sentence into
+# Chinese:", "Summarise the text below."): the text is data, so an order inside it is an
+# instruction smuggled past the task (a latent jailbreak), scored by the sentence model.
+_TEXT_NOUN = (
+    r"(?:sentences?|text|paragraphs?|passages?|phrases?|words|message|lines?|content|statements?|"
+    r"excerpt|quote|string)"
+)
+_TASK_ON_TEXT = re.compile(
+    r"^(?:please |kindly |can you |could you |would you |now |first,? )?"
+    r"(?:translate|paraphrase|rephrase|reword|rewrite|summari[sz]e|proofread|simplify|polish|"
+    r"correct|fix|edit|classify|analy[sz]e|convert|transcribe|shorten|improve|refine)\b"
+    rf"[^:]{{0,40}}?\b(?:(?:following|below|above|preceding|previous|this|these)"
+    rf"(?: \w+)? {_TEXT_NOUN}\b|following\b|below\b)[^:]{{0,60}}?(?::|[.!]?$)"
+)
+
+
+def embedded_text(text: str) -> list[str]:
+    """The sentences of the text a user turn hands over to be worked on, when its first or last
+    sentence is a cue such as "Translate the following sentence into French:" (what follows an
+    opening cue, what follows a cue's colon, or what comes before a closing cue without one),
+    or [] when it hands none. Questions are left out: a question handed over to
+    be translated is the common benign case; the attack is an order ("Write one ...")."""
+    atoms = [
+        x
+        for line in text.splitlines()
+        for x in _SENTENCE_END.split(normalise(line))
+        if x.count(" ") + 1 >= MIN_SENTENCE_WORDS or x.endswith(":")
+    ][:MAX_SENTENCES]
+    for i in (0, -1) if len(atoms) > 1 or ":" in "".join(atoms) else ():
+        cue = _TASK_ON_TEXT.match(atoms[i])
+        if cue and atoms[i].count(" ") < 25:
+            rest = atoms[i][cue.end() :].strip()
+            rest = [rest] if rest.count(" ") + 1 >= MIN_SENTENCE_WORDS else []
+            # The text follows an opening cue, or its colon; a closing cue without one follows it.
+            payload = rest + atoms[1:] if i == 0 else rest or atoms[:-1]
+            return [x for x in payload if not x.rstrip("\"' ").endswith("?")]
+    return []
+
+
+def _scaled(p: float, t: float) -> int:
+    """A model's probability on the layer's scale: FLAG_AT and above from its threshold t."""
+    if p >= t:
+        return min(99, FLAG_AT + round((p - t) / max(1e-9, 1 - t) * (99 - FLAG_AT)))
+    return round(p / t * (FLAG_AT - 1))
 
 
 def _model_hit(norm: str, source: str) -> tuple[int, float | None]:
@@ -1140,10 +1213,20 @@ def _model_hit(norm: str, source: str) -> tuple[int, float | None]:
     p = model.model_score(norm)
     if p is None:
         return 0, None
-    t = model.threshold("user" if source not in DATA_SOURCES else source)
-    if p >= t:
-        return min(99, FLAG_AT + round((p - t) / max(1e-9, 1 - t) * (99 - FLAG_AT))), p
-    return round(p / t * (FLAG_AT - 1)), p
+    return _scaled(p, model.threshold("user" if source not in DATA_SOURCES else source)), p
+
+
+def _sentence_hit(text: str, norm: str, source: str) -> int:
+    """The sentence model's score on the layer's scale: over the sentences of a tool result or
+    document, or of the text a user turn hands over to be worked on; 0 when there are none or
+    the model is unavailable."""
+    if source in DATA_SOURCES:
+        values = _json_strings(text, norm, source)
+        units, where = sentences(text if values is None else values), source
+    else:
+        units, where = embedded_text(text), "embedded"
+    p = model.sentences_score(units) if units else None
+    return 0 if p is None else _scaled(p, model.sentence_threshold(where))
 
 
 def pattern_check(text: str, *, source: str = "user", _depth: int = 0) -> PatternResult:
@@ -1176,6 +1259,10 @@ def pattern_check(text: str, *, source: str = "user", _depth: int = 0) -> Patter
             hits.append((cat, "model"))
             scored.append((cat, "model", m_score))
         score = max(score, m_score)
+        if score < FLAG_AT and (s_score := _sentence_hit(text, norm, source)) >= FLAG_AT:
+            hits.append(("instruction_override", "sentence_model"))
+            scored.append(("instruction_override", "sentence_model", s_score))
+            score = s_score
     if len({n for _, n in hits}) > 1 and score >= FLAG_AT:
         score = min(99, score + 5 * (len({n for _, n in hits}) - 1))
     category = ""

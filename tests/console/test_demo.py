@@ -593,7 +593,7 @@ def test_demo_classifiers_have_verdicts_of_both_kinds_and_marks_for_a_pr_curve()
     calls = Transcript.objects.filter(metadata__demo="classifiers")
     assert calls.values("tenant").distinct().count() == 2
     assert AgentVersion.objects.filter(agent__name="kettle-support").exclude(instructions="")
-    guard = Verdict.objects.filter(judge__name="classifier/injection/patterns-v4", flagged=True)
+    guard = Verdict.objects.filter(judge__name="classifier/injection/patterns-v5", flagged=True)
     assert guard.filter(transcript__in=calls).count() >= 5
     frustration = Verdict.objects.filter(rule_version__rule__rule_id="classifiers.ai-frustration")
     targets = set(frustration.values_list("category__category", flat=True))

@@ -255,3 +255,17 @@ def test_concurrent_marks_on_one_verdict_leave_the_tally_right(make_user, n):
     tally = VerdictTally.objects.get(verdict=verdict)
     assert (tally.n_marks, tally.n_right, tally.cell) == (n // 2, n // 2, 3)
     assert_tally_right()
+
+
+def test_the_judge_filter_lists_the_judges_with_a_marked_verdict_and_follows_undo(reviewer):
+    marked, unmarked, undone = JudgeFactory(), JudgeFactory(), JudgeFactory()
+    kept = VerdictFactory(judge=marked, flagged=False)
+    VerdictFactory(judge=unmarked, flagged=True)
+    gone = VerdictFactory(judge=undone, flagged=False)
+    mark_set(reviewer=reviewer, verdict=kept, correct=True)
+    mark_set(reviewer=reviewer, verdict=gone, correct=False)
+    mark_undo(reviewer=reviewer, verdict=gone)
+    expected = {
+        j.pk for j in (marked, unmarked, undone) if Mark.objects.filter(verdict__judge=j).exists()
+    }
+    assert {j.pk for j in cal.calibration_judges()} == expected == {marked.pk}

@@ -80,7 +80,7 @@ def test_the_judge_runner_checks_stored_calls_with_the_classifiers(
     assert (inj.flagged, inj.turns, inj.judge.name) == (
         True,
         [1],
-        "classifier/injection/patterns-v4",
+        "classifier/injection/patterns-v5",
     )
     assert inj.confidence >= 50 and inj.category.category == "prompt_extraction"
     drift = verdict("classifiers.scope-drift")

@@ -29,7 +29,7 @@ import logging
 from django.db import connection as default_connection
 from django.db import transaction
 
-from core.sql import empty_while_filled, rows_differing, triggers_install
+from core.sql import empty_while_filled, rows_differing, sqlite_row_trigger, triggers_install
 from evals.decisions.models import DecisionCell
 
 logger = logging.getLogger(__name__)
@@ -148,39 +148,38 @@ def _sqlite_sql() -> list[str]:
         )
 
     triggers = [
-        ("docket_cells_ins", "INSERT ON evals_decision", "", [one("NEW", "")]),
-        ("docket_cells_del", "DELETE ON evals_decision", "", [one("OLD", "-")]),
+        ("docket_cells_ins", "INSERT", "evals_decision", "", [one("NEW", "")]),
+        ("docket_cells_del", "DELETE", "evals_decision", "", [one("OLD", "-")]),
         (
             "docket_cells_upd",
-            "UPDATE OF kind_version_id, transcript_id, choice, truth, gap_ms ON evals_decision",
+            "UPDATE OF kind_version_id, transcript_id, choice, truth, gap_ms",
+            "evals_decision",
             "",
             [one("OLD", "-"), one("NEW", "")],
         ),
         (
             "docket_cells_moved",
-            "UPDATE OF agent_version_id ON evals_transcript",
-            " WHEN OLD.agent_version_id IS NOT NEW.agent_version_id",
+            "UPDATE OF agent_version_id",
+            "evals_transcript",
+            "OLD.agent_version_id IS NOT NEW.agent_version_id",
             [moved("OLD.agent_version_id", "-"), moved("NEW.agent_version_id", "")],
         ),
     ]
-    out = []
-    for name, event, when, body in triggers:
-        statements = ";\n".join(body)
-        out += [
-            f"DROP TRIGGER IF EXISTS {name}",
-            f"CREATE TRIGGER {name} AFTER {event} FOR EACH ROW{when}\nBEGIN\n{statements};\nEND",
-        ]
-    return out
+    return [
+        sql
+        for name, event, table, when, body in triggers
+        for sql in sqlite_row_trigger(name, table, event, when, body)
+    ]
 
 
 def cells_triggers_install(*, connection=None) -> bool:
     """(Re)create the cells' triggers (idempotent); return False when the tables are not there."""
     return triggers_install(
-        "decision cells",
-        TRIGGER_TABLES,
-        _postgres_sql,
-        _sqlite_sql,
-        connection=connection or default_connection,
+        connection or default_connection,
+        what="decision cells",
+        tables=TRIGGER_TABLES,
+        postgres=_postgres_sql,
+        sqlite=_sqlite_sql,
     )
 
 

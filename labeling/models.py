@@ -438,7 +438,7 @@ class ClassifierSpan(models.Model):
     """How many runtime-classifier verdicts alike fall in one span of days, kept by database
     triggers (labeling/services/classifier_spans.py) for the thresholds pages."""
 
-    level = models.SmallIntegerField(help_text="0..7: 2^level days; 8: every day.")
+    level = models.SmallIntegerField(help_text="0..3: 4^level days; 4: every day.")
     start = models.IntegerField(help_text="First day of the span, in days since 1970-01-01.")
     rule_version_id = models.BigIntegerField()
     judge_id = models.BigIntegerField()
@@ -469,4 +469,3 @@ class ClassifierSpan(models.Model):
                 name="classifier_span_key",
             )
         ]
-        indexes = [models.Index(fields=["n"], name="classifier_span_empty", condition=Q(n=0))]

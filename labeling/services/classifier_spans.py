@@ -5,16 +5,18 @@ A row counts the classifier verdicts (errored ones left out) alike in everything
 or filter by: rule version, judge, tenant, agent version, category, flagged, confidence and truth
 (the tally's: 1 right, 0 wrong, -1 unmarked or tied), over one span of the calls' days (a call's
 day is when it started, or came in, in the time zone the spans were installed with). The spans
-are dyadic: level L (0..7) counts the 2^L days from a multiple of 2^L (days since 1970-01-01);
-level 8 counts every day. Any window of days is a union of at most about 2 * 8 spans
-(`spans_covering`), and a span of many days holds at most one row per distinct key however many
-verdicts fall in it, so a page's work is bounded by the keys, not the calls.
+nest by fours: level L (0..3) counts the 4^L days from a multiple of 4^L (days since 1970-01-01);
+level 4 counts every day. A window of days is a union of a few such spans (`spans_covering`: at
+most 3 of each size at either end, and 64-day spans between), and a span of many days holds at most
+one row per distinct key however many verdicts fall in it, so a page's work is bounded by the
+keys, not the calls; a verdict counts in five rows.
 
 Kept exact by PostgreSQL statement triggers, in the transaction of the write, whoever wrote it:
 verdicts inserted, deleted or changed (`import_classifier_logs`, the classifier endpoint,
 `import_verdicts`, a cascade), their categories, their tally rows (marks and settlements change
 the truth through the tally's own triggers) and their calls' day, tenant or agent version. Each
-applies the difference (minus the old key, plus the new) to all nine levels at once.
+applies the difference (minus the old key, plus the new) to all five levels at once, in one
+upsert (rows reaching 0 go).
 `classifier_spans_rebuild` recomputes every row; `classifier_spans_differences` counts the rows
 that differ from that recompute (`classifier_spans_rebuild --check`). Other databases (SQLite, the
 demo) have no spans: the selector counts the verdicts directly there.
@@ -36,11 +38,17 @@ from labeling.models import ClassifierSpan
 logger = logging.getLogger(__name__)
 
 SPANS = ClassifierSpan._meta.db_table
-LEVELS = 8  # levels 0..7: spans of 1..128 days
-EVERY_DAY = LEVELS  # level 8: one span of every day
+LEVELS = 4  # levels 0..3: spans of 1, 4, 16 and 64 days
+EVERY_DAY = LEVELS  # level 4: one span of every day
 EPOCH = dt.date(1970, 1, 1)
 KEY = "rule_version_id, judge_id, tenant, agent_version_id, category, flagged, confidence, truth"
 _RULES = ", ".join(f"'{r}'" for r in sorted(RULE_OF.values()))
+# The classifiers' rule versions, looked up once per statement: the rows a trigger sees are
+# filtered by one comparison each before any join (a COPY of conduct verdicts joins nothing).
+_VERSIONS = (
+    "SELECT rv.id FROM evals_ruleversion rv JOIN evals_rule r ON r.id = rv.rule_id "
+    f"WHERE r.rule_id IN ({_RULES})"
+)
 
 
 def spans_time_zone() -> str:
@@ -67,34 +75,34 @@ SELECT v.rule_version_id, v.judge_id, t.tenant, coalesce(t.agent_version_id, 0) 
        ((coalesce(t.started_at, t.imported_at) AT TIME ZONE '{tz}')::date - DATE '1970-01-01')
            AS dn,
        {sign} AS s
-FROM {verdicts} v
+FROM (SELECT * FROM {verdicts} WHERE error = '' AND rule_version_id = ANY (ARRAY({_VERSIONS}))) v
 JOIN {transcripts} t ON t.id = v.transcript_id
-JOIN evals_ruleversion rv ON rv.id = v.rule_version_id
-JOIN evals_rule r ON r.id = rv.rule_id
 LEFT JOIN evals_verdictcategory c ON c.verdict_id = v.id
 LEFT JOIN labeling_verdict_tally vt ON vt.verdict_id = v.id
-{join}
-WHERE r.rule_id IN ({_RULES}) AND v.error = ''"""
+{join}"""
 
 
 def _by_span(keys: str) -> str:
-    """SELECT span rows (level, start, key, n) summing `keys` over all nine levels."""
+    """SELECT span rows (level, start, key, n) summing `keys` over all five levels."""
     return f"""
 SELECT l.level,
        CASE WHEN l.level = {EVERY_DAY} THEN 0
-            ELSE k.dn - (((k.dn % (1 << l.level)) + (1 << l.level)) % (1 << l.level)) END,
+            ELSE k.dn - (((k.dn % (1 << 2 * l.level)) + (1 << 2 * l.level)) % (1 << 2 * l.level))
+       END,
        {", ".join(f"k.{c.strip()}" for c in KEY.split(","))}, sum(k.s)
 FROM ({keys}) k CROSS JOIN generate_series(0, {EVERY_DAY}) l(level)
 GROUP BY 1, 2, {", ".join(str(i) for i in range(3, 3 + len(KEY.split(","))))}"""
 
 
 def _apply(*keys: str) -> list[str]:
-    """Statements adding the signed keys' counts to the spans (rows reaching 0 go)."""
+    """Statements adding the signed keys' counts to the spans; the rows reaching 0 go."""
     union = " UNION ALL ".join(keys)
     return [
-        f"""INSERT INTO {SPANS} (level, start, {KEY}, n) {_by_span(union)} HAVING sum(k.s) <> 0
-ON CONFLICT (level, start, {KEY}) DO UPDATE SET n = {SPANS}.n + EXCLUDED.n""",
-        f"DELETE FROM {SPANS} WHERE n = 0",
+        f"""WITH up AS (INSERT INTO {SPANS} (level, start, {KEY}, n) {_by_span(union)}
+HAVING sum(k.s) <> 0
+ON CONFLICT (level, start, {KEY}) DO UPDATE SET n = {SPANS}.n + EXCLUDED.n RETURNING id, n)
+SELECT array_agg(id) FILTER (WHERE n = 0) INTO gone FROM up""",
+        f"DELETE FROM {SPANS} WHERE id = ANY (gone)",
     ]
 
 
@@ -105,7 +113,9 @@ def _fresh() -> str:
 def _function(name: str, statements: list[str]) -> str:
     body = ";\n    ".join(statements)
     return f"""
-CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql
+SET jit = off SET work_mem = '32MB' AS $body$
+DECLARE gone bigint[];
 BEGIN
     {body};
     RETURN NULL;
@@ -235,8 +245,8 @@ def spans_covering(since: dt.date, until: dt.date) -> list[tuple[int, int]]:
     out = []
     while a <= b:
         level = LEVELS - 1
-        while level and (a % (1 << level) or a + (1 << level) - 1 > b):
+        while level and (a % 4**level or a + 4**level - 1 > b):
             level -= 1
         out.append((level, a))
-        a += 1 << level
+        a += 4**level
     return out

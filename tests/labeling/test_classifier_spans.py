@@ -131,6 +131,11 @@ def test_every_kind_of_write_keeps_the_spans_equal_to_a_count_of_the_verdicts(ca
     Verdict.objects.filter(pk=made[2].pk).update(error="")
     Verdict.objects.filter(pk=made[1].pk).update(error="refused")
     assert_spans_right()
+    # A marked verdict errs, then no longer: its tally row is recounted in the same statement.
+    Verdict.objects.filter(pk=injection[1].pk).update(error="refused", flagged=False, turn=None)
+    assert_spans_right()
+    Verdict.objects.filter(pk=injection[1].pk).update(error="")
+    assert_spans_right()
     # The call moves to another day, tenant and agent version.
     Transcript.objects.filter(pk=injection[0].transcript_id).update(
         started_at=DAY0 + dt.timedelta(days=40), tenant="initech"

@@ -12,7 +12,7 @@ from evals.judging.selectors.browse import figures_cached
 from evals.rules.models import Rule, RuleVersion
 from labeling.charts import outcome_chart
 from labeling.models import Assignment, DailySample, IssueRow, OutcomeQuestion, SampleItem
-from labeling.selectors.outcomes import call_outcomes, outcome_figures
+from labeling.selectors.outcomes import outcome_figures_stored
 
 OK = Q(error="")
 STATUS_ORDER = ["gated", "candidate", "draft", "retired"]
@@ -238,7 +238,7 @@ def dashboard_outcomes() -> list[dict]:
         seen.add(question.agent_id)
         figures = figures_cached(
             f"outcome-figures:{question.pk}",
-            lambda q=question: outcome_figures(call_outcomes(question=q), by="week"),
+            lambda q=question: outcome_figures_stored(question=q, by="week"),
             reads=("ratings", "samples", "calls"),
         )
         out.append(

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from django.db import connections
 
-from core.sql import statements_execute
+from core.sql import triggers_install
 
 
 @dataclass(frozen=True)
@@ -147,13 +147,12 @@ def _sqlite_sql(key: BulkKey) -> list[str]:
 def bulk_key_triggers_install(*, using=None) -> bool:
     """(Re)create the triggers of every registered key (idempotent); False when a table is not
     there yet."""
-    conn = connections[using or "default"]
-    if conn.vendor not in ("postgresql", "sqlite") or not KEYS:
+    if not KEYS:
         return False
-    if not {k.table for k in KEYS} | {k.parent for k in KEYS} <= set(
-        conn.introspection.table_names()
-    ):
-        return False
-    build = _postgres_sql if conn.vendor == "postgresql" else _sqlite_sql
-    statements_execute([s for k in KEYS for s in build(k)], connection=conn)
-    return True
+    return triggers_install(
+        connections[using or "default"],
+        what="bulk keys",
+        tables={k.table for k in KEYS} | {k.parent for k in KEYS},
+        postgres=lambda: [s for k in KEYS for s in _postgres_sql(k)],
+        sqlite=lambda: [s for k in KEYS for s in _sqlite_sql(k)],
+    )

@@ -19,6 +19,23 @@ def _tally_triggers(sender, using, **kwargs):
     classifier_spans_triggers_install(connection=connection)
 
 
+def _outcome_triggers(sender, using, **kwargs):
+    """After every migrate, put the outcome sums' triggers back, and compute the sums of a
+    database whose ratings came before them."""
+    from django.db import connections
+
+    from labeling.services.outcome_sums import (
+        outcome_sums_rebuild_if_empty,
+        outcome_triggers_install,
+    )
+
+    connection = connections[using]
+    if connection.vendor in ("postgresql", "sqlite") and outcome_triggers_install(
+        connection=connection
+    ):
+        outcome_sums_rebuild_if_empty(connection=connection)
+
+
 class LabelingConfig(AppConfig):
     name = "labeling"
     verbose_name = "Labeling"
@@ -39,3 +56,6 @@ class LabelingConfig(AppConfig):
         webhook_event_register("rule_version.promoted", "a lead promoted a rule version")
         webhook_event_register("rule_version.demoted", "a lead demoted a rule version")
         post_migrate.connect(_tally_triggers, sender=self, dispatch_uid="labeling-tally-triggers")
+        post_migrate.connect(
+            _outcome_triggers, sender=self, dispatch_uid="labeling-outcome-triggers"
+        )

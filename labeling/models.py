@@ -434,6 +434,116 @@ class OutcomeRating(models.Model):
         return f"{self.rating} on {self.transcript_id}"
 
 
+class OutcomeCheck(models.Model):
+    """One rated call's outcome on one question beside one of its checks, kept by database
+    triggers (labeling/services/outcome_sums.py) from the ratings, verdicts, conversation scores
+    and sample items whenever one of those changes, in the same transaction.
+
+    src is the check's source (a judge kind, "conversation", or "*": any non-errored verdict
+    flagged on the call), chk its name, fired 1 or 0; x the call's mean rating, w its weight.
+    The bad calls nothing flagged are the "*" rows with fired 0 and x at most BAD_AT_MOST.
+    """
+
+    question_id = models.BigIntegerField()
+    transcript_id = models.BigIntegerField(
+        help_text="No foreign key: a deleted call's rows go through its ratings' triggers."
+    )
+    src = models.CharField(max_length=40)
+    chk = models.CharField(max_length=300)
+    fired = models.SmallIntegerField()
+    x = models.FloatField()
+    w = models.FloatField()
+
+    class Meta:
+        db_table = "labeling_outcome_check"
+        indexes = [
+            models.Index(fields=["transcript_id"], name="outcome_check_call"),
+            # Only the ANY rows: the bad calls something flagged (one row a call, not one a check).
+            models.Index(
+                fields=["question_id", "fired", "x"],
+                condition=models.Q(src="*"),
+                name="outcome_check_any",
+            ),
+        ]
+
+
+class OutcomeCheckSums(models.Model):
+    """Per question, check and side (fired or not): the count and weighted sums of the rated
+    calls' outcomes (core.stats.WeightedSums) and how many were bad; the sums of OutcomeCheck,
+    kept by the same triggers (added and subtracted as calls change). The outcomes report reads
+    these rows instead of joining every rated call's verdicts."""
+
+    question_id = models.BigIntegerField()
+    src = models.CharField(max_length=40)
+    chk = models.CharField(max_length=300)
+    fired = models.SmallIntegerField()
+    n = models.IntegerField()
+    bad = models.IntegerField()
+    w = models.FloatField()
+    wx = models.FloatField()
+    w2 = models.FloatField()
+    w2x = models.FloatField()
+    w2x2 = models.FloatField()
+
+    class Meta:
+        db_table = "labeling_outcome_check_sums"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question_id", "src", "chk", "fired"], name="outcome_check_sums_key"
+            )
+        ]
+
+
+class OutcomeCall(models.Model):
+    """One rated call's outcome on one question, kept by the outcome triggers
+    (labeling/services/outcome_sums.py): its mean rating x, ratings, weight w (outside: no rating
+    came through the sample), agent version and day (its start, else import, in TIME_ZONE)."""
+
+    question_id = models.BigIntegerField()
+    transcript_id = models.BigIntegerField()
+    agent_version_id = models.BigIntegerField()
+    day = models.DateField()
+    x = models.FloatField()
+    ratings = models.IntegerField()
+    outside = models.SmallIntegerField()
+    w = models.FloatField()
+
+    class Meta:
+        db_table = "labeling_outcome_call"
+        indexes = [
+            models.Index(fields=["transcript_id"], name="outcome_call_call"),
+            models.Index(fields=["question_id", "x"], name="outcome_call_bad"),
+        ]
+
+
+class OutcomeDaySums(models.Model):
+    """Per question, agent version and day: the sums of OutcomeCall the outcome figures need
+    (count, ratings, outside the sample, sum of x, bad, the weighted sums of x and of the bad
+    ones), kept by the same triggers; the report adds days into weeks and versions."""
+
+    question_id = models.BigIntegerField()
+    agent_version_id = models.BigIntegerField()
+    day = models.DateField()
+    n = models.IntegerField()
+    ratings = models.IntegerField()
+    outside = models.IntegerField()
+    bad = models.IntegerField()
+    sx = models.FloatField()
+    w = models.FloatField()
+    wx = models.FloatField()
+    w2 = models.FloatField()
+    w2x = models.FloatField()
+    w2x2 = models.FloatField()
+    wbad = models.FloatField()
+    w2bad = models.FloatField()
+
+    class Meta:
+        db_table = "labeling_outcome_day_sums"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["question_id", "agent_version_id", "day"], name="outcome_day_sums_key"
+
+
 class ClassifierSpan(models.Model):
     """How many runtime-classifier verdicts alike fall in one span of days, kept by database
     triggers (labeling/services/classifier_spans.py) for the thresholds pages."""

@@ -9,7 +9,11 @@ class ConversationConfig(AppConfig):
     verbose_name = "Conversation"
 
     def ready(self):
+        from core.data_versions import data_kind_register
         from evals.conversation import gate_metrics, prompt, selectors, services
+        from evals.conversation.models import ConversationScore
+
+        data_kind_register("conversation_scores", ConversationScore._meta.db_table)
         from evals.gating.decision import metric_kind_register
         from evals.gating.registry import GateSource, gate_source_register
         from evals.judging import registry

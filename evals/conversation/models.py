@@ -47,6 +47,13 @@ class ConversationScore(models.Model):
                 name="conversation_score_range",
             ),
         ]
+        indexes = [
+            # The API's list, lowest score first (errored after): a page of it reads the first
+            # rows of this index instead of sorting every score.
+            models.Index(
+                fields=["error", "score", "transcript", "judge"], name="conversation_score_order"
+            )
+        ]
 
     def __str__(self):
         return f"{self.transcript_id}/{self.judge_id}: {self.score}"

@@ -16,6 +16,7 @@ from evals.conversation.gate_metrics import ConversationFact
 from evals.conversation.models import ConversationScore
 from evals.conversation.prompt import PROMPT_VERSION as CONVERSATION_PROMPT
 from evals.judging.models import Judge, JudgeRun
+from evals.judging.selectors.browse import figures_cached
 
 
 def finding_label(f: dict) -> str:
@@ -98,8 +99,17 @@ GROUP BY 1, 2, 3"""
 def conversation_versions(version_id: int | None = None) -> list[VersionRow]:
     """Per (agent version, conversation judge): calls scored, mean score with its 95% interval,
     calls with findings and the findings by type. Errored scores are counted apart. Every figure
-    is summed in SQL (scores are whole numbers, so their sums are exact): two queries in all.
-    With `version_id`, that agent version's rows only."""
+    is summed in SQL (scores are whole numbers, so their sums are exact): two queries in all,
+    over every score (0.45 s at 50,000 scored calls), so kept while no call and no conversation
+    score changed (core.data_versions). With `version_id`, that agent version's rows only."""
+    return figures_cached(
+        f"conversation-versions:{version_id}",
+        lambda: _conversation_versions(version_id),
+        reads=("calls", "conversation_scores"),
+    )
+
+
+def _conversation_versions(version_id: int | None) -> list[VersionRow]:
     ok = Q(error="")
     qs = ConversationScore.objects.all()
     if version_id is not None:

@@ -85,7 +85,10 @@ class OutcomeReportSerializer(serializers.Serializer):
     versions = OutcomeVersionSerializer(many=True)
     trend = OutcomePeriodSerializer(many=True)
     predictors = PredictorSerializer(many=True)
-    bad_unflagged = BadCallSerializer(many=True)
+    bad_unflagged = BadCallSerializer(many=True, help_text="One page of them (50 at a time)")
+    bad_unflagged_total = serializers.IntegerField()
+    bad_page = serializers.IntegerField()
+    bad_pages = serializers.IntegerField()
 
 
 class Outcomes(APIView):
@@ -99,6 +102,7 @@ class Outcomes(APIView):
             OpenApiParameter("agent", str, description="Agent name; may be left out with one"),
             OpenApiParameter("question", str, description="Question key; default the first"),
             OpenApiParameter("by", str, enum=["week", "day"]),
+            OpenApiParameter("bad_page", int, description="Page of the bad calls nothing flagged"),
         ],
         responses={200: OutcomeReportSerializer},
     )

@@ -6,42 +6,35 @@ like a marked verdict in calibration (labeling.selectors.resolution.sample_weigh
 largest inclusion probability of the sample items its ratings came through, 1 outside the sample.
 So oversampling flagged calls to check the judge does not drag the outcome figures down.
 
-What predicts the outcome comes from PREDICTOR_SOURCES: each source says, for the rated calls,
-which of its checks fired on which call. The first source is every verdict of the one shape (LLM
-rules, detectors, classifiers, and any judge added later, the conversation judge's findings
-among them), so a new verdict source just appears; a source of another shape is one more
-function in the list, as the conversation score is (low at 5 of 10 or less).
+What predicts the outcome comes from checks that fired or not on each rated call: every verdict
+of the one shape (LLM rules, detectors, classifiers, and any judge added later, the conversation
+judge's findings among them), so a new verdict source just appears, and the conversation score
+(low at 5 of 10 or less). They are precomputed per question and check, kept current by triggers
+on every table they depend on (labeling/services/outcome_sums.py; a source of another shape is
+one more SELECT in its checks_select_sql), so the report reads a few hundred rows however many
+calls were rated.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, fields
 
-from django.db import connection, transaction
 from django.db.models import (
     Avg,
-    Case,
     Count,
-    F,
-    IntegerField,
     Max,
-    Q,
     QuerySet,
-    Value,
-    When,
 )
 from django.utils import timezone
 
 from core import stats as metrics
 from core.errors import DomainError
 from core.permissions import user_can
-from core.sql import aggregate_tune
-from evals.catalog.models import Agent, Transcript
-from evals.conversation.models import ConversationScore
-from evals.judging.models import Judge, Verdict
+from evals.catalog.models import Agent, AgentVersion, Transcript
+from evals.judging.models import Judge
 from labeling.models import (
     BAD_AT_MOST,
     DEFAULT_QUESTION_KEY,
@@ -49,16 +42,21 @@ from labeling.models import (
     RATING_MAX,
     RATING_MIN,
     IssueRow,
+    OutcomeCall,
+    OutcomeCheck,
+    OutcomeCheckSums,
+    OutcomeDaySums,
     OutcomeQuestion,
     OutcomeRating,
 )
-from labeling.selectors.resolution import sample_weight, weight_sql
+from labeling.selectors.resolution import sample_weight
 
 # A check needs at least this many rated calls where it fired and where it did not before its
 # difference says anything; below that it is "too few calls".
 PREDICTOR_MIN_CALLS = 3
 PREDICTOR_WORK_MEM_MB = 128
 BY_CHOICES = ("week", "day")
+BAD_PAGE_SIZE = 50  # bad calls nothing flagged shown at a time
 
 
 def outcome_questions(*, agent: Agent) -> list[OutcomeQuestion]:
@@ -217,127 +215,131 @@ def _period(at: dt.datetime | None, by: str) -> dt.date | None:
     return day - dt.timedelta(days=day.weekday()) if by == "week" else day
 
 
-def outcome_summary(calls: list[CallOutcome]) -> dict:
-    """Return the weighted figures of a set of rated calls: mean rating with its interval, the
-    share of bad outcomes with its Wilson interval, raw counts beside them."""
-    mean = metrics.weighted_mean([c.rating for c in calls], [c.weight for c in calls])
-    w_bad = sum(c.weight for c in calls if c.bad)
-    w_ok = sum(c.weight for c in calls if not c.bad)
-    bad = metrics.weighted_estimate(
-        w_bad,
-        w_ok,
-        sum(c.weight**2 for c in calls if c.bad),
-        sum(c.weight**2 for c in calls if not c.bad),
-    )
+@dataclass
+class OutcomeSums:
+    """What the figures of a set of rated calls need, addable: OutcomeDaySums' columns."""
+
+    n: int = 0
+    ratings: int = 0
+    outside: int = 0
+    bad: int = 0
+    sx: float = 0.0
+    w: float = 0.0
+    wx: float = 0.0
+    w2: float = 0.0
+    w2x: float = 0.0
+    w2x2: float = 0.0
+    wbad: float = 0.0
+    w2bad: float = 0.0
+
+    def __add__(self, other: OutcomeSums) -> OutcomeSums:
+        return OutcomeSums(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+    @classmethod
+    def of(cls, c: CallOutcome) -> OutcomeSums:
+        w, x = c.weight, c.rating
+        bad = 1 if c.bad else 0
+        return cls(
+            1, c.ratings, int(c.outside_sample), bad, x, w, w * x, w * w, w * w * x,
+            w * w * x * x, w * bad, w * w * bad,
+        )  # fmt: skip
+
+
+SUM_FIELDS = [f.name for f in fields(OutcomeSums)]
+
+
+def _summary_of(s: OutcomeSums) -> dict:
+    mean = metrics.weighted_mean_of_sums(metrics.WeightedSums(s.n, s.w, s.wx, s.w2, s.w2x, s.w2x2))
+    bad = metrics.weighted_estimate(s.wbad, s.w - s.wbad, s.w2bad, s.w2 - s.w2bad)
     return {
-        "calls": len(calls),
-        "ratings": sum(c.ratings for c in calls),
-        "outside_sample": sum(1 for c in calls if c.outside_sample),
+        "calls": s.n,
+        "ratings": s.ratings,
+        "outside_sample": s.outside,
         "mean": _r(mean.value),
         "mean_ci": _clip(mean.ci),
-        "raw_mean": _r(sum(c.rating for c in calls) / len(calls)) if calls else None,
-        "bad": sum(1 for c in calls if c.bad),
+        "raw_mean": _r(s.sx / s.n) if s.n else None,
+        "bad": s.bad,
         "bad_share": _r(bad.value, 4),
         "bad_share_ci": None if bad.ci is None else [round(bad.ci[0], 4), round(bad.ci[1], 4)],
         "effective_n": round(mean.effective_n, 1),
     }
 
 
-def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
-    """Return the figures per agent version (all periods), and per agent version and period
-    (week of the calls' start, its Monday, or day), oldest first."""
+def outcome_summary(calls: list[CallOutcome]) -> dict:
+    """Return the weighted figures of a set of rated calls: mean rating with its interval, the
+    share of bad outcomes with its Wilson interval, raw counts beside them."""
+    return _summary_of(sum((OutcomeSums.of(c) for c in calls), OutcomeSums()))
+
+
+def _figures_of(days: dict[tuple[str, dt.date | None], OutcomeSums], by: str) -> dict:
+    """The figures per version and per version and period from the sums per version and day."""
     if by not in BY_CHOICES:
         raise DomainError(errors={"by": f"expected week or day, got {by!r}."})
-    per_version: dict[str, list[CallOutcome]] = defaultdict(list)
-    per_period: dict[tuple[str, dt.date], list[CallOutcome]] = defaultdict(list)
-    for c in calls:
-        per_version[c.version].append(c)
-        start = _period(c.at, by)
-        if start is not None:
-            per_period[(c.version, start)].append(c)
+    per_version: dict[str, OutcomeSums] = defaultdict(OutcomeSums)
+    per_period: dict[tuple[str, dt.date], OutcomeSums] = defaultdict(OutcomeSums)
+    overall = OutcomeSums()
+    for (version, day), s in sorted(
+        days.items(), key=lambda kv: (kv[0][0], kv[0][1] or dt.date.min)
+    ):
+        per_version[version] += s
+        overall += s
+        if day is not None:
+            start = day - dt.timedelta(days=day.weekday()) if by == "week" else day
+            per_period[(version, start)] += s
     return {
-        "versions": [
-            {"version": v, **outcome_summary(per_version[v])} for v in sorted(per_version)
-        ],
+        "overall": _summary_of(overall),
+        "versions": [{"version": v, **_summary_of(per_version[v])} for v in sorted(per_version)],
         "trend": [
-            {"version": v, "period": start.isoformat(), **outcome_summary(per_period[(v, start)])}
+            {"version": v, "period": start.isoformat(), **_summary_of(per_period[(v, start)])}
             for v, start in sorted(per_period, key=lambda k: (k[1], k[0]))
         ],
     }
 
 
+def outcome_figures(calls: list[CallOutcome], *, by: str = "week") -> dict:
+    """Return the figures per agent version (all periods), and per agent version and period
+    (week of the calls' start, its Monday, or day), oldest first, of these calls (the
+    straightforward recompute of outcome_figures_stored)."""
+    days: dict[tuple[str, dt.date | None], OutcomeSums] = defaultdict(OutcomeSums)
+    for c in calls:
+        days[(c.version, _period(c.at, "day"))] += OutcomeSums.of(c)
+    return _figures_of(days, by)
+
+
+def outcome_figures_stored(*, question: OutcomeQuestion, by: str = "week") -> dict:
+    """outcome_figures of every call rated on the question, from the sums per agent version and
+    day the outcome triggers keep (labeling/services/outcome_sums.py): one row per version and
+    day however many calls were rated. With `overall`, the figures of them all."""
+    if question.pk is None:
+        return _figures_of({}, by)
+    rows = list(
+        OutcomeDaySums.objects.filter(question_id=question.pk).values_list(
+            "agent_version_id", "day", *SUM_FIELDS
+        )
+    )
+    names = dict(
+        AgentVersion.objects.filter(pk__in={r[0] for r in rows}).values_list("pk", "version")
+    )
+    days: dict[tuple[str, dt.date | None], OutcomeSums] = defaultdict(OutcomeSums)
+    for version_id, day, *sums in rows:
+        days[(names[version_id], day)] += OutcomeSums(*sums)
+    return _figures_of(days, by)
+
+
 # ---- what predicts the outcome -----------------------------------------------------------------
 
-# A source is given the rated calls (a subquery of transcript ids) and returns a queryset of one
-# row per (call, check) with the columns tid (transcript id), src (the source's key), chk (the
-# check's name) and fired (1 or 0). The sources' rows are joined with the calls' outcomes and
-# summed per check in the database (outcome_predictors), whatever their number.
-PredictorSource = Callable[[QuerySet], QuerySet]
+# The checks are kept per rated call in OutcomeCheck and summed per question, check and side in
+# OutcomeCheckSums, by triggers (labeling/services/outcome_sums.py, whose checks_select_sql says
+# what a check is): every verdict of the one shape per (judge kind, rule), fired when any of its
+# non-errored verdicts on the call was flagged, and each conversation judge's score.
 SOURCE_LABELS = {**dict(Judge.Kind.choices), "conversation": "conversation judge"}
 # The conversation judge's 1-10 score counts as a check that fired at this score or below.
 CONVERSATION_SCORE_LOW = 5
-
-
-def _fired(condition: Q) -> Max:
-    return Max(Case(When(condition, then=Value(1)), default=Value(0), output_field=IntegerField()))
-
-
-def verdicts_fired(rated: QuerySet) -> QuerySet:
-    """Every check of the one verdict shape on the rated calls, per (judge kind, rule): fired
-    when any of its verdicts on the call was flagged. Errored verdicts say nothing."""
-    return (
-        Verdict.objects.filter(transcript_id__in=rated, error="")
-        .values(tid=F("transcript_id"), src=F("judge__kind"), chk=F("rule_version__rule__rule_id"))
-        .annotate(fired=_fired(Q(flagged=True)))
-        .order_by()
-    )
-
-
-def conversation_score_low(rated: QuerySet) -> QuerySet:
-    """The conversation judge's score as a check, per judge: fired when the call scored
-    CONVERSATION_SCORE_LOW or less. Its findings are verdicts and come through verdicts_fired;
-    errored scores say nothing."""
-    return (
-        ConversationScore.objects.filter(transcript_id__in=rated, error="", score__isnull=False)
-        .values(tid=F("transcript_id"), src=Value("conversation"), chk=F("judge__name"))
-        .annotate(fired=_fired(Q(score__lte=CONVERSATION_SCORE_LOW)))
-        .order_by()
-    )
-
-
-PREDICTOR_SOURCES: list[PredictorSource] = [verdicts_fired, conversation_score_low]
+ANY_CHECK = "*"  # OutcomeCheck's row per call: any non-errored verdict flagged on it
 
 
 def _check_label(src: str, chk: str) -> str:
     return f"{chk} score ≤ {CONVERSATION_SCORE_LOW}" if src == "conversation" else chk
-
-
-def _predictor_sums_sql(question: OutcomeQuestion) -> tuple[str, list]:
-    """Return the one aggregate behind the predictors: per (source, check, fired), the count and
-    weighted sums of the rated calls' outcomes (metrics.WeightedSums) and how many were bad."""
-    rated = OutcomeRating.objects.filter(question=question).values("transcript_id")
-    parts, params = [], []
-    for source in PREDICTOR_SOURCES:
-        sql, p = source(rated).query.sql_with_params()
-        parts.append(f"SELECT tid, src, chk, fired FROM ({sql}) s{len(parts)}")
-        params += p
-    outcomes_sql, outcomes_params = (
-        OutcomeRating.objects.filter(question=question)
-        .values(tid=F("transcript_id"))
-        .annotate(x=Avg("rating"), p=Max("assignment__item__inclusion_probability"))
-        .order_by()
-        .query.sql_with_params()
-    )
-    sql = f"""
-SELECT f.src, f.chk, f.fired, COUNT(*), SUM(c.w), SUM(c.w * c.x), SUM(c.w * c.w),
-       SUM(c.w * c.w * c.x), SUM(c.w * c.w * c.x * c.x),
-       SUM(CASE WHEN c.x <= {BAD_AT_MOST} THEN 1 ELSE 0 END)
-FROM ({" UNION ALL ".join(parts)}) f
-JOIN (SELECT o.tid AS tid, o.x AS x, {weight_sql("o.p")} AS w FROM ({outcomes_sql}) o) c
-  ON c.tid = f.tid
-GROUP BY f.src, f.chk, f.fired
-"""
-    return sql, [*params, *outcomes_params]
 
 
 def outcome_predictors(*, question: OutcomeQuestion) -> list[dict]:
@@ -350,20 +352,17 @@ def outcome_predictors(*, question: OutcomeQuestion) -> list[dict]:
     """
     if question.pk is None:
         return []
-    sql, params = _predictor_sums_sql(question)
     sides: dict[tuple[str, str], dict[bool, metrics.WeightedSums]] = defaultdict(dict)
     bad_fired: dict[tuple[str, str], int] = defaultdict(int)
-    with transaction.atomic(), connection.cursor() as cursor:
-        # One group per rated call and check (815k at a quarter's data): with the default 4 MB
-        # they spill to disk (126 MB) and sort there; in memory they hash.
-        aggregate_tune(cursor, work_mem_mb=PREDICTOR_WORK_MEM_MB)
-        cursor.execute(sql, params)
-        for src, chk, fired, n, w, wx, w2, w2x, w2x2, bad in cursor.fetchall():
-            sides[(src, chk)][bool(fired)] = metrics.WeightedSums(
-                int(n), float(w), float(wx), float(w2), float(w2x), float(w2x2)
-            )
-            if fired:
-                bad_fired[(src, chk)] = int(bad)
+    rows = (
+        OutcomeCheckSums.objects.filter(question_id=question.pk, n__gt=0)
+        .exclude(src=ANY_CHECK)
+        .values_list("src", "chk", "fired", "n", "w", "wx", "w2", "w2x", "w2x2", "bad")
+    )
+    for src, chk, fired, n, w, wx, w2, w2x, w2x2, bad in rows:
+        sides[(src, chk)][bool(fired)] = metrics.WeightedSums(n, w, wx, w2, w2x, w2x2)
+        if fired:
+            bad_fired[(src, chk)] = bad
     out = []
     for (src, chk), by in sides.items():
         fired = metrics.weighted_mean_of_sums(by.get(True, metrics.WeightedSums()))
@@ -404,46 +403,119 @@ def _mean_dict(m: metrics.Mean) -> dict:
 # ---- bad outcomes nothing flagged --------------------------------------------------------------
 
 
-def outcome_bad_unflagged(calls: list[CallOutcome], *, question: OutcomeQuestion) -> list[dict]:
-    """Return the calls rated bad (mean at most BAD_AT_MOST) on which no check flagged anything:
-    failures no rule names yet. Calls with no issue row yet first, then the worst."""
-    bad = {c.transcript_id: c for c in calls if c.bad}
-    if not bad:
-        return []
-    flagged = set(
-        Verdict.objects.filter(transcript_id__in=list(bad), flagged=True, error="")
-        .values_list("transcript_id", flat=True)
-        .distinct()
+def _flagged_bad(question: OutcomeQuestion) -> QuerySet:
+    """The ids of the calls rated bad on the question on which some check flagged something."""
+    return OutcomeCheck.objects.filter(
+        question_id=question.pk, src=ANY_CHECK, fired=1, x__lte=BAD_AT_MOST
+    ).values("transcript_id")
+
+
+def _bad_unflagged_calls(question: OutcomeQuestion) -> list[CallOutcome]:
+    """The calls rated bad on the question that nothing flagged, from OutcomeCall (an index
+    range over the bad ones, not every rated call)."""
+    rows = {
+        tid: (x, ratings, w, outside)
+        for tid, x, ratings, w, outside in OutcomeCall.objects.filter(
+            question_id=question.pk, x__lte=BAD_AT_MOST
+        )
+        .exclude(transcript_id__in=_flagged_bad(question))
+        .values_list("transcript_id", "x", "ratings", "w", "outside")
+    }
+    calls = Transcript.objects.filter(pk__in=list(rows)).values_list(
+        "pk", "external_id", "agent_version__version", "started_at", "imported_at"
     )
-    ids = [tid for tid in bad if tid not in flagged]
+    return [
+        CallOutcome(
+            transcript_id=pk,
+            external_id=ext,
+            version=version,
+            at=started or imported,
+            rating=rows[pk][0],
+            ratings=rows[pk][1],
+            weight=rows[pk][2],
+            outside_sample=bool(rows[pk][3]),
+        )
+        for pk, ext, version, started, imported in calls
+    ]
+
+
+def _bad_unflagged_ordered(
+    calls: list[CallOutcome] | None, question: OutcomeQuestion
+) -> list[tuple[CallOutcome, int]]:
+    """The bad calls nothing flagged with their issue rows, in the report's order: no issue row
+    yet first, then the worst, then by id."""
+    if question.pk is None:
+        return []
+    if calls is None:
+        bad = {c.transcript_id: c for c in _bad_unflagged_calls(question)}
+    else:
+        flagged = set(_flagged_bad(question).values_list("transcript_id", flat=True))
+        bad = {c.transcript_id: c for c in calls if c.bad and c.transcript_id not in flagged}
     rows = dict(
-        IssueRow.objects.filter(transcript_id__in=ids)
+        IssueRow.objects.filter(transcript_id__in=list(bad))
         .values("transcript_id")
         .annotate(n=Count("id"))
         .values_list("transcript_id", "n")
     )
+    ordered = [(c, rows.get(tid, 0)) for tid, c in bad.items()]
+    ordered.sort(key=lambda ci: (ci[1] > 0, _r(ci[0].rating, 2), ci[0].external_id))
+    return ordered
+
+
+def _bad_unflagged_rows(
+    ordered: list[tuple[CallOutcome, int]], question: OutcomeQuestion
+) -> list[dict]:
+    """The report's rows of these bad calls, with what their reviewers said."""
     said = defaultdict(list)
     for tid, rating, reason, key_factor, who in (
-        OutcomeRating.objects.filter(question=question, transcript_id__in=ids)
+        OutcomeRating.objects.filter(
+            question=question, transcript_id__in=[c.transcript_id for c, _ in ordered]
+        )
         .order_by("transcript_id", "rating", "pk")
         .values_list("transcript_id", "rating", "reason", "key_factor", "reviewer__username")
     ):
         said[tid].append(
             {"rating": rating, "reason": reason, "key_factor": key_factor, "reviewer": who}
         )
-    out = [
+    return [
         {
-            "transcript": bad[tid].external_id,
-            "version": bad[tid].version,
-            "started_at": bad[tid].at.isoformat() if bad[tid].at else None,
-            "rating": _r(bad[tid].rating, 2),
-            "issue_rows": rows.get(tid, 0),
-            "ratings": said[tid],
+            "transcript": c.external_id,
+            "version": c.version,
+            "started_at": c.at.isoformat() if c.at else None,
+            "rating": _r(c.rating, 2),
+            "issue_rows": issue_rows,
+            "ratings": said[c.transcript_id],
         }
-        for tid in ids
+        for c, issue_rows in ordered
     ]
-    out.sort(key=lambda r: (r["issue_rows"] > 0, r["rating"], r["transcript"]))
-    return out
+
+
+def outcome_bad_unflagged(
+    calls: list[CallOutcome] | None = None, *, question: OutcomeQuestion
+) -> list[dict]:
+    """Return the calls rated bad (mean at most BAD_AT_MOST) on which no check flagged anything:
+    failures no rule names yet. Calls with no issue row yet first, then the worst. `calls`: the
+    rated calls (call_outcomes), else the bad ones are read from OutcomeCall."""
+    if question.pk is None:
+        return []
+    return _bad_unflagged_rows(_bad_unflagged_ordered(calls, question), question)
+
+
+def _bad_page(question: OutcomeQuestion, page_param) -> dict:
+    """One page (BAD_PAGE_SIZE) of the bad calls nothing flagged, with their number and pages."""
+    ordered = _bad_unflagged_ordered(None, question)
+    pages = max(1, math.ceil(len(ordered) / BAD_PAGE_SIZE))
+    try:
+        page = min(max(1, int(page_param or 1)), pages)
+    except ValueError:
+        raise DomainError(errors={"bad_page": f"expected a page number, got {page_param!r}."})
+    start = (page - 1) * BAD_PAGE_SIZE
+    return {
+        "bad_unflagged": _bad_unflagged_rows(ordered[start : start + BAD_PAGE_SIZE], question),
+        "bad_unflagged_total": len(ordered),
+        "bad_page": page,
+        "bad_pages": pages,
+    }
 
 
 # ---- everything, for the page, the API and the command -----------------------------------------
@@ -451,12 +523,12 @@ def outcome_bad_unflagged(calls: list[CallOutcome], *, question: OutcomeQuestion
 
 def outcome_data(params) -> dict:
     """Return the outcome report of one agent and question: figures per version and period,
-    predictors and the bad calls nothing flagged. params: agent, question, by (week or day)."""
+    predictors and the bad calls nothing flagged, a page of BAD_PAGE_SIZE at a time. params:
+    agent, question, by (week or day), bad_page (from 1)."""
     agent = outcome_agent((params.get("agent") or "").strip() or None)
     question = outcome_question(agent=agent, key=(params.get("question") or "").strip() or None)
     by = (params.get("by") or "week").strip()
-    calls = call_outcomes(question=question)
-    figures = outcome_figures(calls, by=by)
+    figures = outcome_figures_stored(question=question, by=by)
     return {
         "agent": agent.name,
         "question": question.key,
@@ -464,9 +536,9 @@ def outcome_data(params) -> dict:
         "by": by,
         "scale": [RATING_MIN, RATING_MAX],
         "bad_at_most": BAD_AT_MOST,
-        "overall": outcome_summary(calls),
+        "overall": figures["overall"],
         "versions": figures["versions"],
         "trend": figures["trend"],
         "predictors": outcome_predictors(question=question),
-        "bad_unflagged": outcome_bad_unflagged(calls, question=question),
+        **_bad_page(question, params.get("bad_page")),
     }

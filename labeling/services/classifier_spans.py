@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import connection as default_connection
 from django.db import transaction
 
-from core.sql import statements_execute
+from core.sql import triggers_install
 from evals.classifiers.services import RULE_OF
 from labeling.models import ClassifierSpan
 
@@ -202,10 +202,10 @@ def classifier_spans_triggers_install(*, connection=None) -> bool:
     connection = connection or default_connection
     if not spans_kept(connection):
         return False
-    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
-        return False
-    statements_execute(_postgres_sql(), connection=connection)
-    return True
+    return triggers_install(
+        connection, what="classifier spans", tables=TRIGGER_TABLES, postgres=_postgres_sql,
+        sqlite=list,
+    )  # fmt: skip
 
 
 def classifier_spans_rebuild(*, connection=None) -> int:

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import logging
 
-from django.db import OperationalError, transaction
 from django.db import connection as default_connection
+from django.db import transaction
 
-from core.sql import statements_execute
+from core.sql import sqlite_row_trigger, tables_empty, triggers_install
 from labeling.models import VerdictTally
 from labeling.selectors.resolution import resolved_verdicts_sql
 
@@ -118,15 +118,7 @@ _SQLITE_TRIGGERS = [
 def _sqlite_sql() -> list[str]:
     out = []
     for table, name, event, when, rhs in _SQLITE_TRIGGERS:
-        body = ";\n".join(_refresh_statements(rhs))
-        when_sql = f" WHEN {when}" if when else ""
-        out += [
-            f"DROP TRIGGER IF EXISTS {name}",
-            (
-                f"CREATE TRIGGER {name} AFTER {event} ON {table} "
-                f"FOR EACH ROW{when_sql}\nBEGIN\n{body};\nEND"
-            ),
-        ]
+        out += sqlite_row_trigger(name, table, event, when, _refresh_statements(rhs))
     return out
 
 
@@ -247,16 +239,13 @@ TRIGGER_TABLES = (
 def tally_triggers_install(*, connection=None) -> bool:
     """(Re)create the tally's triggers (idempotent);
     return False when the tables are not there yet."""
-    connection = connection or default_connection
-    if connection.vendor not in ("postgresql", "sqlite"):
-        raise NotImplementedError(f"verdict tally triggers: no support for {connection.vendor}")
-    if not set(TRIGGER_TABLES) <= set(connection.introspection.table_names()):
-        return False
-    statements_execute(
-        _postgres_sql() if connection.vendor == "postgresql" else _sqlite_sql(),
-        connection=connection,
+    return triggers_install(
+        connection or default_connection,
+        what="verdict tally",
+        tables=TRIGGER_TABLES,
+        postgres=_postgres_sql,
+        sqlite=_sqlite_sql,
     )
-    return True
 
 
 def verdict_tally_rebuild(*, connection=None) -> int:
@@ -270,13 +259,7 @@ def verdict_tally_rebuild(*, connection=None) -> int:
         if connection.vendor == "postgresql":
             cursor.execute("SET LOCAL jit = off")
             cursor.execute("LOCK TABLE labeling_mark, labeling_settlement IN SHARE MODE")
-            try:
-                with transaction.atomic(using=connection.alias):
-                    cursor.execute(f"TRUNCATE {TALLY}")
-            except OperationalError:  # deferred constraint checks pending in this transaction
-                cursor.execute(f"DELETE FROM {TALLY}")
-        else:
-            cursor.execute(f"DELETE FROM {TALLY}")
+        tables_empty(cursor, [TALLY])
         cursor.execute(f"INSERT INTO {TALLY} ({COLUMNS}) {tally_select_sql('')}")
         n = cursor.rowcount
     logger.info("verdict_tally_rebuilt", extra={"verdicts": n})

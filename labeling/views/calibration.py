@@ -93,6 +93,9 @@ def _shared_rule_versions(rows) -> int:
     return sum(1 for n in judges.values() if n >= 2)
 
 
+CALIBRATION_ROWS_PER_PAGE = 100  # rule versions x judges: about 150 ms of rendering
+
+
 @require("view_calibration")
 @require_GET
 def calibration(request):
@@ -106,7 +109,7 @@ def calibration(request):
     except DomainError as e:
         return HttpResponseBadRequest(str(e))
     params = request.GET.copy()
-    for key in ("sort", "dir", "part", "pairs"):
+    for key in ("sort", "dir", "part", "pairs", "page"):
         params.pop(key, None)
     text_columns = ("rule", "group", "judge", "status")
 
@@ -125,10 +128,14 @@ def calibration(request):
         }
         for key, label in COLUMNS
     ]
-    for r in rows:
+    # A page of rows at a time: the figures are computed for every row (the overall agreement
+    # and the export read them all), only the rendering is paged.
+    page = Paginator(rows, CALIBRATION_ROWS_PER_PAGE).get_page(request.GET.get("page"))
+    for r in page.object_list:
         r.needed = marks_needed(r)
     context = {
-        "rows": rows,
+        "rows": page.object_list,
+        "page": page,
         "overall": cal.calibration_overall(rows),
         "compared": (
             [(r, o) for r in rows for o in r.other_judges if r.judge.name < o.judge.name]

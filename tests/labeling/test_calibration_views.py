@@ -146,6 +146,30 @@ def test_calibration_filters_and_sorting(known, lead, client):
     assert client.get(reverse("calibration") + "?status=bogus").status_code == 400
 
 
+def test_calibration_pages_its_rows_in_the_chosen_order_and_figures_read_them_all(
+    known, lead, client, monkeypatch
+):
+    from labeling.views import calibration as views
+
+    client.force_login(lead)
+    url = reverse("calibration") + "?sort=marked&dir=desc"
+    whole = client.get(url).content.decode()
+    order = re.findall(r'<tr data-row="([^"]+)"', whole)
+    agreement = re.search(r"Agreement between reviewers.*?</p>", whole, re.DOTALL).group(0)
+    assert len(order) >= 3 and "Page 1 of" not in whole
+    monkeypatch.setattr(views, "CALIBRATION_ROWS_PER_PAGE", 2)
+    seen = []
+    for number in range(1, (len(order) + 1) // 2 + 1):
+        html = client.get(f"{url}&page={number}").content.decode()
+        seen += re.findall(r'<tr data-row="([^"]+)"', html)
+        assert f"Page {number} of {(len(order) + 1) // 2}" in html
+        # the overall agreement is over every row the filters match, whichever page is shown
+        assert re.search(r"Agreement between reviewers.*?</p>", html, re.DOTALL).group(0) == (
+            agreement
+        )
+    assert seen == order
+
+
 def test_exports_markdown_and_csv(known, lead, client):
     client.force_login(lead)
     a = known["rv_a"]

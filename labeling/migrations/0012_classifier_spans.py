@@ -19,7 +19,7 @@ def spans_install(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("labeling", "0010_redundant_prefix_indexes"),
+        ("labeling", "0011_outcome_sums"),
         ("classifiers", "0001_initial"),
     ]
 

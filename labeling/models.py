@@ -542,6 +542,8 @@ class OutcomeDaySums(models.Model):
         constraints = [
             models.UniqueConstraint(
                 fields=["question_id", "agent_version_id", "day"], name="outcome_day_sums_key"
+            )
+        ]
 
 
 class ClassifierSpan(models.Model):

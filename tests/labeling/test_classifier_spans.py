@@ -25,8 +25,6 @@ from labeling.services.tally import verdict_tally_rebuild
 from tests import factories as f
 from tests.evals.import_helpers import call
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
-
 DAY0 = dt.datetime(2026, 9, 1, 10, tzinfo=dt.UTC)
 WINDOWS = [
     (None, None),
@@ -86,6 +84,8 @@ def log(i: int, **kw) -> str:
     return json.dumps({**line, **kw})
 
 
+@pytest.mark.django_db
+@pytest.mark.postgres
 def test_every_kind_of_write_keeps_the_spans_equal_to_a_count_of_the_verdicts(calls, make_user):
     assert ClassifierSpan.objects.count() == 0
     reviewers = [make_user("reviewer") for _ in range(3)]
@@ -152,6 +152,8 @@ def test_every_kind_of_write_keeps_the_spans_equal_to_a_count_of_the_verdicts(ca
     assert_spans_right()
 
 
+@pytest.mark.django_db
+@pytest.mark.postgres
 def test_check_catches_a_tampered_row_and_rebuild_repairs_it(calls, capsys):
     classifier_logs_import(lines=[log(i) for i in range(6)], source="logs.jsonl")
     before = sel.classifier_thresholds(rule_id="classifiers.injection")["all"].verdicts

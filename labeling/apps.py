@@ -14,6 +14,9 @@ def _tally_triggers(sender, using, **kwargs):
         connection=connection
     ):
         verdict_tally_rebuild_if_empty(connection=connection)
+    from labeling.services.classifier_spans import classifier_spans_triggers_install
+
+    classifier_spans_triggers_install(connection=connection)
 
 
 def _outcome_triggers(sender, using, **kwargs):

@@ -544,3 +544,40 @@ class OutcomeDaySums(models.Model):
                 fields=["question_id", "agent_version_id", "day"], name="outcome_day_sums_key"
             )
         ]
+
+
+class ClassifierSpan(models.Model):
+    """How many runtime-classifier verdicts alike fall in one span of days, kept by database
+    triggers (labeling/services/classifier_spans.py) for the thresholds pages."""
+
+    level = models.SmallIntegerField(help_text="0..3: 4^level days; 4: every day.")
+    start = models.IntegerField(help_text="First day of the span, in days since 1970-01-01.")
+    rule_version_id = models.BigIntegerField()
+    judge_id = models.BigIntegerField()
+    tenant = models.CharField(max_length=200)
+    agent_version_id = models.BigIntegerField(help_text="0: the call names no agent version.")
+    category = models.CharField(max_length=50)
+    flagged = models.BooleanField()
+    confidence = models.SmallIntegerField(help_text="-1: none given.")
+    truth = models.SmallIntegerField(help_text="1 right, 0 wrong, -1 unmarked or tied.")
+    n = models.IntegerField()
+
+    class Meta:
+        db_table = "labeling_classifier_span"
+        constraints = [
+            models.UniqueConstraint(
+                fields=[
+                    "level",
+                    "start",
+                    "rule_version_id",
+                    "judge_id",
+                    "tenant",
+                    "agent_version_id",
+                    "category",
+                    "flagged",
+                    "confidence",
+                    "truth",
+                ],
+                name="classifier_span_key",
+            )
+        ]

@@ -4,13 +4,18 @@ category, tenant and agent, the confidence distribution and the PR curve over ma
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 from django.db.models.functions import Coalesce
+from django.utils import timezone
 
+from evals.catalog.models import AgentVersion
 from evals.classifiers.services import RULE_OF
 from evals.classifiers.thresholds import Item, histogram, pr_curve, threshold_choose
 from evals.judging.models import Judge, Verdict
 from evals.judging.selectors.browse import day_start
+from evals.rules.models import RuleVersion
+from labeling.models import ClassifierSpan
+from labeling.services import classifier_spans as spans
 
 CLASSIFIER_RULES = tuple(RULE_OF.values())
 DEFAULT_TARGET = 0.9
@@ -79,7 +84,18 @@ def classifier_rows(
     until: dt.date | None = None,
 ) -> list[Row]:
     """Return the classifier's verdicts (errored ones left out) with their marks' truth, those
-    alike counted together in the database (Item.n): the figures need no verdict one by one."""
+    alike counted together in the database (Item.n): the figures need no verdict one by one.
+
+    On PostgreSQL from the spans counted ahead (labeling/services/classifier_spans.py) when the
+    current time zone is theirs; otherwise from the verdicts."""
+    args = (rule_id, judge_id, tenant, agent, category, since, until)
+    if spans.spans_kept() and timezone.get_current_timezone_name() == spans.spans_time_zone():
+        return _span_rows(*args)
+    return verdict_rows(*args)
+
+
+def verdict_rows(rule_id, judge_id, tenant, agent, category, since, until) -> list[Row]:
+    """`classifier_rows` counted from the verdicts themselves (the reference for the spans)."""
     qs = Verdict.objects.filter(rule_version__rule__rule_id=rule_id, error="")
     if judge_id:
         qs = qs.filter(judge_id=judge_id)
@@ -110,6 +126,43 @@ def classifier_rows(
         .annotate(n=Count("pk"))
         .values_list(*fields, "n")
         .order_by()
+    ]
+
+
+def _span_rows(rule_id, judge_id, tenant, agent, category, since, until) -> list[Row]:
+    qs = ClassifierSpan.objects.filter(
+        rule_version_id__in=RuleVersion.objects.filter(rule__rule_id=rule_id).values("pk")
+    )
+    if since or until:
+        covering = spans.spans_covering(since or spans.EPOCH, until or dt.date(9999, 12, 31))
+        span = Q(pk__in=[])
+        for level, start in covering:
+            span |= Q(level=level, start=start)
+        qs = qs.filter(span)
+    else:
+        qs = qs.filter(level=spans.EVERY_DAY)
+    if judge_id:
+        qs = qs.filter(judge_id=judge_id)
+    if tenant:
+        qs = qs.filter(tenant=tenant)
+    if agent:
+        qs = qs.filter(
+            agent_version_id__in=AgentVersion.objects.filter(agent__name=agent).values("pk")
+        )
+    if category:
+        qs = qs.filter(category=category)
+    names = dict(AgentVersion.objects.values_list("pk", "agent__name"))
+    fields = ("flagged", "confidence", "truth", "tenant", "agent_version_id", "category")
+    counts: dict[tuple, int] = {}
+    for flagged, conf, truth, t, av, c, n in (
+        qs.values(*fields).annotate(n=Sum("n")).values_list(*fields, "n").order_by()
+    ):
+        key = (flagged, None if conf < 0 else conf, None if truth < 0 else bool(truth), t)
+        key += (names.get(av, ""), c)
+        counts[key] = counts.get(key, 0) + n
+    return [
+        Row(Item(flagged, conf, truth, n), t, a, c)
+        for (flagged, conf, truth, t, a, c), n in counts.items()
     ]
 
 
@@ -149,6 +202,11 @@ def classifier_thresholds(
 
 def classifier_checks() -> list[dict]:
     """Return each classifier rule with its judges and how many verdicts each has, marked."""
+    return _span_checks() if spans.spans_kept() else verdict_checks()
+
+
+def verdict_checks() -> list[dict]:
+    """`classifier_checks` counted from the verdicts themselves (the reference for the spans)."""
     rows = (
         Verdict.objects.filter(rule_version__rule__rule_id__in=CLASSIFIER_RULES, error="")
         .values("rule_version__rule__rule_id", "judge_id", "judge__name")
@@ -172,9 +230,42 @@ def classifier_checks() -> list[dict]:
     ]
 
 
+def _span_checks() -> list[dict]:
+    rows = (
+        ClassifierSpan.objects.filter(level=spans.EVERY_DAY)
+        .values("rule_version_id", "judge_id")
+        .annotate(
+            verdicts=Sum("n"),
+            flagged=Coalesce(Sum("n", filter=Q(flagged=True)), 0),
+            marked=Coalesce(Sum("n", filter=Q(truth__gte=0)), 0),
+        )
+        .order_by()
+    )
+    rules = dict(
+        RuleVersion.objects.filter(rule__rule_id__in=CLASSIFIER_RULES).values_list(
+            "pk", "rule__rule_id"
+        )
+    )
+    judges = dict(Judge.objects.values_list("pk", "name"))
+    out: dict[tuple, dict] = {}
+    for r in rows:
+        rule = rules.get(r["rule_version_id"])
+        if rule is None:
+            continue
+        d = out.setdefault(
+            (rule, r["judge_id"]),
+            {"rule": rule, "judge_id": r["judge_id"], "judge": judges.get(r["judge_id"], "")},
+        )
+        for k in ("verdicts", "flagged", "marked"):
+            d[k] = d.get(k, 0) + r[k]
+    return sorted(out.values(), key=lambda d: (d["rule"], d["judge"]))
+
+
 def classifier_judges(rule_id: str) -> list[Judge]:
+    # One probe of the (rule version, judge) index per judge, not a join of every verdict.
+    versions = RuleVersion.objects.filter(rule__rule_id=rule_id)
     return list(
-        Judge.objects.filter(verdicts__rule_version__rule__rule_id=rule_id)
-        .distinct()
-        .order_by("name")
+        Judge.objects.filter(
+            Exists(Verdict.objects.filter(judge=OuterRef("pk"), rule_version__in=versions))
+        ).order_by("name")
     )

@@ -466,6 +466,8 @@ def _bad_unflagged_rows(
     ordered: list[tuple[CallOutcome, int]], question: OutcomeQuestion
 ) -> list[dict]:
     """The report's rows of these bad calls, with what their reviewers said."""
+    if not ordered:  # none, or a question nobody answered yet (unsaved)
+        return []
     said = defaultdict(list)
     for tid, rating, reason, key_factor, who in (
         OutcomeRating.objects.filter(

@@ -8,6 +8,20 @@ from core.models import ApiToken, ImportJob, ServiceAccount
 from core.tokens import api_token_revoke
 
 
+class KeptByTriggersAdmin(admin.ModelAdmin):
+    """Read-only, for the figures database triggers keep (the verdict tally, outcome sums,
+    classifier spans, decision cells): an operator looks, its rebuild command repairs."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ["shown", "name", "user", "created_at", "last_used_at", "revoked_at"]

@@ -1,5 +1,7 @@
 from django.contrib import admin
 
+from core.admin import KeptByTriggersAdmin
+
 from . import models
 
 
@@ -52,19 +54,21 @@ class PromotionDecisionAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.VerdictTally)
-class VerdictTallyAdmin(admin.ModelAdmin):
+class VerdictTallyAdmin(KeptByTriggersAdmin):
     """Read-only: the tally is kept by database triggers (rebuild with verdict_tally_rebuild)."""
 
     raw_id_fields = ["verdict"]
 
-    def has_add_permission(self, request):
-        return False
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+# Kept by database triggers: outcome_sums_rebuild and classifier_spans_rebuild repair them.
+for model in [
+    models.OutcomeCall,
+    models.OutcomeDaySums,
+    models.OutcomeCheck,
+    models.OutcomeCheckSums,
+    models.ClassifierSpan,
+]:
+    admin.site.register(model, KeptByTriggersAdmin)
 
 
 for model in [models.DailySample, models.IssueRowEvent]:

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from evals.decisions.models import Decision, DecisionKind, DecisionKindVersion
+from core.admin import KeptByTriggersAdmin
+from evals.decisions.models import Decision, DecisionCell, DecisionKind, DecisionKindVersion
 
 
 class DecisionKindVersionInline(admin.TabularInline):
@@ -24,3 +25,7 @@ class DecisionAdmin(admin.ModelAdmin):
     search_fields = ["transcript__external_id"]
     raw_id_fields = ["transcript"]
     list_select_related = ["transcript", "kind"]
+
+
+# Kept by database triggers: decision_cells_rebuild repairs it.
+admin.site.register(DecisionCell, KeptByTriggersAdmin)

@@ -4,11 +4,11 @@ from django.db.models import Count, Q
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
+from core.data_versions import figures_cached
 from core.permissions import user_can
 from evals.catalog.models import Transcript
 from evals.gating.models import GateRun
 from evals.judging.models import Verdict
-from evals.judging.selectors.browse import figures_cached
 from evals.rules.models import Rule, RuleVersion
 from labeling.charts import outcome_chart
 from labeling.models import Assignment, DailySample, IssueRow, OutcomeQuestion, SampleItem

@@ -10,13 +10,13 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 
+from core.data_versions import figures_cached
 from core.stats import WeightedSums, weighted_mean_of_sums
 from evals.catalog.models import AgentVersion, Transcript
 from evals.conversation.gate_metrics import ConversationFact
 from evals.conversation.models import ConversationScore
 from evals.conversation.prompt import PROMPT_VERSION as CONVERSATION_PROMPT
 from evals.judging.models import Judge, JudgeRun
-from evals.judging.selectors.browse import figures_cached
 
 
 def finding_label(f: dict) -> str:

@@ -7,18 +7,15 @@ needs a COUNT over a join; per-row figures are aggregated for the page's rows on
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.conf import settings
-from django.core.cache import cache
 from django.db.models import Count, Exists, F, Max, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from core import parsing
-from core.data_versions import data_versions
+from core.data_versions import figures_cached
 from evals.catalog.models import AgentVersion, Transcript, Turn
 from evals.catalog.selectors import agent_version_resolve
 from evals.judging.models import Judge, Verdict
@@ -50,29 +47,6 @@ class Page:
     @property
     def last_index(self) -> int:
         return (self.number - 1) * self.per_page + len(self.rows)
-
-
-def figures_cached(
-    name: str, compute: Callable[[], Any], *, reads: tuple[str, ...] = ("calls", "verdicts")
-) -> Any:
-    """Return compute(), reused for up to DOCKET_FIGURES_CACHE_SECONDS while the kinds of data
-    it reads (core.data_versions) are unchanged: writing marks or ratings leaves verdict figures
-    cached, writing verdicts leaves the call filters' values.
-
-    Aggregates over every verdict cost a full scan (about 0.6 s at 2.5 million verdicts). 0 turns
-    the cache off (the default under tests).
-    """
-    ttl = getattr(
-        settings, "DOCKET_FIGURES_CACHE_SECONDS", 0 if getattr(settings, "TESTING", False) else 60
-    )
-    if not ttl:
-        return compute()
-    key = f"docket:figures:{name}:{data_versions(*reads)}"
-    value = cache.get(key)
-    if value is None:
-        value = compute()
-        cache.set(key, value, ttl)
-    return value
 
 
 def page_of(qs: QuerySet, *, page: int, per_page: int = PER_PAGE) -> Page:

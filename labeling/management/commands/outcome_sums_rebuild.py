@@ -1,9 +1,6 @@
 """Recompute the outcome check sums (what predicts the outcome) from the sources: a repair tool."""
 
-import time
-
-from django.core.management.base import BaseCommand
-
+from core.management.rebuild import RebuildCommand
 from labeling.services.outcome_sums import (
     outcome_sums_differences,
     outcome_sums_rebuild,
@@ -11,27 +8,14 @@ from labeling.services.outcome_sums import (
 )
 
 
-class Command(BaseCommand):
+class Command(RebuildCommand):
     help = (
         "Recompute the outcome check sums from the ratings, verdicts and conversation scores "
         "(and reinstall their triggers); --check only counts drift."
     )
-
-    def add_arguments(self, parser):
-        parser.add_argument(
-            "--check", action="store_true", help="Only report how many rows differ."
-        )
-
-    def handle(self, *args, check=False, **options):
-        if check:
-            n = outcome_sums_differences()
-            self.stdout.write(f"outcome sums: {n} rows differ from a full recompute")
-            if n:
-                raise SystemExit(1)
-            return
-        started = time.perf_counter()
-        outcome_triggers_install()
-        n = outcome_sums_rebuild()
-        self.stdout.write(
-            f"outcome sums rebuilt: {n} check rows in {time.perf_counter() - started:.1f} s"
-        )
+    what = "outcome sums"
+    differ = "rows differ from a full recompute"
+    rebuilt = "check rows"
+    differences = staticmethod(outcome_sums_differences)
+    install = staticmethod(outcome_triggers_install)
+    rebuild = staticmethod(outcome_sums_rebuild)

@@ -141,8 +141,16 @@ class Settlement(models.Model):
     settled_at = models.DateTimeField(auto_now_add=True)
 
 
-# A verdict whose marks split: marked at least twice, some right and some wrong.
-SPLIT = Q(n_marks__gte=2, n_right__gt=0, n_right__lt=F("n_marks"))
+def split_q(prefix: str = "") -> Q:
+    """A verdict tally row (reached through `prefix`, e.g. "tally__") whose marks split: marked
+    at least twice, some right and some wrong."""
+    return Q(
+        **{
+            f"{prefix}n_marks__gte": 2,
+            f"{prefix}n_right__gt": 0,
+            f"{prefix}n_right__lt": F(f"{prefix}n_marks"),
+        }
+    )
 
 
 class VerdictTally(models.Model):
@@ -186,7 +194,9 @@ class VerdictTally(models.Model):
                 name="verdict_tally_group",
             ),
             # The disagreements page: the few verdicts whose marks split.
-            models.Index(fields=["rule_version_id"], name="verdict_tally_split", condition=SPLIT),
+            models.Index(
+                fields=["rule_version_id"], name="verdict_tally_split", condition=split_q()
+            ),
         ]
 
 

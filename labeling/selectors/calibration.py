@@ -34,7 +34,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
-    Count,
     Exists,
     ExpressionWrapper,
     F,
@@ -49,7 +48,7 @@ from core.errors import DomainError
 from core.sql import aggregate_tune
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
-from labeling.models import SPLIT, Settlement, VerdictTally
+from labeling.models import Settlement, VerdictTally, split_q
 from labeling.selectors.judge_pairs import judge_pairs_attach
 from labeling.selectors.resolution import TABLES, errored_verdicts_sql, resolved_verdicts_sql
 
@@ -648,22 +647,21 @@ def disagreements(
 
     Each carries n_marks, n_right, n_wrong, tied and settled; page it before touching the marks.
     """
-    # Find the split verdicts in the tally first (its partial index verdict_tally_split holds just
-    # them) and fetch their ids: as a subquery, the planner joins every verdict to the marks before
-    # it meets the few splits.
-    splits = VerdictTally.objects.filter(SPLIT).exclude(cell=ERRORED)
+    # The tally holds each marked verdict's marks counted (its partial index verdict_tally_split
+    # just the split ones), so the page joins no mark to find them or to count them.
+    qs = Verdict.objects.filter(split_q("tally__"), tally__cell__lt=ERRORED)
     if rule_version is not None:
-        splits = splits.filter(rule_version_id=rule_version.pk)
-    split_ids = list(splits.values_list("verdict_id", flat=True))
-    qs = Verdict.objects.filter(pk__in=split_ids, error="")
-    qs = (
-        qs.annotate(n_marks=Count("marks"), n_right=Count("marks", filter=Q(marks__correct=True)))
-        .filter(n_marks__gte=2, n_right__gt=0, n_right__lt=F("n_marks"))
-        .annotate(
-            n_wrong=ExpressionWrapper(F("n_marks") - F("n_right"), output_field=IntegerField()),
-            tied=ExpressionWrapper(Q(n_marks=2 * F("n_right")), output_field=BooleanField()),
-            settled=Exists(Settlement.objects.filter(verdict=OuterRef("pk"))),
-        )
+        qs = qs.filter(tally__rule_version_id=rule_version.pk)
+    qs = qs.annotate(
+        n_marks=F("tally__n_marks"),
+        n_right=F("tally__n_right"),
+        n_wrong=ExpressionWrapper(
+            F("tally__n_marks") - F("tally__n_right"), output_field=IntegerField()
+        ),
+        tied=ExpressionWrapper(
+            Q(tally__n_marks=2 * F("tally__n_right")), output_field=BooleanField()
+        ),
+        settled=Exists(Settlement.objects.filter(verdict=OuterRef("pk"))),
     )
     if only_ties:
         qs = qs.filter(tied=True)

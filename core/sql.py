@@ -32,6 +32,31 @@ def triggers_install(
     return True
 
 
+def plpgsql_trigger_function(name: str, *statements: str) -> str:
+    """CREATE OR REPLACE of PostgreSQL trigger function `name` running `statements` in order."""
+    body = ";\n".join(statements)
+    return (
+        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
+        f"BEGIN\n{body};\nRETURN NULL;\nEND\n$body$"
+    )
+
+
+def postgres_statement_trigger(name: str, table: str, event: str, function: str) -> list[str]:
+    """Return the statements (re)creating PostgreSQL trigger `name`: after each `event` statement
+    on `table`, run `function` with the statement's rows as transition tables (new_rows for an
+    INSERT, old_rows for a DELETE, both for an UPDATE)."""
+    tables = {"INSERT": "NEW TABLE AS new_rows", "DELETE": "OLD TABLE AS old_rows"}.get(
+        event, "OLD TABLE AS old_rows NEW TABLE AS new_rows"
+    )
+    return [
+        f"DROP TRIGGER IF EXISTS {name} ON {table}",
+        (
+            f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+        ),
+    ]
+
+
 def tables_empty(cursor, tables) -> None:
     """Empty the tables inside the current transaction: TRUNCATE on PostgreSQL (DELETE when
     deferred constraint checks are pending in it), DELETE elsewhere."""
@@ -94,3 +119,40 @@ def rows_differing(fresh: str, stored: str, key: str, *, connection) -> set[tupl
             )
             differ.update(cursor.fetchall())
     return differ
+
+
+def deltas_fold(table: str, key: str, values: tuple[str, ...], *, connection) -> int:
+    """Fold the delta rows of `table` into one row per `key` (its `values` summed), dropping keys
+    whose sums are all 0; return the rows left. Exact while others append: on PostgreSQL it
+    deletes only the committed rows it sees and writes their sums back in the same transaction
+    (SQLite has one writer at a time: sum, clear, write back)."""
+    columns = f"{key}, {', '.join(values)}"
+    sums = ", ".join(f"sum({v})" for v in values)
+    having = " OR ".join(f"sum({v}) <> 0" for v in values)
+
+    def fold(source: str) -> str:
+        return f"SELECT {key}, {sums} FROM {source} GROUP BY {key} HAVING {having}"
+
+    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"WITH gone AS (DELETE FROM {table} RETURNING {columns}) "
+                f"INSERT INTO {table} ({columns}) {fold('gone')}"
+            )
+            return cursor.rowcount
+        cursor.execute(fold(table))
+        rows = cursor.fetchall()
+        cursor.execute(f"DELETE FROM {table}")
+        if rows:
+            marks = ", ".join(["%s"] * len(rows[0]))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+        return len(rows)
+
+
+def on_commit_once(fn: Callable[[], object], *, connection) -> None:
+    """Run `fn` once the current transaction commits (once however often it is asked), or now
+    outside a transaction."""
+    if not connection.in_atomic_block:
+        fn()
+    elif not any(f is fn for _, f, _ in connection.run_on_commit):
+        transaction.on_commit(fn, using=connection.alias)

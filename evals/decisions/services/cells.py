@@ -29,7 +29,16 @@ import logging
 from django.db import connection as default_connection
 from django.db import transaction
 
-from core.sql import empty_while_filled, rows_differing, sqlite_row_trigger, triggers_install
+from core.sql import (
+    deltas_fold,
+    empty_while_filled,
+    on_commit_once,
+    plpgsql_trigger_function,
+    postgres_statement_trigger,
+    rows_differing,
+    sqlite_row_trigger,
+    triggers_install,
+)
 from evals.decisions.models import DecisionCell
 
 logger = logging.getLogger(__name__)
@@ -70,12 +79,6 @@ def cells_select_sql() -> str:
 
 
 def _postgres_sql() -> list[str]:
-    def fn(name: str, body: str) -> str:
-        return (
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
-            f"BEGIN\n{body};\nRETURN NULL;\nEND\n$body$"
-        )
-
     changed = (
         "(SELECT o.id, o.agent_version_id AS old_av, n.agent_version_id AS new_av "
         "FROM old_rows o JOIN new_rows n ON n.id = o.id "
@@ -102,16 +105,16 @@ def _postgres_sql() -> list[str]:
         ") u WHERE true GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5"
     )
     out = [
-        fn(
+        plpgsql_trigger_function(
             "docket_cells_on_decision_ins",
             _upsert(_grouped("new_rows d", "") + " ORDER BY 1, 2, 3, 4, 5"),
         ),
-        fn(
+        plpgsql_trigger_function(
             "docket_cells_on_decision_del",
             _upsert(_grouped("old_rows d", "-") + " ORDER BY 1, 2, 3, 4, 5"),
         ),
-        fn("docket_cells_on_decision_upd", _upsert(updated)),
-        fn("docket_cells_on_transcript_upd", _upsert(moved)),
+        plpgsql_trigger_function("docket_cells_on_decision_upd", _upsert(updated)),
+        plpgsql_trigger_function("docket_cells_on_transcript_upd", _upsert(moved)),
     ]
     for table, event, name, func in (
         ("evals_decision", "INSERT", "docket_cells_ins", "docket_cells_on_decision_ins"),
@@ -119,16 +122,7 @@ def _postgres_sql() -> list[str]:
         ("evals_decision", "UPDATE", "docket_cells_upd", "docket_cells_on_decision_upd"),
         ("evals_transcript", "UPDATE", "docket_cells_upd", "docket_cells_on_transcript_upd"),
     ):
-        tables = {"INSERT": "NEW TABLE AS new_rows", "DELETE": "OLD TABLE AS old_rows"}.get(
-            event, "OLD TABLE AS old_rows NEW TABLE AS new_rows"
-        )
-        out += [
-            f"DROP TRIGGER IF EXISTS {name} ON {table}",
-            (
-                f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {func}()"
-            ),
-        ]
+        out += postgres_statement_trigger(name, table, event, func)
     return out
 
 
@@ -218,34 +212,13 @@ def decision_cells_differences(*, connection=None) -> int:
 
 def decision_cells_compact(*, connection=None) -> int:
     """Fold the cells' delta rows into one row per cell (dropping cells that sum to 0); return
-    the rows left. Exact while others append: it deletes only the committed rows it sees and
-    writes their sums back in the same transaction."""
-    connection = connection or default_connection
-    fold = f"SELECT {KEY}, sum(n) FROM gone GROUP BY {KEY} HAVING sum(n) <> 0"
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"WITH gone AS (DELETE FROM {CELLS} RETURNING {COLUMNS}) "
-                f"INSERT INTO {CELLS} ({COLUMNS}) {fold}"
-            )
-        else:  # one writer at a time: sum, clear, write back
-            cursor.execute(f"SELECT {KEY}, sum(n) FROM {CELLS} GROUP BY {KEY} HAVING sum(n) <> 0")
-            rows = cursor.fetchall()
-            cursor.execute(f"DELETE FROM {CELLS}")
-            cursor.executemany(
-                f"INSERT INTO {CELLS} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)", rows
-            )
-        return cursor.rowcount if connection.vendor == "postgresql" else len(rows)
+    the rows left. Exact while others append (core.sql.deltas_fold)."""
+    return deltas_fold(CELLS, KEY, ("n",), connection=connection or default_connection)
 
 
 def decision_cells_compact_on_commit(*, connection=None) -> None:
     """Fold the cells once the current transaction commits (once however often it is asked)."""
-    connection = connection or default_connection
-    if not connection.in_atomic_block:
-        decision_cells_compact(connection=connection)
-        return
-    if not any(f is _compact_default for _, f, _ in connection.run_on_commit):
-        transaction.on_commit(_compact_default, using=connection.alias)
+    on_commit_once(_compact_default, connection=connection or default_connection)
 
 
 def _compact_default() -> None:

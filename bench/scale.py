@@ -192,6 +192,7 @@ def build(n: int) -> dict:
     from evals.catalog.models import Agent, Transcript
     from evals.catalog.services.importing import transcripts_import
     from evals.classifiers.services import classifier_rules_ensure
+    from evals.conversation.figures import conversation_figures_compact
     from evals.conversation.models import ConversationScore
     from evals.decisions.models import Decision
     from evals.decisions.services.kinds import decision_kinds_import
@@ -321,6 +322,7 @@ def build(n: int) -> dict:
                 )
             )
         ConversationScore.objects.bulk_create(rows, batch_size=5000)
+        conversation_figures_compact()  # as a judge run's items leave them
 
     step("conversation scores", scores)
     with connection.cursor() as cur:

@@ -1,6 +1,7 @@
 from django.contrib import admin
 
-from evals.conversation.models import ConversationScore
+from core.admin import KeptByTriggersAdmin
+from evals.conversation.models import ConversationFindingCount, ConversationScore, ConversationSums
 
 
 def _read_only(model):
@@ -14,3 +15,8 @@ class ConversationScoreAdmin(admin.ModelAdmin):
     search_fields = ["transcript__external_id"]
     list_select_related = ["transcript", "judge"]
     readonly_fields = _read_only(ConversationScore)
+
+
+# Kept by database triggers: conversation_figures_rebuild repairs them.
+admin.site.register(ConversationSums, KeptByTriggersAdmin)
+admin.site.register(ConversationFindingCount, KeptByTriggersAdmin)

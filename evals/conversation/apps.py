@@ -1,6 +1,24 @@
 """The conversation judge: whole calls scored against their plan."""
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
+
+
+def _figures_triggers(sender, using, **kwargs):
+    """After every migrate, put the conversation figures' triggers back (SQLite drops them when
+    it rebuilds a table), and count the scores of a database whose scores came before them."""
+    from django.db import connections
+
+    from evals.conversation.figures import (
+        conversation_figures_rebuild_if_empty,
+        figures_triggers_install,
+    )
+
+    connection = connections[using]
+    if connection.vendor in ("postgresql", "sqlite") and figures_triggers_install(
+        connection=connection
+    ):
+        conversation_figures_rebuild_if_empty(connection=connection)
 
 
 class ConversationConfig(AppConfig):
@@ -39,4 +57,7 @@ class ConversationConfig(AppConfig):
                 start_missing=services.conversation_missing_start,
                 call_facts=selectors.conversation_facts,
             )
+        )
+        post_migrate.connect(
+            _figures_triggers, sender=self, dispatch_uid="conversation-figures-triggers"
         )

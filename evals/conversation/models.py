@@ -57,3 +57,47 @@ class ConversationScore(models.Model):
 
     def __str__(self):
         return f"{self.transcript_id}/{self.judge_id}: {self.score}"
+
+
+class ConversationSums(models.Model):
+    """Per agent version and conversation judge: scores counted (errored apart), the sum and sum
+    of squares of the scores, and calls with findings: the figures of the conversation pages.
+    The rows are deltas appended by database triggers on scores and calls
+    (evals.conversation.figures); a figure is the sum of its rows, folded into one by
+    `conversation_figures_compact` and checked by `conversation_figures_rebuild --check`."""
+
+    agent_version = models.ForeignKey(
+        "catalog.AgentVersion", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+", db_index=False)
+    calls = models.BigIntegerField(help_text="Scores without an error.")
+    errored = models.BigIntegerField(help_text="Scores with an error.")
+    n = models.BigIntegerField(help_text="Scores without an error that have a score.")
+    sx = models.BigIntegerField(help_text="Sum of those scores.")
+    sxx = models.BigIntegerField(help_text="Sum of their squares.")
+    flagged = models.BigIntegerField(help_text="Scores without an error that name findings.")
+
+    class Meta:
+        db_table = "evals_conversationsums"
+        verbose_name_plural = "conversation sums"
+
+    def __str__(self):
+        return f"{self.agent_version_id}/{self.judge_id}: {self.calls} calls"
+
+
+class ConversationFindingCount(models.Model):
+    """Per agent version, conversation judge and finding type ('?': none given): how many
+    findings the scores without an error name. Delta rows, kept as ConversationSums are."""
+
+    agent_version = models.ForeignKey(
+        "catalog.AgentVersion", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+", db_index=False)
+    kind = models.TextField(help_text="The finding's type.")
+    n = models.BigIntegerField(help_text="Findings added (negative: removed).")
+
+    class Meta:
+        db_table = "evals_conversationfindingcount"
+
+    def __str__(self):
+        return f"{self.agent_version_id}/{self.judge_id} {self.kind}: {self.n}"

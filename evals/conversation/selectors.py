@@ -10,11 +10,10 @@ from django.conf import settings
 from django.db import connection
 from django.db.models import Avg, Count, F, Q, QuerySet, Sum
 
-from core.data_versions import figures_cached
 from core.stats import WeightedSums, weighted_mean_of_sums
-from evals.catalog.models import AgentVersion, Transcript
+from evals.catalog.models import Agent, AgentVersion, Transcript
 from evals.conversation.gate_metrics import ConversationFact
-from evals.conversation.models import ConversationScore
+from evals.conversation.models import ConversationFindingCount, ConversationScore, ConversationSums
 from evals.conversation.prompt import PROMPT_VERSION as CONVERSATION_PROMPT
 from evals.judging.models import Judge, JudgeRun
 
@@ -98,18 +97,66 @@ GROUP BY 1, 2, 3"""
 
 def conversation_versions(version_id: int | None = None) -> list[VersionRow]:
     """Per (agent version, conversation judge): calls scored, mean score with its 95% interval,
-    calls with findings and the findings by type. Errored scores are counted apart. Every figure
-    is summed in SQL (scores are whole numbers, so their sums are exact): two queries in all,
-    over every score (0.45 s at 50,000 scored calls), so kept while no call and no conversation
-    score changed (core.data_versions). With `version_id`, that agent version's rows only."""
-    return figures_cached(
-        f"conversation-versions:{version_id}",
-        lambda: _conversation_versions(version_id),
-        reads=("calls", "conversation_scores"),
+    calls with findings and the findings by type. Errored scores are counted apart. Read from the
+    sums database triggers keep (evals.conversation.figures): two queries over a few rows per
+    agent version and judge, however many scores there are. With `version_id`, that agent
+    version's rows only."""
+    where, params = "", []
+    if version_id is not None:
+        where, params = "WHERE s.agent_version_id = %s", [version_id]
+    sums = f"""
+SELECT s.agent_version_id, v.version, a.name, s.judge_id, j.name,
+       sum(s.calls), sum(s.errored), sum(s.n), sum(s.sx), sum(s.sxx), sum(s.flagged)
+FROM {ConversationSums._meta.db_table} s
+JOIN {AgentVersion._meta.db_table} v ON v.id = s.agent_version_id
+JOIN {Agent._meta.db_table} a ON a.id = v.agent_id
+JOIN {Judge._meta.db_table} j ON j.id = s.judge_id
+{where}
+GROUP BY 1, 2, 3, 4, 5 HAVING sum(s.calls) <> 0 OR sum(s.errored) <> 0
+ORDER BY a.name, v.version DESC, j.name"""
+    findings = f"""
+SELECT s.agent_version_id, s.judge_id, s.kind, sum(s.n)
+FROM {ConversationFindingCount._meta.db_table} s {where}
+GROUP BY 1, 2, 3 HAVING sum(s.n) <> 0"""
+    counts: dict[tuple[int, int], dict[str, int]] = defaultdict(dict)
+    with connection.cursor() as cursor:
+        cursor.execute(findings, params)
+        for av, judge, kind, n in cursor.fetchall():
+            counts[(av, judge)][kind] = int(n)
+        cursor.execute(sums, params)
+        groups = cursor.fetchall()
+    return [
+        _version_row(
+            agent, version, av, judge, judge_id, *(int(x) for x in figures), counts[(av, judge_id)]
+        )
+        for av, version, agent, judge_id, judge, *figures in groups
+    ]
+
+
+def _version_row(
+    agent, version, version_id, judge, judge_id, calls, errored, n, sx, sxx, flagged, counts
+) -> VersionRow:
+    """The row of one agent version and judge from its whole-number sums."""
+    sx, sxx = float(sx), float(sxx)
+    mean = weighted_mean_of_sums(WeightedSums(n, float(n), sx, float(n), sx, sxx))
+    return VersionRow(
+        agent=agent,
+        version=version,
+        version_id=version_id,
+        judge=judge,
+        judge_id=judge_id,
+        calls=calls,
+        errored=errored,
+        mean=sx / n if n else None,
+        interval=mean.ci if n >= 2 else None,
+        flagged_calls=flagged,
+        finding_counts=dict(sorted(counts.items())),
     )
 
 
 def _conversation_versions(version_id: int | None) -> list[VersionRow]:
+    """conversation_versions counted from every score (0.45 s at 50,000 scored calls): the
+    reference the kept figures are checked against (conversation_figures_rebuild --check)."""
     ok = Q(error="")
     qs = ConversationScore.objects.all()
     if version_id is not None:
@@ -130,31 +177,30 @@ def _conversation_versions(version_id: int | None) -> list[VersionRow]:
             sxx=Sum(F("score") * F("score"), filter=ok),
             flagged_calls=Count("pk", filter=ok & ~Q(findings=[]) & Q(findings__isnull=False)),
         )
-        .order_by("transcript__agent_version__agent__name", "-transcript__agent_version__version")
+        .order_by(
+            "transcript__agent_version__agent__name",
+            "-transcript__agent_version__version",
+            "judge__name",
+        )
     )
     counts = _finding_counts(version_id)
-    rows = []
-    for g in groups:
-        n, sx, sxx = g["n"], float(g["sx"] or 0), float(g["sxx"] or 0)
-        mean = weighted_mean_of_sums(WeightedSums(n, float(n), sx, float(n), sx, sxx))
-        rows.append(
-            VersionRow(
-                agent=g["transcript__agent_version__agent__name"],
-                version=g["transcript__agent_version__version"],
-                version_id=g["transcript__agent_version"],
-                judge=g["judge__name"],
-                judge_id=g["judge"],
-                calls=g["calls"],
-                errored=g["errored"],
-                mean=sx / n if n else None,
-                interval=mean.ci if n >= 2 else None,
-                flagged_calls=g["flagged_calls"],
-                finding_counts=dict(
-                    sorted(counts.get((g["transcript__agent_version"], g["judge"]), {}).items())
-                ),
-            )
+    return [
+        _version_row(
+            g["transcript__agent_version__agent__name"],
+            g["transcript__agent_version__version"],
+            g["transcript__agent_version"],
+            g["judge__name"],
+            g["judge"],
+            g["calls"],
+            g["errored"],
+            g["n"],
+            g["sx"] or 0,
+            g["sxx"] or 0,
+            g["flagged_calls"],
+            counts.get((g["transcript__agent_version"], g["judge"]), {}),
         )
-    return rows
+        for g in groups
+    ]
 
 
 def conversation_version_calls(version: AgentVersion, judge_id: int | None = None) -> QuerySet:

@@ -23,6 +23,7 @@ from django.db.models.functions import Length
 from core.errors import DomainError
 from evals.catalog.models import Agent, Transcript, Turn
 from evals.conversation import prompt as jc
+from evals.conversation.figures import conversation_figures_compact_on_commit
 from evals.conversation.models import ConversationScore
 from evals.judging.client import JudgeCallError, judge_call, judge_cost, judge_settings
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
@@ -289,6 +290,11 @@ def conversation_score_put(item: JudgeRunItem, fields: dict, *, judge: Judge) ->
         ConversationScore.objects.create(transcript_id=item.transcript_id, judge=judge, **values)
     elif old.error:
         ConversationScore.objects.filter(pk=old.pk).update(**values)
+    else:
+        return
+    # A run's items commit one by one: each folds what the triggers appended, its own and what
+    # items finishing beside it left.
+    conversation_figures_compact_on_commit()
 
 
 def conversation_missing_start(*, transcripts, by: str = "") -> JudgeRun | None:
@@ -349,4 +355,6 @@ def conversation_result_record(
             transcript=transcript, rule_version=rv, judge=judge, defaults=v
         )
         wrote = wrote or made
+    if created:
+        conversation_figures_compact_on_commit()
     return wrote

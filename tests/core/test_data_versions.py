@@ -13,7 +13,7 @@ from labeling.models import OutcomeQuestion
 from labeling.selectors.outcomes import call_outcomes, outcome_figures
 from labeling.services.marks import mark_set
 from labeling.services.outcomes import outcome_rate
-from tests.factories import JudgeFactory, TranscriptFactory, UserFactory, VerdictFactory
+from tests.factories import TranscriptFactory, UserFactory, VerdictFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the bumps run once a transaction commits
 
@@ -93,26 +93,3 @@ def test_dashboard_outcomes_are_cached_until_a_rating_changes(cached):
     shown, _ = queries(dashboard_outcomes)
     assert (shown[0]["versions"], shown[0]["chart"]) == recompute()
     assert shown[0]["versions"][0]["calls"] == 2
-
-
-def test_conversation_figures_are_cached_until_a_score_or_a_call_changes(cached):
-    from evals.conversation.models import ConversationScore
-    from evals.conversation.selectors import _conversation_versions, conversation_versions
-
-    call = TranscriptFactory()
-    judge = JudgeFactory(name="gpt-4o-mini/conversation-v1")
-    ConversationScore.objects.create(transcript=call, judge=judge, score=4, findings=[])
-    _, cold = queries(conversation_versions)
-    shown, warm = queries(conversation_versions)
-    assert warm < cold and shown == _conversation_versions(None)
-    VerdictFactory(transcript=call, flagged=True)
-    assert queries(conversation_versions)[1] == warm  # a verdict is not a conversation score
-    ConversationScore.objects.create(
-        transcript=TranscriptFactory(agent_version=call.agent_version),
-        judge=judge,
-        score=2,
-        findings=[{"type": "phase_missing"}],
-    )
-    (row,) = conversation_versions()
-    assert (row.calls, row.mean, row.finding_counts) == (2, 3.0, {"phase_missing": 1})
-    assert [row] == _conversation_versions(None)

@@ -62,6 +62,16 @@ def sqlite_row_trigger(
     ]
 
 
+def sqlite_row_triggers(triggers: list[tuple[str, str, str, str, list[str]]]) -> list[str]:
+    """Return the statements (re)creating each SQLite row trigger of `triggers`, given as
+    (name, event, table, when, statements): see sqlite_row_trigger."""
+    return [
+        sql
+        for name, event, table, when, body in triggers
+        for sql in sqlite_row_trigger(name, table, event, when, body)
+    ]
+
+
 def aggregate_tune(cursor, *, work_mem_mb: int | None = None) -> None:
     """For a big aggregate in this transaction, on PostgreSQL: JIT off (compiling it costs more
     than it saves) and, if given, `work_mem_mb` of memory per sort or hash (groups that spill to

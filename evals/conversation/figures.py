@@ -29,7 +29,7 @@ from django.db import connection as default_connection
 from django.db import transaction
 
 from core.deltas import DeltaTable
-from core.sql import rows_differing, sqlite_row_trigger, statement_trigger
+from core.sql import rows_differing, sqlite_row_triggers, statement_trigger
 from evals.conversation.models import ConversationFindingCount, ConversationScore, ConversationSums
 
 logger = logging.getLogger(__name__)
@@ -185,11 +185,7 @@ def _sqlite_sql() -> list[str]:
             _deltas("sqlite", (call, "NEW.agent_version_id"), (call, "OLD.agent_version_id")),
         ),
     ]
-    return [
-        sql
-        for name, event, table, when, body in triggers
-        for sql in sqlite_row_trigger(name, table, event, when, body)
-    ]
+    return sqlite_row_triggers(triggers)
 
 
 def _recount(i: int) -> str:

@@ -23,7 +23,7 @@ full recount.
 from __future__ import annotations
 
 from core.deltas import DeltaTable
-from core.sql import sqlite_row_trigger, statement_trigger
+from core.sql import sqlite_row_triggers, statement_trigger
 from labeling.models import TallyCell, VerdictTally
 
 CELLS = TallyCell._meta.db_table
@@ -76,16 +76,13 @@ def _sqlite_sql() -> list[str]:
             f"{row}.outside, {sign}1, {sign}{row}.weight, {sign}{row}.weight * {row}.weight)"
         )
 
-    triggers = [
-        ("docket_tally_cells_ins", "INSERT", [one("NEW", "")]),
-        ("docket_tally_cells_del", "DELETE", [one("OLD", "-")]),
-        ("docket_tally_cells_upd", "UPDATE", [one("OLD", "-"), one("NEW", "")]),
-    ]
-    return [
-        sql
-        for name, event, body in triggers
-        for sql in sqlite_row_trigger(name, TALLY, event, "", body)
-    ]
+    return sqlite_row_triggers(
+        [
+            ("docket_tally_cells_ins", "INSERT", TALLY, "", [one("NEW", "")]),
+            ("docket_tally_cells_del", "DELETE", TALLY, "", [one("OLD", "-")]),
+            ("docket_tally_cells_upd", "UPDATE", TALLY, "", [one("OLD", "-"), one("NEW", "")]),
+        ]
+    )
 
 
 TALLY_CELLS = DeltaTable(

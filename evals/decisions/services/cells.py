@@ -25,7 +25,7 @@ differ from a full recount.
 from __future__ import annotations
 
 from core.deltas import DeltaTable
-from core.sql import sqlite_row_trigger, statement_trigger
+from core.sql import sqlite_row_triggers, statement_trigger
 from evals.decisions.models import DecisionCell
 
 CELLS = DecisionCell._meta.db_table
@@ -138,11 +138,7 @@ def _sqlite_sql() -> list[str]:
             [moved("OLD.agent_version_id", "-"), moved("NEW.agent_version_id", "")],
         ),
     ]
-    return [
-        sql
-        for name, event, table, when, body in triggers
-        for sql in sqlite_row_trigger(name, table, event, when, body)
-    ]
+    return sqlite_row_triggers(triggers)
 
 
 DECISION_CELLS = DeltaTable(

@@ -23,7 +23,7 @@ differ from a full recount.
 from __future__ import annotations
 
 from core.deltas import DeltaTable
-from core.sql import sqlite_row_trigger, statement_trigger
+from core.sql import sqlite_row_triggers, statement_trigger
 from evals.judging.models import VerdictCount
 
 COUNTS = VerdictCount._meta.db_table
@@ -145,11 +145,7 @@ def _sqlite_sql() -> list[str]:
             [moved("OLD.agent_version_id", "-"), moved("NEW.agent_version_id", "")],
         ),
     ]
-    return [
-        sql
-        for name, event, table, when, body in triggers
-        for sql in sqlite_row_trigger(name, table, event, when, body)
-    ]
+    return sqlite_row_triggers(triggers)
 
 
 VERDICT_COUNTS = DeltaTable(

@@ -5,11 +5,13 @@ at two sizes, and times every GET page of the console and every API list (as a r
 it; the dashboard as each role) with Django's test client, DEBUG off, the median of --rounds
 requests after a warm-up, with the query count of the last. It prints one table:
 
-    page · ms at the small point · ms at the large point · growth · CPU ms · cold ms · queries
+    page · CPU ms at the small point · CPU ms at the large point · growth · ms at the large point
+    · cold ms · queries
 
-(CPU ms: this process's and its PostgreSQL backend's CPU for one request at the large point,
-the median of the rounds: the machine may be shared, and CPU time does not count others' work;
-cold ms: the first request after the cache is cleared.)
+(CPU ms: this process's and its PostgreSQL backend's CPU for one request, the median of the
+rounds; growth is its ratio between the points: the machine may be shared, and CPU time does not
+count others' work, where wall-clock time does; cold ms: the first request after the cache is
+cleared.)
 
 What a call carries, per call (the issue's quarter, 50,604 calls, divided by its calls): 30 timed
 turns; about 80 conduct verdicts (80 rules, 197 rule versions: a call is judged on the version of
@@ -449,8 +451,10 @@ def time_pages(n: int, rounds: int, only: str) -> dict[str, tuple[float, int]]:
             cold,
             statistics.median(cpu),
         )
-        ms, queries, *_ = results[label]
-        print(f"  {label:44} {ms * 1000:8.0f} ms {queries:4d} q", flush=True)
+        ms, queries, _, cpu = results[label]
+        print(
+            f"  {label:44} {ms * 1000:8.0f} ms {cpu * 1000:6.0f} CPU ms {queries:4d} q", flush=True
+        )
     return results
 
 
@@ -499,17 +503,17 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.1f}\n"
     )
     head = (
-        f"{'page':44} {f'ms@{small:,}':>10} {f'ms@{large:,}':>10} {'growth':>7} "
-        f"{'CPU ms':>7} {'cold ms':>8} {'queries':>7}"
+        f"{'page':44} {f'CPU@{small:,}':>10} {f'CPU@{large:,}':>10} {'growth':>7} "
+        f"{f'ms@{large:,}':>10} {'cold ms':>8} {'queries':>7}"
     )
     print(head)
     print("-" * len(head))
-    for label, (ms, queries, cold, cpu) in sorted(results[large].items(), key=lambda kv: -kv[1][0]):
+    for label, (ms, queries, cold, cpu) in sorted(results[large].items(), key=lambda kv: -kv[1][3]):
         before = results.get(small, {}).get(label)
-        growth = f"{ms / before[0]:.1f}x" if before else "-"
-        small_ms = f"{before[0] * 1000:.0f}" if before else "-"
+        growth = f"{cpu / before[3]:.1f}x" if before and before[3] else "-"
+        small_cpu = f"{before[3] * 1000:.0f}" if before else "-"
         print(
-            f"{label:44} {small_ms:>10} {ms * 1000:10.0f} {growth:>7} {cpu * 1000:7.0f} "
+            f"{label:44} {small_cpu:>10} {cpu * 1000:10.0f} {growth:>7} {ms * 1000:10.0f} "
             f"{cold * 1000:8.0f} {queries:7d}"
         )
 

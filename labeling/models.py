@@ -141,6 +141,18 @@ class Settlement(models.Model):
     settled_at = models.DateTimeField(auto_now_add=True)
 
 
+def split_q(prefix: str = "") -> Q:
+    """A verdict tally row (reached through `prefix`, e.g. "tally__") whose marks split: marked
+    at least twice, some right and some wrong."""
+    return Q(
+        **{
+            f"{prefix}n_marks__gte": 2,
+            f"{prefix}n_right__gt": 0,
+            f"{prefix}n_right__lt": F(f"{prefix}n_marks"),
+        }
+    )
+
+
 class VerdictTally(models.Model):
     """How one marked verdict counts in calibration, kept
     by database triggers (labeling/services/tally.py).
@@ -180,7 +192,11 @@ class VerdictTally(models.Model):
             models.Index(
                 fields=["rule_version_id", "judge_id", "cell", "pair", "outside", "weight"],
                 name="verdict_tally_group",
-            )
+            ),
+            # The disagreements page: the few verdicts whose marks split.
+            models.Index(
+                fields=["rule_version_id"], name="verdict_tally_split", condition=split_q()
+            ),
         ]
 
 

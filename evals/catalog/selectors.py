@@ -4,6 +4,7 @@ pages)."""
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, Prefetch, Q, QuerySet
 
+from core.data_versions import figures_cached
 from core.errors import DomainError
 from evals.catalog.models import AgentVersion, Transcript, Turn
 
@@ -51,24 +52,49 @@ def transcript_with_turns() -> QuerySet[Transcript]:
     )
 
 
-def agent_versions_listed() -> QuerySet[AgentVersion]:
+def agent_version_calls() -> dict[int, int]:
+    """Return agent version pk -> how many calls it has, kept while no call changes
+    (core.data_versions): counting them costs a scan of every call's agent version."""
+    return figures_cached(
+        "agent-version-calls",
+        lambda: dict(
+            Transcript.objects.values("agent_version")
+            .annotate(n=Count("id"))
+            .values_list("agent_version", "n")
+            .order_by()
+        ),
+        reads=("calls",),
+    )
+
+
+def _with_calls(versions: list[AgentVersion]) -> list[AgentVersion]:
+    calls = agent_version_calls()
+    for av in versions:
+        av.calls = calls.get(av.pk, 0)
+    return versions
+
+
+def agent_versions_listed() -> list[AgentVersion]:
     """Return every agent version with its agent and call count, newest version first per agent."""
-    return (
-        AgentVersion.objects.select_related("agent")
-        .defer("instructions", "tools")
-        .annotate(
-            calls=Count("transcripts"),
-            has_instructions=ExpressionWrapper(~Q(instructions=""), output_field=BooleanField()),
+    return _with_calls(
+        list(
+            AgentVersion.objects.select_related("agent")
+            .defer("instructions", "tools")
+            .annotate(
+                has_instructions=ExpressionWrapper(
+                    ~Q(instructions=""), output_field=BooleanField()
+                ),
+            )
+            .order_by("agent__name", "-version")
         )
-        .order_by("agent__name", "-version")
     )
 
 
 def agent_version_found(agent: str, version: str) -> AgentVersion | None:
     """Return one agent version with its scope and call count, or None."""
-    return (
+    av = (
         AgentVersion.objects.select_related("agent")
-        .annotate(calls=Count("transcripts"))
         .filter(agent__name=agent, version=version)
         .first()
     )
+    return _with_calls([av])[0] if av else None

@@ -158,13 +158,21 @@ def _conversation_versions(version_id: int | None) -> list[VersionRow]:
 
 
 def conversation_version_calls(version: AgentVersion, judge_id: int | None = None) -> QuerySet:
-    """One agent version's scored calls, lowest score first (errored last): page it."""
+    """One agent version's scored calls, lowest score first (errored last), then in the order the
+    calls came: page it. That is the order of the index conversation_score_order, so a page walks
+    it and stops, where sorting every score of the version first grew with them."""
     qs = ConversationScore.objects.filter(transcript__agent_version=version)
     if judge_id:
         qs = qs.filter(judge_id=judge_id)
     return qs.select_related("transcript", "judge").order_by(
-        "judge__name", "error", "score", "transcript__external_id"
+        "error", "score", "transcript_id", "judge_id"
     )
+
+
+def conversation_scored_calls(rows: Iterable[VersionRow], judge_id: int | None = None) -> int:
+    """How many scores (errored ones too) `conversation_version_calls` lists, from the version's
+    figures (no count of the scores again)."""
+    return sum(r.calls + r.errored for r in rows if not judge_id or r.judge_id == judge_id)
 
 
 def conversation_version_mean(version: AgentVersion, judge_id: int) -> float | None:

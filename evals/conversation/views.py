@@ -77,15 +77,16 @@ def conversation_version(request, pk: int):
     version = AgentVersion.objects.select_related("agent").filter(pk=pk).first()
     if version is None:
         raise Http404("No such agent version.")
-    page = Paginator(sel.conversation_version_calls(version), CALLS_PER_PAGE).get_page(
-        request.GET.get("page")
-    )
+    rows = sel.conversation_versions(version_id=version.pk)
+    paginator = Paginator(sel.conversation_version_calls(version), CALLS_PER_PAGE)
+    paginator.count = sel.conversation_scored_calls(rows)
+    page = paginator.get_page(request.GET.get("page"))
     return render(
         request,
         "conversation/conversation_version.html",
         {
             "version": version,
-            "rows": sel.conversation_versions(version_id=version.pk),
+            "rows": rows,
             "page": page,
             "plan": version.agent.conversation_plan,
         },

@@ -2,7 +2,8 @@
 
 from datetime import date
 
-from django.db.models import Count, Q
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -363,9 +364,20 @@ class SampleToday(APIView):
 
 class Samples(ListAPIView):
     serializer_class = DailySampleBriefSerializer
-    queryset = DailySample.objects.annotate(n_items=Count("items")).order_by(
-        "-day"
-    )  # counted in the one query
+    # Each listed sample's items counted by a subquery: the page's count is of the samples alone,
+    # not of a join of every item ever drawn.
+    queryset = DailySample.objects.annotate(
+        n_items=Coalesce(
+            Subquery(
+                SampleItem.objects.filter(sample=OuterRef("pk"))
+                .order_by()
+                .values("sample")
+                .annotate(n=Count("id"))
+                .values("n")
+            ),
+            0,
+        )
+    ).order_by("-day")
 
     def get_permissions(self):
         return [api_permission("manage_sample" if self.request.method == "POST" else "review")()]

@@ -34,7 +34,6 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import (
     BooleanField,
-    Count,
     Exists,
     ExpressionWrapper,
     F,
@@ -49,7 +48,7 @@ from core.errors import DomainError
 from core.sql import aggregate_tune
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
-from labeling.models import Mark, Settlement, VerdictTally
+from labeling.models import Settlement, VerdictTally, split_q
 from labeling.selectors.judge_pairs import judge_pairs_attach
 from labeling.selectors.resolution import TABLES, errored_verdicts_sql, resolved_verdicts_sql
 
@@ -65,6 +64,7 @@ CELL_LABELS = {
 
 # The cell code k of a resolved verdict, and its agreement pair code q (0: not paired).
 K_CELLS = {0: "fn", 1: "tn", 2: "fp", 3: "tp", 4: "waiting", 5: "errored"}
+ERRORED = 5
 Q_PAIRS = {1: (0, 0), 2: (0, 1), 3: (1, 0), 4: (1, 1)}
 
 
@@ -574,28 +574,25 @@ def _parse_dt(value) -> dt.datetime | None:
 def verdict_outcomes(
     *, rule_version: RuleVersion, judge: Judge | None = None
 ) -> list[VerdictOutcome]:
-    """Return how each marked verdict of a rule version (and judge) counts, in one query."""
-    where, params = _where(judge_ids=_judge_ids(judge), rule_version_ids=[rule_version.pk])
-    sql = resolved_verdicts_sql(
-        where,
-        per_verdict_extra="\n       v.transcript_id AS transcript_id, v.created_at AS created_at,",
-        extra=", COALESCE(tr.started_at, pv.created_at) AS at",
-        extra_join=f"\nJOIN {TABLES['transcript']} tr ON tr.id = pv.transcript_id",
+    """Return how each marked verdict of a rule version (and judge) counts, in one query.
+
+    Read from the verdict tally (the marks already resolved per verdict), so it costs the marked
+    verdicts of the rule version, not all of its verdicts."""
+    where, params = _where(
+        judge_ids=_judge_ids(judge), rule_version_ids=[rule_version.pk], alias="t"
     )
-    out = []
-    with transaction.atomic(), connection.cursor() as cursor:
-        aggregate_tune(cursor)
+    sql = f"""
+SELECT t.verdict_id, t.cell, t.weight, t.outside, t.pair, COALESCE(tr.started_at, v.created_at)
+FROM {_TALLY} t
+JOIN {TABLES["verdict"]} v ON v.id = t.verdict_id
+JOIN {TABLES["transcript"]} tr ON tr.id = v.transcript_id
+{where}"""
+    with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for vid, _rv, _j, f, e, t, w, o, n, fc, lc, at in cursor.fetchall():
-            if e:
-                cell = "errored"
-            elif t is None:
-                cell = "waiting"
-            else:
-                cell = metrics.outcome(bool(f), bool(t))
-            pair = (int(fc), int(lc)) if n >= 2 else None
-            out.append(VerdictOutcome(vid, cell, float(w), bool(o), pair, _parse_dt(at)))
-    return out
+        return [
+            VerdictOutcome(vid, K_CELLS[k], float(w), bool(o), Q_PAIRS.get(q), _parse_dt(at))
+            for vid, k, w, o, q, at in cursor.fetchall()
+        ]
 
 
 def calibration_trend(
@@ -650,26 +647,21 @@ def disagreements(
 
     Each carries n_marks, n_right, n_wrong, tied and settled; page it before touching the marks.
     """
-    # Find the split verdicts from the marks alone first (one pass, no join) and fetch their ids:
-    # as a subquery, the planner joins every verdict to the marks before it meets the few splits.
-    splits = Mark.objects.all()
+    # The tally holds each marked verdict's marks counted (its partial index verdict_tally_split
+    # just the split ones), so the page joins no mark to find them or to count them.
+    qs = Verdict.objects.filter(split_q("tally__"), tally__cell__lt=ERRORED)
     if rule_version is not None:
-        splits = splits.filter(verdict__rule_version=rule_version)
-    split_ids = list(
-        splits.values("verdict_id")
-        .annotate(n=Count("id"), r=Count("id", filter=Q(correct=True)))
-        .filter(n__gte=2, r__gt=0, r__lt=F("n"))
-        .values_list("verdict_id", flat=True)
-    )
-    qs = Verdict.objects.filter(pk__in=split_ids, error="")
-    qs = (
-        qs.annotate(n_marks=Count("marks"), n_right=Count("marks", filter=Q(marks__correct=True)))
-        .filter(n_marks__gte=2, n_right__gt=0, n_right__lt=F("n_marks"))
-        .annotate(
-            n_wrong=ExpressionWrapper(F("n_marks") - F("n_right"), output_field=IntegerField()),
-            tied=ExpressionWrapper(Q(n_marks=2 * F("n_right")), output_field=BooleanField()),
-            settled=Exists(Settlement.objects.filter(verdict=OuterRef("pk"))),
-        )
+        qs = qs.filter(tally__rule_version_id=rule_version.pk)
+    qs = qs.annotate(
+        n_marks=F("tally__n_marks"),
+        n_right=F("tally__n_right"),
+        n_wrong=ExpressionWrapper(
+            F("tally__n_marks") - F("tally__n_right"), output_field=IntegerField()
+        ),
+        tied=ExpressionWrapper(
+            Q(tally__n_marks=2 * F("tally__n_right")), output_field=BooleanField()
+        ),
+        settled=Exists(Settlement.objects.filter(verdict=OuterRef("pk"))),
     )
     if only_ties:
         qs = qs.filter(tied=True)

@@ -4,7 +4,7 @@ category, tenant and agent, the confidence distribution and the PR curve over ma
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, OuterRef, Q, Sum
+from django.db.models import BigIntegerField, Case, Count, Exists, OuterRef, Q, Sum, Value, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -29,7 +29,6 @@ class Row:
     item: Item
     tenant: str
     agent: str
-    category: str
 
 
 @dataclass
@@ -82,9 +81,10 @@ def classifier_rows(
     category: str = "",
     since: dt.date | None = None,
     until: dt.date | None = None,
-) -> list[Row]:
+) -> tuple[list[Row], list[str]]:
     """Return the classifier's verdicts (errored ones left out) with their marks' truth, those
-    alike counted together in the database (Item.n): the figures need no verdict one by one.
+    alike (per tenant and agent) counted together in the database (Item.n): the figures need no
+    verdict one by one; and the categories among them.
 
     On PostgreSQL from the spans counted ahead (labeling/services/classifier_spans.py) when the
     current time zone is theirs; otherwise from the verdicts."""
@@ -94,7 +94,9 @@ def classifier_rows(
     return verdict_rows(*args)
 
 
-def verdict_rows(rule_id, judge_id, tenant, agent, category, since, until) -> list[Row]:
+def verdict_rows(
+    rule_id, judge_id, tenant, agent, category, since, until
+) -> tuple[list[Row], list[str]]:
     """`classifier_rows` counted from the verdicts themselves (the reference for the spans)."""
     qs = Verdict.objects.filter(rule_version__rule__rule_id=rule_id, error="")
     if judge_id:
@@ -118,18 +120,24 @@ def verdict_rows(rule_id, judge_id, tenant, agent, category, since, until) -> li
         "tally__truth",
         "transcript__tenant",
         "transcript__agent_version__agent__name",
-        "category__category",
     )
-    return [
-        Row(Item(flagged, conf, None if truth is None else bool(truth), n), t, a, c or "")
-        for flagged, conf, truth, t, a, c, n in qs.values_list(*fields)
+    rows = [
+        Row(Item(flagged, conf, None if truth is None else bool(truth), n), t, a)
+        for flagged, conf, truth, t, a, n in qs.values_list(*fields)
         .annotate(n=Count("pk"))
         .values_list(*fields, "n")
         .order_by()
     ]
+    return rows, _categories(qs, "category__category")
 
 
-def _span_rows(rule_id, judge_id, tenant, agent, category, since, until) -> list[Row]:
+def _categories(qs, field: str) -> list[str]:
+    return sorted(set(qs.values_list(field, flat=True).distinct().order_by()) - {"", None})
+
+
+def _span_rows(
+    rule_id, judge_id, tenant, agent, category, since, until
+) -> tuple[list[Row], list[str]]:
     qs = ClassifierSpan.objects.filter(
         rule_version_id__in=RuleVersion.objects.filter(rule__rule_id=rule_id).values("pk")
     )
@@ -151,19 +159,32 @@ def _span_rows(rule_id, judge_id, tenant, agent, category, since, until) -> list
         )
     if category:
         qs = qs.filter(category=category)
-    names = dict(AgentVersion.objects.values_list("pk", "agent__name"))
-    fields = ("flagged", "confidence", "truth", "tenant", "agent_version_id", "category")
+    # Counted per agent, not per agent version (the figures split by tenant and by agent only):
+    # fewer rows to bring back and to curve.
+    versions: dict[int, list[int]] = {}
+    names: dict[int, str] = {}
+    for pk, agent_id, name in AgentVersion.objects.values_list("pk", "agent_id", "agent__name"):
+        versions.setdefault(agent_id, []).append(pk)
+        names[agent_id] = name
+    agent_of = Case(
+        *[When(agent_version_id__in=pks, then=Value(a)) for a, pks in versions.items()],
+        default=Value(0),
+        output_field=BigIntegerField(),
+    )
+    fields = ("flagged", "confidence", "truth", "tenant", "agent", "category")
     counts: dict[tuple, int] = {}
-    for flagged, conf, truth, t, av, c, n in (
-        qs.values(*fields).annotate(n=Sum("n")).values_list(*fields, "n").order_by()
-    ):
-        key = (flagged, None if conf < 0 else conf, None if truth < 0 else bool(truth), t)
-        key += (names.get(av, ""), c)
+    categories = set()
+    for flagged, conf, truth, t, a, c, n in (
+        qs.annotate(agent=agent_of).values(*fields).annotate(n=Sum("n")).values_list(*fields, "n")
+    ).order_by():
+        key = (flagged, None if conf < 0 else conf, None if truth < 0 else bool(truth), t, a)
         counts[key] = counts.get(key, 0) + n
-    return [
-        Row(Item(flagged, conf, truth, n), t, a, c)
-        for (flagged, conf, truth, t, a, c), n in counts.items()
+        categories.add(c)
+    rows = [
+        Row(Item(flagged, conf, truth, n), t, names.get(a, ""))
+        for (flagged, conf, truth, t, a), n in counts.items()
     ]
+    return rows, sorted(categories - {""})
 
 
 def classifier_thresholds(
@@ -179,7 +200,7 @@ def classifier_thresholds(
 ) -> dict:
     """Return the figures of one classifier over the calls of a window of days (every call when
     neither end is given): everything, then split by tenant and by agent."""
-    rows = classifier_rows(
+    rows, categories = classifier_rows(
         rule_id=rule_id,
         judge_id=judge_id,
         tenant=tenant,
@@ -196,7 +217,7 @@ def classifier_thresholds(
         "all": _group("all", "", rows, target),
         "tenants": [_group("tenant", k, v, target) for k, v in sorted(by["tenant"].items())],
         "agents": [_group("agent", k, v, target) for k, v in sorted(by["agent"].items())],
-        "categories": sorted({r.category for r in rows if r.category}),
+        "categories": categories,
     }
 
 

@@ -24,10 +24,15 @@ from dataclasses import astuple, dataclass, fields
 
 from django.db.models import (
     Avg,
+    Case,
     Count,
     Max,
+    OuterRef,
     QuerySet,
+    Subquery,
+    When,
 )
+from django.db.models.functions import Coalesce, Round
 from django.utils import timezone
 
 from core import stats as metrics
@@ -410,32 +415,63 @@ def _flagged_bad(question: OutcomeQuestion) -> QuerySet:
     ).values("transcript_id")
 
 
-def _bad_unflagged_calls(question: OutcomeQuestion) -> list[CallOutcome]:
-    """The calls rated bad on the question that nothing flagged, from OutcomeCall (an index
-    range over the bad ones, not every rated call)."""
-    rows = {
-        tid: (x, ratings, w, outside)
-        for tid, x, ratings, w, outside in OutcomeCall.objects.filter(
-            question_id=question.pk, x__lte=BAD_AT_MOST
-        )
-        .exclude(transcript_id__in=_flagged_bad(question))
-        .values_list("transcript_id", "x", "ratings", "w", "outside")
-    }
-    calls = Transcript.objects.filter(pk__in=list(rows)).values_list(
-        "pk", "external_id", "agent_version__version", "started_at", "imported_at"
+def _bad_unflagged_sorted(question: OutcomeQuestion) -> QuerySet:
+    """The calls rated bad on the question that nothing flagged, with their issue rows, in the
+    report's order (no issue row yet first, then the worst, then by the call's external id),
+    sorted in the database from OutcomeCall (an index range over the bad ones): slice it."""
+    issue_rows = (
+        IssueRow.objects.filter(transcript_id=OuterRef("transcript_id"))
+        .order_by()
+        .values("transcript_id")
+        .annotate(n=Count("id"))
+        .values("n")
     )
-    return [
-        CallOutcome(
-            transcript_id=pk,
-            external_id=ext,
-            version=version,
-            at=started or imported,
-            rating=rows[pk][0],
-            ratings=rows[pk][1],
-            weight=rows[pk][2],
-            outside_sample=bool(rows[pk][3]),
+    transcript = Transcript.objects.filter(pk=OuterRef("transcript_id"))
+    return (
+        OutcomeCall.objects.filter(question_id=question.pk, x__lte=BAD_AT_MOST)
+        .exclude(transcript_id__in=_flagged_bad(question))
+        .annotate(
+            issue_rows=Coalesce(Subquery(issue_rows), 0),
+            external_id=Subquery(transcript.values("external_id")),
         )
-        for pk, ext, version, started, imported in calls
+        .order_by(
+            Case(When(issue_rows__gt=0, then=1), default=0),
+            Round("x", 2),
+            "external_id",
+        )
+    )
+
+
+def _bad_unflagged_slice(
+    question: OutcomeQuestion, start: int, stop: int
+) -> list[tuple[CallOutcome, int]]:
+    """Rows start to stop of `_bad_unflagged_sorted`, as (call, issue rows)."""
+    rows = list(
+        _bad_unflagged_sorted(question).values_list(
+            "transcript_id", "external_id", "x", "ratings", "w", "outside", "issue_rows"
+        )[start:stop]
+    )
+    calls = {
+        pk: (version, started or imported)
+        for pk, version, started, imported in Transcript.objects.filter(
+            pk__in=[r[0] for r in rows]
+        ).values_list("pk", "agent_version__version", "started_at", "imported_at")
+    }
+    return [
+        (
+            CallOutcome(
+                transcript_id=tid,
+                external_id=ext,
+                version=calls[tid][0],
+                at=calls[tid][1],
+                rating=x,
+                ratings=ratings,
+                weight=w,
+                outside_sample=bool(outside),
+            ),
+            issues,
+        )
+        for tid, ext, x, ratings, w, outside, issues in rows
     ]
 
 
@@ -447,10 +483,9 @@ def _bad_unflagged_ordered(
     if question.pk is None:
         return []
     if calls is None:
-        bad = {c.transcript_id: c for c in _bad_unflagged_calls(question)}
-    else:
-        flagged = set(_flagged_bad(question).values_list("transcript_id", flat=True))
-        bad = {c.transcript_id: c for c in calls if c.bad and c.transcript_id not in flagged}
+        return _bad_unflagged_slice(question, 0, None)
+    flagged = set(_flagged_bad(question).values_list("transcript_id", flat=True))
+    bad = {c.transcript_id: c for c in calls if c.bad and c.transcript_id not in flagged}
     rows = dict(
         IssueRow.objects.filter(transcript_id__in=list(bad))
         .values("transcript_id")
@@ -505,16 +540,17 @@ def outcome_bad_unflagged(
 
 def _bad_page(question: OutcomeQuestion, page_param) -> dict:
     """One page (BAD_PAGE_SIZE) of the bad calls nothing flagged, with their number and pages."""
-    ordered = _bad_unflagged_ordered(None, question)
-    pages = max(1, math.ceil(len(ordered) / BAD_PAGE_SIZE))
+    total = _bad_unflagged_sorted(question).count() if question.pk is not None else 0
+    pages = max(1, math.ceil(total / BAD_PAGE_SIZE))
     try:
         page = min(max(1, int(page_param or 1)), pages)
     except ValueError:
         raise DomainError(errors={"bad_page": f"expected a page number, got {page_param!r}."})
     start = (page - 1) * BAD_PAGE_SIZE
+    ordered = _bad_unflagged_slice(question, start, start + BAD_PAGE_SIZE) if total else []
     return {
-        "bad_unflagged": _bad_unflagged_rows(ordered[start : start + BAD_PAGE_SIZE], question),
-        "bad_unflagged_total": len(ordered),
+        "bad_unflagged": _bad_unflagged_rows(ordered, question),
+        "bad_unflagged_total": total,
         "bad_page": page,
         "bad_pages": pages,
     }

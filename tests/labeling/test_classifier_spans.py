@@ -38,9 +38,7 @@ WINDOWS = [
 def counted(rows) -> Counter:
     out = Counter()
     for r in rows:
-        out[r.item.flagged, r.item.confidence, r.item.positive, r.tenant, r.agent, r.category] += (
-            r.item.n
-        )
+        out[r.item.flagged, r.item.confidence, r.item.positive, r.tenant, r.agent] += r.item.n
     return out
 
 
@@ -50,10 +48,13 @@ def assert_spans_right():
     for rule in sel.CLASSIFIER_RULES:
         for since, until in WINDOWS:
             for extra in ({}, {"tenant": "acme"}, {"category": "instruction_override"}):
-                spans = sel.classifier_rows(rule_id=rule, since=since, until=until, **extra)
+                spans, categories = sel.classifier_rows(
+                    rule_id=rule, since=since, until=until, **extra
+                )
                 args = (rule, None, extra.get("tenant", ""), "", extra.get("category", ""))
-                direct = sel.verdict_rows(*args, since, until)
+                direct, direct_categories = sel.verdict_rows(*args, since, until)
                 assert counted(spans) == counted(direct), (rule, since, until, extra)
+                assert categories == direct_categories, (rule, since, until, extra)
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from evals.judging.models import Verdict
 from evals.judging.services.importing import verdicts_import
 from evals.rules.importing import rules_import
 from evals.rules.models import Rule, RuleVersion
+from labeling.services.tally_cells import tally_cells_compact
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +152,7 @@ def demo_load(
     """Run the demo steps in order, echoing one line per step; return the counts afterwards."""
     for step in DEMO_STEPS if steps is None else steps:
         echo(f"{step.name}: {step.run(demo_dir)}")
+    tally_cells_compact()  # the steps' bulk-created marks left a delta row per tally change
     counts = demo_counts()
     logger.info("demo_loaded", extra=counts)
     return counts

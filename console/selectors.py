@@ -8,7 +8,7 @@ from core.data_versions import figures_cached
 from core.permissions import user_can
 from evals.catalog.models import Transcript
 from evals.gating.models import GateRun
-from evals.judging.models import Verdict
+from evals.judging.selectors.counts import verdict_counts
 from evals.rules.models import Rule, RuleVersion
 from labeling.charts import outcome_chart
 from labeling.models import Assignment, DailySample, IssueRow, OutcomeQuestion, SampleItem
@@ -21,7 +21,7 @@ STATUS_ORDER = ["gated", "candidate", "draft", "retired"]
 def dashboard_figures() -> dict:
     """Return the headline numbers: calls, rules by group and
     status, verdicts, flagged rate, per agent version."""
-    per_version = figures_cached("agent-versions", agent_version_figures)
+    per_version = agent_version_figures()
     total = sum(r["verdicts"] for r in per_version)
     flagged = sum(r["flagged"] for r in per_version)
     errored = sum(r["errored"] for r in per_version)
@@ -75,10 +75,9 @@ def rule_status_table() -> dict:
     return {"statuses": STATUS_ORDER, "rows": list(rows.values()), "totals": totals}
 
 
-def agent_version_figures() -> list[dict]:
-    """Return calls (and those with audio), verdicts, flagged,
-    errored and the flagged rate per agent version, newest first."""
-    calls = {
+def _calls_per_agent_version() -> dict[int, dict]:
+    # A scan of every call (30 ms at 50,604): cached until calls change, not verdicts.
+    return {
         r["agent_version"]: r
         for r in Transcript.objects.values(
             "agent_version", "agent_version__agent__name", "agent_version__version"
@@ -86,17 +85,14 @@ def agent_version_figures() -> list[dict]:
         .annotate(calls=Count("id"), with_audio=Count("id", filter=~Q(audio_url="")))
         .order_by()
     }
-    # One pass over the verdicts; the headline totals are the sums of these rows.
-    verdicts = {
-        r["transcript__agent_version"]: r
-        for r in Verdict.objects.values("transcript__agent_version")
-        .annotate(
-            n=Count("id"),
-            flagged=Count("id", filter=Q(OK, flagged=True)),
-            errored=Count("id", filter=~OK),
-        )
-        .order_by()
-    }
+
+
+def agent_version_figures() -> list[dict]:
+    """Return calls (and those with audio), verdicts, flagged,
+    errored and the flagged rate per agent version, newest first."""
+    calls = figures_cached("calls-per-agent-version", _calls_per_agent_version, reads=("calls",))
+    # The precomputed counts (a few rows per agent version); the headline totals are their sums.
+    verdicts = verdict_counts("agent_version_id")
     out = []
     for pk, c in calls.items():
         v = verdicts.get(pk, {})

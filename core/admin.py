@@ -10,7 +10,8 @@ from core.tokens import api_token_revoke
 
 class KeptByTriggersAdmin(admin.ModelAdmin):
     """Read-only, for the figures database triggers keep (the verdict tally, outcome sums,
-    classifier spans, decision cells): an operator looks, its rebuild command repairs."""
+    classifier spans, decision cells, verdict counts): an operator looks, its rebuild command
+    repairs."""
 
     def has_add_permission(self, request):
         return False

@@ -94,3 +94,23 @@ def rows_differing(fresh: str, stored: str, key: str, *, connection) -> set[tupl
             )
             differ.update(cursor.fetchall())
     return differ
+
+
+def statement_trigger(table: str, event: str, name: str, function: str, body: str) -> list[str]:
+    """Return the statements (re)creating PostgreSQL trigger `name` and its `function`: after each
+    `event` statement on `table`, run the SQL `body` over the statement's rows (transition tables
+    new_rows for INSERT and UPDATE, old_rows for DELETE and UPDATE)."""
+    tables = {"INSERT": "NEW TABLE AS new_rows", "DELETE": "OLD TABLE AS old_rows"}.get(
+        event, "OLD TABLE AS old_rows NEW TABLE AS new_rows"
+    )
+    return [
+        (
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
+            f"BEGIN\n{body};\nRETURN NULL;\nEND\n$body$"
+        ),
+        f"DROP TRIGGER IF EXISTS {name} ON {table}",
+        (
+            f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {function}()"
+        ),
+    ]

@@ -60,8 +60,10 @@ class VerdictTallyAdmin(KeptByTriggersAdmin):
     raw_id_fields = ["verdict"]
 
 
-# Kept by database triggers: outcome_sums_rebuild and classifier_spans_rebuild repair them.
+# Kept by database triggers: outcome_sums_rebuild, classifier_spans_rebuild and
+# verdict_tally_rebuild (the tally cells) repair them.
 for model in [
+    models.TallyCell,
     models.OutcomeCall,
     models.OutcomeDaySums,
     models.OutcomeCheck,

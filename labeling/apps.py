@@ -8,12 +8,15 @@ def _tally_triggers(sender, using, **kwargs):
     from django.db import connections
 
     from labeling.services.tally import tally_triggers_install, verdict_tally_rebuild_if_empty
+    from labeling.services.tally_cells import tally_cells_rebuild_if_empty
 
     connection = connections[using]
-    if connection.vendor in ("postgresql", "sqlite") and tally_triggers_install(
-        connection=connection
+    if (
+        connection.vendor in ("postgresql", "sqlite")
+        and tally_triggers_install(connection=connection)
+        and verdict_tally_rebuild_if_empty(connection=connection) is None
     ):
-        verdict_tally_rebuild_if_empty(connection=connection)
+        tally_cells_rebuild_if_empty(connection=connection)
     from labeling.services.classifier_spans import classifier_spans_triggers_install
 
     classifier_spans_triggers_install(connection=connection)

@@ -200,6 +200,28 @@ class VerdictTally(models.Model):
         ]
 
 
+class TallyCell(models.Model):
+    """Calibration's counts per rule version, judge, cell, agreement pair and outside flag: how
+    many verdict tally rows share them and the sums of their weights and squared weights. The
+    rows are deltas appended by database triggers on the tally (labeling.services.tally_cells);
+    a cell is the sum of its rows, folded into one by `tally_cells_compact` and checked with the
+    tally by `verdict_tally_rebuild --check`. The calibration table sums these few rows instead
+    of every marked verdict."""
+
+    rule_version_id = models.BigIntegerField()
+    judge_id = models.BigIntegerField()
+    cell = models.SmallIntegerField(help_text="As VerdictTally.cell.")
+    pair = models.SmallIntegerField(help_text="As VerdictTally.pair.")
+    outside = models.SmallIntegerField(help_text="As VerdictTally.outside.")
+    n = models.BigIntegerField(help_text="Tally rows added to the cell (negative: removed).")
+    w = models.FloatField(help_text="The sum of their weights.")
+    w2 = models.FloatField(help_text="The sum of their squared weights.")
+
+    class Meta:
+        db_table = "labeling_tally_cell"
+        indexes = [models.Index(fields=["rule_version_id", "judge_id"], name="tally_cell_key")]
+
+
 class IssueRow(models.Model):
     """Something bad a reviewer found in a call. `number` is stable and sequential."""
 

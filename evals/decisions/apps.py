@@ -4,23 +4,6 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-def _cells_triggers(sender, using, **kwargs):
-    """After every migrate, put the decision cells' triggers back (SQLite drops them when it
-    rebuilds a table), and count the decisions of a database whose decisions came before them."""
-    from django.db import connections
-
-    from evals.decisions.services.cells import (
-        cells_triggers_install,
-        decision_cells_rebuild_if_empty,
-    )
-
-    connection = connections[using]
-    if connection.vendor in ("postgresql", "sqlite") and cells_triggers_install(
-        connection=connection
-    ):
-        decision_cells_rebuild_if_empty(connection=connection)
-
-
 class DecisionsConfig(AppConfig):
     name = "evals.decisions"
     label = "decisions"
@@ -56,4 +39,12 @@ class DecisionsConfig(AppConfig):
                 call_facts=selectors.decision_facts,
             )
         )
-        post_migrate.connect(_cells_triggers, sender=self, dispatch_uid="decision-cells-triggers")
+        from evals.decisions.services.cells import DECISION_CELLS
+
+        # After every migrate: the cells' triggers back, the decisions counted if need be.
+        post_migrate.connect(
+            DECISION_CELLS.after_migrate,
+            sender=self,
+            weak=False,
+            dispatch_uid="decision-cells-triggers",
+        )

@@ -1,6 +1,14 @@
 from django.contrib import admin
 
-from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
+from core.admin import KeptByTriggersAdmin
+from evals.judging.models import (
+    Judge,
+    JudgeCacheEntry,
+    JudgeRun,
+    JudgeRunItem,
+    Verdict,
+    VerdictCount,
+)
 
 
 @admin.register(Verdict)
@@ -44,3 +52,6 @@ class JudgeCacheEntryAdmin(admin.ModelAdmin):
 
 for model in [Judge, JudgeRun]:
     admin.site.register(model)
+
+# Kept by database triggers: verdict_counts_rebuild repairs it.
+admin.site.register(VerdictCount, KeptByTriggersAdmin)

@@ -1,6 +1,7 @@
 """Judges, judge runs, the judge client and prompts, the cache, verdicts."""
 
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class JudgingConfig(AppConfig):
@@ -33,4 +34,13 @@ class JudgingConfig(AppConfig):
                 forget=verdicts_forget,
                 counts=("deleted_verdicts", "deleted_marks", "cancelled_checks"),
             )
+        )
+        from evals.judging.services.counts import VERDICT_COUNTS
+
+        # After every migrate: the counts' triggers back, the verdicts counted if need be.
+        post_migrate.connect(
+            VERDICT_COUNTS.after_migrate,
+            sender=self,
+            weak=False,
+            dispatch_uid="verdict-counts-triggers",
         )

@@ -187,6 +187,31 @@ class Verdict(models.Model):
         return bool(self.error)
 
 
+class VerdictCount(models.Model):
+    """How many verdicts one judge gave on one rule version for calls of one agent version, how
+    many of them flagged (and not errored) and how many errored: the dashboard's, rules list's
+    and rule page's figures. The rows are deltas appended by database triggers on verdicts and
+    calls (evals.judging.services.counts); a count is the sum of its rows, folded into one by
+    `verdict_counts_compact` and checked by `verdict_counts_rebuild --check`."""
+
+    rule_version = models.ForeignKey(
+        RuleVersion, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+", db_index=False)
+    agent_version = models.ForeignKey(
+        "catalog.AgentVersion", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    n = models.BigIntegerField(help_text="Verdicts added (negative: removed).")
+    flagged = models.BigIntegerField(help_text="Of those, flagged and not errored.")
+    errored = models.BigIntegerField(help_text="Of those, errored.")
+
+    class Meta:
+        db_table = "evals_verdictcount"
+
+    def __str__(self):
+        return f"{self.rule_version_id}/{self.judge_id}/{self.agent_version_id}"
+
+
 class JudgeRunItem(models.Model):
     """One unit of a judge run: one transcript against one
     rule group (one LLM call), or its detector rules."""

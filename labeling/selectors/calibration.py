@@ -48,7 +48,7 @@ from core.errors import DomainError
 from core.sql import aggregate_tune
 from evals.judging.models import Judge, Verdict
 from evals.rules.models import Rule, RuleVersion
-from labeling.models import Settlement, VerdictTally, split_q
+from labeling.models import Settlement, TallyCell, VerdictTally, split_q
 from labeling.selectors.judge_pairs import judge_pairs_attach
 from labeling.selectors.resolution import TABLES, errored_verdicts_sql, resolved_verdicts_sql
 
@@ -72,15 +72,16 @@ _TALLY = VerdictTally._meta.db_table
 
 
 def _aggregate_sql(where: str) -> str:
-    """Return the page's one aggregate, over the verdict tally (alias t): per (rule version, judge,
-    cell, pair, outside) counts and weights. Its index
-    holds every column read, in grouping order."""
+    """Return the page's one aggregate, over the tally cells (alias t; labeling.services.
+    tally_cells): per (rule version, judge, cell, pair, outside) counts and weights, the sums of
+    the few delta rows each cell has."""
     return f"""
-SELECT t.rule_version_id, t.judge_id, t.cell, t.pair, t.outside, COUNT(*) AS c,
-       SUM(t.weight) AS sw, SUM(t.weight * t.weight) AS sw2
-FROM {_TALLY} t
+SELECT t.rule_version_id, t.judge_id, t.cell, t.pair, t.outside, SUM(t.n) AS c,
+       SUM(t.w) AS sw, SUM(t.w2) AS sw2
+FROM {TallyCell._meta.db_table} t
 {where}
 GROUP BY t.rule_version_id, t.judge_id, t.cell, t.pair, t.outside
+HAVING SUM(t.n) <> 0
 """
 
 
@@ -430,7 +431,7 @@ def calibration_counts(
     safety=None,
     from_marks: bool = False,
 ) -> dict[tuple[int, int], Counts]:
-    """Return Counts per (rule version id, judge id) from one SQL aggregate over the verdict tally
+    """Return Counts per (rule version id, judge id) from one SQL aggregate over the tally cells
     (`from_marks`: over the marks themselves, slower; the tally's reference), and one over the
     errored verdicts."""
     filters = {

@@ -9,6 +9,7 @@ from core.errors import DomainError
 from core.permissions import user_can
 from evals.judging.models import Verdict
 from labeling.models import Settlement
+from labeling.services.tally_cells import tally_cells_compact_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") 
     settlement, created = Settlement.objects.update_or_create(
         verdict=verdict, defaults={"correct": bool(correct), "settled_by": actor, "reason": reason}
     )
+    tally_cells_compact_on_commit(verdict_ids=[verdict.pk])
     logger.info(
         "verdict_settled",
         extra={

@@ -33,6 +33,12 @@ from core.sql import (
 )
 from labeling.models import VerdictTally
 from labeling.selectors.resolution import resolved_verdicts_sql
+from labeling.services.tally_cells import (
+    CELLS,
+    tally_cells_differences,
+    tally_cells_rebuild_sql,
+    tally_cells_triggers_install,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -243,15 +249,16 @@ TRIGGER_TABLES = (
 
 
 def tally_triggers_install(*, connection=None) -> bool:
-    """(Re)create the tally's triggers (idempotent);
+    """(Re)create the tally's triggers and its cells' (idempotent);
     return False when the tables are not there yet."""
+    connection = connection or default_connection
     return triggers_install(
-        connection or default_connection,
+        connection,
         what="verdict tally",
         tables=TRIGGER_TABLES,
         postgres=_postgres_sql,
         sqlite=_sqlite_sql,
-    )
+    ) and tally_cells_triggers_install(connection=connection)
 
 
 def verdict_tally_rebuild(*, connection=None) -> int:
@@ -265,9 +272,11 @@ def verdict_tally_rebuild(*, connection=None) -> int:
         if connection.vendor == "postgresql":
             cursor.execute("SET LOCAL jit = off")
             cursor.execute("LOCK TABLE labeling_mark, labeling_settlement IN SHARE MODE")
-        tables_empty(cursor, [TALLY])
+        tables_empty(cursor, [TALLY, CELLS])
         cursor.execute(f"INSERT INTO {TALLY} ({COLUMNS}) {tally_select_sql('')}")
         n = cursor.rowcount
+        for sql in tally_cells_rebuild_sql():  # one folded row per cell, whatever the triggers did
+            cursor.execute(sql)
     logger.info("verdict_tally_rebuilt", extra={"verdicts": n})
     return n
 
@@ -282,13 +291,9 @@ def verdict_tally_rebuild_if_empty(*, connection=None) -> int | None:
 
 
 def verdict_tally_differences(*, connection=None) -> int:
-    """Return how many verdicts' tally rows differ from
-    a fresh recount (0 when the tally is right)."""
+    """Return how many verdicts' tally rows, and how many of the cells summed from them
+    (labeling.services.tally_cells), differ from a fresh recount (0 when both are right)."""
+    connection = connection or default_connection
     stored = f"SELECT {COLUMNS} FROM {TALLY}"
-    differ = rows_differing(
-        tally_select_sql(""),
-        stored,
-        "verdict_id",
-        connection=connection or default_connection,
-    )
-    return len(differ)
+    differ = rows_differing(tally_select_sql(""), stored, "verdict_id", connection=connection)
+    return len(differ) + tally_cells_differences(connection=connection)

@@ -53,7 +53,7 @@ def queries(fn) -> tuple[object, int]:
     return out, len(ctx.captured_queries)
 
 
-def test_dashboard_figures_stay_cached_through_marks_and_match_a_recompute(cached):
+def test_dashboard_calls_stay_cached_through_verdicts_and_the_figures_match_a_recompute(cached):
     call = TranscriptFactory()
     verdicts = [VerdictFactory(transcript=call, flagged=i == 0) for i in range(3)]
     _, cold = queries(dashboard_figures)
@@ -62,11 +62,16 @@ def test_dashboard_figures_stay_cached_through_marks_and_match_a_recompute(cache
     mark_set(reviewer=UserFactory(roles=["reviewer"]), verdict=verdicts[0], correct=False)
     _, after_mark = queries(dashboard_figures)
     assert after_mark == warm  # marks changed nothing the figures read
+    # The verdict figures are read from the precomputed counts every time, the calls' from the
+    # cache until calls change.
     VerdictFactory(transcript=call, flagged=True)
     figures, after_verdict = queries(dashboard_figures)
-    assert after_verdict > warm
+    assert after_verdict == warm
     assert figures["agent_versions"] == agent_version_figures()
     assert (figures["verdicts"], figures["flagged"]) == (4, 2)
+    TranscriptFactory()
+    figures, after_call = queries(dashboard_figures)
+    assert after_call > warm and figures["calls"] == 2
 
 
 def test_dashboard_outcomes_are_cached_until_a_rating_changes(cached):

@@ -7,7 +7,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from core import stats as metrics
-from labeling.models import VerdictTally
+from labeling.models import TallyCell, VerdictTally
 from labeling.selectors import calibration as cal
 from tests.labeling.known_calibration import build_known_set
 
@@ -136,9 +136,10 @@ def test_counting_is_one_query(known):
         for q in ctx.captured_queries
         if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE", "SET"))
     ]
-    # All counting in two aggregates: the marked verdicts over the per-verdict tally, the errored
-    # ones (their calls' truth from the tally too); the raw marks are not read.
-    assert sum(VerdictTally._meta.db_table in q for q in sql) == 2
+    # All counting in two aggregates: the marked verdicts over the tally's cells, the errored
+    # ones (their calls' truth from the per-verdict tally); the raw marks are not read.
+    assert sum(TallyCell._meta.db_table in q for q in sql) == 1
+    assert sum(VerdictTally._meta.db_table in q for q in sql) == 1
     assert sum("e.error <> ''" in q for q in sql) == 1
     assert not any(re.search(r"\blabeling_mark\b", q) for q in sql)
     assert len(sql) == 5  # + rule versions, judges, unmarked versions

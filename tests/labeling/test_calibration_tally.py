@@ -12,11 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.errors import DomainError
-from labeling.models import Assignment, Mark, SampleItem, Settlement, VerdictTally
+from labeling.models import Assignment, Mark, SampleItem, Settlement, TallyCell, VerdictTally
 from labeling.selectors import calibration as cal
 from labeling.services.marks import mark_set, mark_undo
 from labeling.services.settlements import verdict_settle
 from labeling.services.tally import verdict_tally_differences, verdict_tally_rebuild
+from labeling.services.tally_cells import tally_cells_compact
 from tests.factories import (
     DailySampleFactory,
     JudgeFactory,
@@ -27,6 +28,7 @@ from tests.factories import (
 )
 
 CELL = {"fn": 0, "tn": 1, "fp": 2, "tp": 3}
+CELL_KEY = ("rule_version_id", "judge_id", "cell", "pair", "outside")
 
 
 def recount() -> dict[int, tuple]:
@@ -106,6 +108,12 @@ def assert_tally_right():
             s.pairs,
         )
         assert c.w == pytest.approx(s.w) and c.w2 == pytest.approx(s.w2)
+    # Folding the cells' delta rows leaves one row per cell and the same figures.
+    tally_cells_compact()
+    keys = list(TallyCell.objects.values_list(*CELL_KEY))
+    assert len(keys) == len(set(keys)) and TallyCell.objects.filter(n__lte=0).count() == 0
+    assert verdict_tally_differences() == 0
+    assert cal.calibration_counts().keys() == fast.keys()
 
 
 op = st.one_of(
@@ -215,6 +223,43 @@ def test_rebuild_repairs_a_drifted_tally(reviewer, capsys):
     assert "rebuilt: 1 marked verdicts" in capsys.readouterr().out
     assert VerdictTally.objects.get(verdict=v).cell == 3
     assert verdict_tally_rebuild() == 1 and verdict_tally_differences() == 0
+
+
+@pytest.mark.django_db
+def test_tally_cells_fold_after_the_mark_services_and_a_drifted_cell_is_caught(
+    make_user, django_capture_on_commit_callbacks, capsys
+):
+    reviewers = [make_user("reviewer") for _ in range(2)]
+    lead = make_user("lead")
+    rv, other, judge = RuleVersionFactory(), RuleVersionFactory(), JudgeFactory()
+    verdicts = [
+        VerdictFactory(rule_version=rv, judge=judge, flagged=i % 2 == 0, turn=None if i % 2 else 0)
+        for i in range(4)
+    ]
+    Mark.objects.create(
+        verdict=VerdictFactory(rule_version=other, judge=judge), reviewer=reviewers[0], correct=True
+    )
+    unfolded = TallyCell.objects.filter(rule_version_id=other.pk).count()
+    with django_capture_on_commit_callbacks(execute=True):
+        for v in verdicts:
+            for r in reviewers:
+                mark_set(reviewer=r, verdict=v, correct=(v.pk + r.pk) % 2 == 0)
+        mark_undo(reviewer=reviewers[1], verdict=verdicts[0])
+        verdict_settle(verdict=verdicts[1], actor=lead, correct=False, reason="listened")
+    mine = list(TallyCell.objects.filter(rule_version_id=rv.pk).values_list(*CELL_KEY, "n"))
+    assert len(mine) == len({k[:-1] for k in mine}) and sum(k[-1] for k in mine) == 4
+    # Only the rule versions the services touched were folded.
+    assert TallyCell.objects.filter(rule_version_id=other.pk).count() == unfolded
+    assert verdict_tally_differences() == 0
+    TallyCell.objects.create(
+        rule_version_id=rv.pk, judge_id=judge.pk, cell=3, pair=0, outside=1, n=1, w=1.0, w2=1.0
+    )
+    assert verdict_tally_differences() == 1
+    with pytest.raises(SystemExit):
+        call_command("verdict_tally_rebuild", "--check")
+    call_command("verdict_tally_rebuild")
+    assert verdict_tally_differences() == 0
+    assert "rebuilt: 5 marked verdicts" in capsys.readouterr().out
 
 
 @pytest.mark.postgres

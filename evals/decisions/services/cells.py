@@ -9,13 +9,13 @@ moved to another agent version by a replace import, the admin, a test's `objects
 PostgreSQL they are statement triggers with transition tables (one grouped insert per statement,
 so a COPY of a million decisions adds one aggregate); on SQLite, row triggers.
 
-The rows are deltas: a trigger only appends (+n for decisions that arrive in a cell, -n for those
-that leave it) and a cell's count is the sum of its rows. Appending takes no lock on a row another
-transaction wrote, so a reviewer's label never waits for an import of the same agent version that
-is still running (an import is one transaction); counting into one row per cell would. The
-writers that make most rows (the importer, the label services) fold them after their commit
-(`decision_cells_compact`: one row per cell again); rows other writers leave are folded by the
-next one. Folding deletes only committed rows it sees, so it is exact while others append.
+The rows are deltas (core.deltas): a trigger only appends (+n for decisions that arrive in a cell,
+-n for those that leave it) and a cell's count is the sum of its rows, so a reviewer's label never
+waits for an import of the same agent version that is still running (an import is one
+transaction). The writers that make most rows (the importer, the label services) fold them after
+their commit (`decision_cells_compact`: one row per cell again); rows other writers leave are
+folded by the next one. Folding deletes only committed rows it sees, so it is exact while others
+append.
 
 The triggers are (re)installed after every `migrate` (evals.decisions.apps).
 `decision_cells_rebuild` recomputes every row (a repair tool); `--check` counts the cells that
@@ -24,15 +24,9 @@ differ from a full recount.
 
 from __future__ import annotations
 
-import logging
-
-from django.db import connection as default_connection
-from django.db import transaction
-
-from core.sql import empty_while_filled, rows_differing, sqlite_row_trigger, triggers_install
+from core.deltas import DeltaTable
+from core.sql import sqlite_row_trigger, statement_trigger
 from evals.decisions.models import DecisionCell
-
-logger = logging.getLogger(__name__)
 
 CELLS = DecisionCell._meta.db_table
 KEY = "kind_version_id, agent_version_id, choice, truth, gap_bin"
@@ -70,12 +64,6 @@ def cells_select_sql() -> str:
 
 
 def _postgres_sql() -> list[str]:
-    def fn(name: str, body: str) -> str:
-        return (
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
-            f"BEGIN\n{body};\nRETURN NULL;\nEND\n$body$"
-        )
-
     changed = (
         "(SELECT o.id, o.agent_version_id AS old_av, n.agent_version_id AS new_av "
         "FROM old_rows o JOIN new_rows n ON n.id = o.id "
@@ -101,35 +89,20 @@ def _postgres_sql() -> list[str]:
         "JOIN evals_transcript t ON t.id = d.transcript_id"
         ") u WHERE true GROUP BY 1, 2, 3, 4, 5 HAVING sum(n) <> 0 ORDER BY 1, 2, 3, 4, 5"
     )
-    out = [
-        fn(
-            "docket_cells_on_decision_ins",
-            _upsert(_grouped("new_rows d", "") + " ORDER BY 1, 2, 3, 4, 5"),
-        ),
-        fn(
-            "docket_cells_on_decision_del",
-            _upsert(_grouped("old_rows d", "-") + " ORDER BY 1, 2, 3, 4, 5"),
-        ),
-        fn("docket_cells_on_decision_upd", _upsert(updated)),
-        fn("docket_cells_on_transcript_upd", _upsert(moved)),
-    ]
-    for table, event, name, func in (
-        ("evals_decision", "INSERT", "docket_cells_ins", "docket_cells_on_decision_ins"),
-        ("evals_decision", "DELETE", "docket_cells_del", "docket_cells_on_decision_del"),
-        ("evals_decision", "UPDATE", "docket_cells_upd", "docket_cells_on_decision_upd"),
-        ("evals_transcript", "UPDATE", "docket_cells_upd", "docket_cells_on_transcript_upd"),
-    ):
-        tables = {"INSERT": "NEW TABLE AS new_rows", "DELETE": "OLD TABLE AS old_rows"}.get(
-            event, "OLD TABLE AS old_rows NEW TABLE AS new_rows"
+    insert = _upsert(_grouped("new_rows d", "") + " ORDER BY 1, 2, 3, 4, 5")
+    delete = _upsert(_grouped("old_rows d", "-") + " ORDER BY 1, 2, 3, 4, 5")
+    return [
+        sql
+        for table, event, name, func, body in (
+            ("evals_decision", "INSERT", "ins", "on_decision_ins", insert),
+            ("evals_decision", "DELETE", "del", "on_decision_del", delete),
+            ("evals_decision", "UPDATE", "upd", "on_decision_upd", _upsert(updated)),
+            ("evals_transcript", "UPDATE", "upd", "on_transcript_upd", _upsert(moved)),
         )
-        out += [
-            f"DROP TRIGGER IF EXISTS {name} ON {table}",
-            (
-                f"CREATE TRIGGER {name} AFTER {event} ON {table} REFERENCING {tables} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {func}()"
-            ),
-        ]
-    return out
+        for sql in statement_trigger(
+            table, event, f"docket_cells_{name}", f"docket_cells_{func}", body
+        )
+    ]
 
 
 def _sqlite_sql() -> list[str]:
@@ -172,81 +145,20 @@ def _sqlite_sql() -> list[str]:
     ]
 
 
-def cells_triggers_install(*, connection=None) -> bool:
-    """(Re)create the cells' triggers (idempotent); return False when the tables are not there."""
-    return triggers_install(
-        connection or default_connection,
-        what="decision cells",
-        tables=TRIGGER_TABLES,
-        postgres=_postgres_sql,
-        sqlite=_sqlite_sql,
-    )
-
-
-def decision_cells_rebuild(*, connection=None) -> int:
-    """Recompute every cell from the decisions; return how many cells there are. Holds decisions
-    and calls still while it runs (PostgreSQL: SHARE lock), so no write slips between."""
-    connection = connection or default_connection
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL jit = off")
-            cursor.execute("LOCK TABLE evals_decision, evals_transcript IN SHARE MODE")
-        cursor.execute(f"DELETE FROM {CELLS}")
-        cursor.execute(f"INSERT INTO {CELLS} ({COLUMNS}) {cells_select_sql()}")
-        n = cursor.rowcount
-    logger.info("decision_cells_rebuilt", extra={"cells": n})
-    return n
-
-
-def decision_cells_rebuild_if_empty(*, connection=None) -> int | None:
-    """Rebuild when no cell exists while decisions do (decisions made before the cells table);
-    return the rebuilt count, or None when nothing was needed."""
-    connection = connection or default_connection
-    if not empty_while_filled(CELLS, "evals_decision", connection=connection):
-        return None
-    return decision_cells_rebuild(connection=connection)
-
-
-def decision_cells_differences(*, connection=None) -> int:
-    """Return how many cells differ from a full recount of the decisions (0 when all agree)."""
-    stored = f"SELECT {KEY}, sum(n) FROM {CELLS} GROUP BY {KEY} HAVING sum(n) <> 0"
-    differ = rows_differing(
-        cells_select_sql(), stored, KEY, connection=connection or default_connection
-    )
-    return len(differ)
-
-
-def decision_cells_compact(*, connection=None) -> int:
-    """Fold the cells' delta rows into one row per cell (dropping cells that sum to 0); return
-    the rows left. Exact while others append: it deletes only the committed rows it sees and
-    writes their sums back in the same transaction."""
-    connection = connection or default_connection
-    fold = f"SELECT {KEY}, sum(n) FROM gone GROUP BY {KEY} HAVING sum(n) <> 0"
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"WITH gone AS (DELETE FROM {CELLS} RETURNING {COLUMNS}) "
-                f"INSERT INTO {CELLS} ({COLUMNS}) {fold}"
-            )
-        else:  # one writer at a time: sum, clear, write back
-            cursor.execute(f"SELECT {KEY}, sum(n) FROM {CELLS} GROUP BY {KEY} HAVING sum(n) <> 0")
-            rows = cursor.fetchall()
-            cursor.execute(f"DELETE FROM {CELLS}")
-            cursor.executemany(
-                f"INSERT INTO {CELLS} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)", rows
-            )
-        return cursor.rowcount if connection.vendor == "postgresql" else len(rows)
-
-
-def decision_cells_compact_on_commit(*, connection=None) -> None:
-    """Fold the cells once the current transaction commits (once however often it is asked)."""
-    connection = connection or default_connection
-    if not connection.in_atomic_block:
-        decision_cells_compact(connection=connection)
-        return
-    if not any(f is _compact_default for _, f, _ in connection.run_on_commit):
-        transaction.on_commit(_compact_default, using=connection.alias)
-
-
-def _compact_default() -> None:
-    decision_cells_compact()
+DECISION_CELLS = DeltaTable(
+    what="decision cells",
+    table=CELLS,
+    key=KEY,
+    sums="n",
+    source="evals_decision",
+    locks="evals_decision, evals_transcript",
+    recount=cells_select_sql,
+    trigger_tables=TRIGGER_TABLES,
+    postgres=_postgres_sql,
+    sqlite=_sqlite_sql,
+)
+cells_triggers_install = DECISION_CELLS.triggers_install
+decision_cells_rebuild = DECISION_CELLS.rebuild
+decision_cells_differences = DECISION_CELLS.differences
+decision_cells_compact = DECISION_CELLS.fold
+decision_cells_compact_on_commit = DECISION_CELLS.fold_on_commit

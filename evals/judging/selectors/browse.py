@@ -19,6 +19,7 @@ from core.data_versions import figures_cached
 from evals.catalog.models import AgentVersion, Transcript, Turn
 from evals.catalog.selectors import agent_version_resolve
 from evals.judging.models import Judge, Verdict
+from evals.judging.selectors.counts import verdict_counts
 from evals.rules.models import Rule, RuleVersion
 
 PER_PAGE = 50
@@ -403,19 +404,6 @@ class RuleRow:
         return (spec or {}).get("name", "") if isinstance(spec, dict) else ""
 
 
-def _verdict_counts_by_version(qs: QuerySet[Verdict]) -> dict[int, dict]:
-    return {
-        r["rule_version_id"]: r
-        for r in qs.values("rule_version_id")
-        .annotate(
-            n=Count("id"),
-            flagged=Count("id", filter=Q(OK, flagged=True)),
-            errored=Count("id", filter=~OK),
-        )
-        .order_by()
-    }
-
-
 def rule_list_grouped(*, q: str = "", group: str = "") -> list[tuple[str, list[RuleRow]]]:
     """Return rules grouped by group, each with its
     latest version, gated version and verdict counts."""
@@ -430,15 +418,12 @@ def rule_list_grouped(*, q: str = "", group: str = "") -> list[tuple[str, list[R
         "rule_id", "number"
     ):
         versions[v.rule_id].append(v)
+    # The precomputed counts: a few rows per rule version, whatever the number of verdicts.
     if q or group:
         ids = [v.pk for vs in versions.values() for v in vs]
-        counts = _verdict_counts_by_version(Verdict.objects.filter(rule_version_id__in=ids))
+        counts = verdict_counts("rule_version_id", rule_version_id__in=ids)
     else:
-        counts = figures_cached(
-            "verdicts-by-version",
-            lambda: _verdict_counts_by_version(Verdict.objects.all()),
-            reads=("verdicts",),
-        )
+        counts = verdict_counts("rule_version_id")
     grouped: dict[str, list[RuleRow]] = {}
     for r in rules:
         vs = versions.get(r.pk, [])
@@ -477,21 +462,15 @@ def rule_detail(rule_id: str) -> tuple[Rule, list[VersionView]] | None:
         return None
     versions = list(rule.versions.order_by("-number"))
 
-    def version_counts():
-        return {
-            r["rule_version_id"]: r
-            for r in Verdict.objects.filter(rule_version_id__in=[v.pk for v in versions])
-            .values("rule_version_id")
-            .annotate(
-                n=Count("id"),
-                flagged=Count("id", filter=Q(OK, flagged=True)),
-                errored=Count("id", filter=~OK),
-                judges=Count("judge_id", distinct=True),
-            )
-            .order_by()
-        }
-
-    counts = figures_cached(f"rule-versions:{rule.pk}", version_counts, reads=("verdicts",))
+    per_judge = verdict_counts(
+        "rule_version_id", "judge_id", rule_version_id__in=[v.pk for v in versions]
+    )
+    counts: dict[int, dict] = {}
+    for (rv, _), c in per_judge.items():
+        total = counts.setdefault(rv, {"n": 0, "flagged": 0, "errored": 0, "judges": 0})
+        for name in ("n", "flagged", "errored"):
+            total[name] += c[name]
+        total["judges"] += 1  # a judge with verdicts on the version (keys without are left out)
     views = []
     for i, v in enumerate(versions):
         c = counts.get(v.pk, {})

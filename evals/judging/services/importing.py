@@ -31,6 +31,7 @@ from core.importing import (
 )
 from evals.catalog.models import Transcript, Turn
 from evals.judging.models import Judge, Verdict
+from evals.judging.services.counts import verdict_counts_compact_on_commit
 from evals.judging.services.runs import judge_items_cancel_replaced
 from evals.rules.models import RuleVersion, Severity
 
@@ -443,6 +444,7 @@ def verdict_rows_write(rows: list[tuple] | list[str]) -> int:
     PostgreSQL, lines of COPY's text format); return how many were written. When another import
     stored some of these keys since they were looked up, the rows are written again skipping
     those, as a no-op would. Must run inside a transaction."""
+    verdict_counts_compact_on_commit()  # the COPY's triggers append the counts' deltas
     lines = bool(rows) and type(rows[0]) is str
     try:
         with transaction.atomic():
@@ -546,6 +548,7 @@ def verdicts_forget(transcript_ids: list[int]) -> dict[str, int]:
     changed, and cancel the checks in flight on them; return how many of each (the transcript
     importer's call part, see apps.py)."""
     _, deleted = Verdict.objects.filter(transcript_id__in=transcript_ids).delete()
+    verdict_counts_compact_on_commit()
     return {
         "deleted_verdicts": deleted.get(Verdict._meta.label, 0),
         "deleted_marks": sum(n for label, n in deleted.items() if label.endswith(".Mark")),

@@ -54,6 +54,7 @@ from evals.judging.client import (
 )
 from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
 from evals.judging.selectors.runs import skipped_groups
+from evals.judging.services.counts import verdict_counts_compact_on_commit
 from evals.rules.detectors import (
     DetectorContext,
     ModelMeter,
@@ -1232,6 +1233,8 @@ def _verdicts_put(item: JudgeRunItem, result: "_Outcome") -> int:
         elif old.error:
             Verdict.objects.filter(pk=old.pk).update(judge_run_id=item.run_id, **values)
     Verdict.objects.bulk_create(new)
+    # Workers write a few verdicts each: fold their counts' deltas as they go (core.deltas).
+    verdict_counts_compact_on_commit()
     return errored
 
 

@@ -14,7 +14,7 @@ class Command(RebuildCommand):
         "reinstall its triggers); --check only counts drift."
     )
     what = "verdict tally"
-    differ = "verdicts differ from a fresh recount"
+    differ = "verdicts or cells differ from a fresh recount"
     rebuilt = "marked verdicts"
     differences = staticmethod(verdict_tally_differences)
     install = staticmethod(tally_triggers_install)

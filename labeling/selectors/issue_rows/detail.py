@@ -4,6 +4,7 @@ from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from evals.judging.models import Verdict
+from evals.judging.selectors.counts import verdict_counts
 from evals.rules.models import RuleVersion
 from labeling.models import IssueRow, Mark
 
@@ -32,18 +33,8 @@ def rule_version_progress(version_ids) -> dict[int, dict]:
         }
         for v in RuleVersion.objects.filter(pk__in=ids).select_related("rule")
     }
-    for r in (
-        Verdict.objects.filter(rule_version_id__in=ids)
-        .values("rule_version_id")
-        .annotate(
-            n=Count("id", filter=Q(error="")),
-            flagged=Count("id", filter=Q(error="", flagged=True)),
-            errored=Count("id", filter=~Q(error="")),
-        )
-    ):
-        out[r["rule_version_id"]].update(
-            verdicts=r["n"], flagged=r["flagged"], errored=r["errored"]
-        )
+    for pk, c in verdict_counts("rule_version_id", rule_version_id__in=ids).items():
+        out[pk].update(verdicts=c["n"] - c["errored"], flagged=c["flagged"], errored=c["errored"])
     for r in (
         Mark.objects.filter(verdict__rule_version_id__in=ids)
         .values("verdict__rule_version_id")

@@ -14,6 +14,7 @@ from evals.catalog.models import Transcript
 from evals.catalog.services.importing import transcripts_import
 from evals.decisions.models import Decision, DecisionCell
 from evals.decisions.services.cells import (
+    DECISION_CELLS,
     GAP_EDGES,
     decision_cells_compact,
     decision_cells_differences,
@@ -137,7 +138,7 @@ def test_writers_fold_the_deltas_after_commit_and_the_figures_stay(
         turn_taking = list(Decision.objects.filter(kind__kind_id="turn-taking"))
         decision_label_set(reviewer=a, decision=turn_taking[0], answer=WAIT)
         decision_labels_bulk([(a, d, TAKE) for d in turn_taking[1:]])
-    folds = [f for f in callbacks if f.__name__ == "_compact_default"]
+    folds = [f for f in callbacks if f is DECISION_CELLS.fold_default]
     assert len(folds) == 1  # once however many writes asked for it
     assert_exact()
     keys = list(

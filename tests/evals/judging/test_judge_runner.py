@@ -7,9 +7,17 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from evals.judging.models import Judge, JudgeCacheEntry, JudgeRun, JudgeRunItem, Verdict
+from evals.judging.models import (
+    Judge,
+    JudgeCacheEntry,
+    JudgeRun,
+    JudgeRunItem,
+    Verdict,
+    VerdictCount,
+)
 from evals.judging.prompt import PROMPT_VERSION
 from evals.judging.selectors.runs import judge_run_needs_model, judge_run_summary
+from evals.judging.services.counts import verdict_counts_differences
 from evals.judging.services.runs import JudgeRunInvalid, judge_run_create
 from evals.rules.models import RuleVersion
 from evals.rules.services import rule_version_create
@@ -176,6 +184,9 @@ def test_malformed_answer_is_an_errored_verdict_per_rule_of_the_group(
     assert item.outcome == JudgeRunItem.Outcome.ERROR and item.error == bad.error
     assert Verdict.objects.filter(transcript=call).exclude(error="").count() == 1
     assert not JudgeCacheEntry.objects.filter(answer__has_key="asking.one-question").exists()
+    # The workers folded the verdict counts' deltas after their items: one row per key.
+    keys = list(VerdictCount.objects.values_list("rule_version", "judge", "agent_version"))
+    assert len(keys) == len(set(keys)) == 5 and verdict_counts_differences() == 0
 
     # The error is not cached: fixed server, rerun -> one call, the errored verdict replaced.
     fake_judge.mode = ""
@@ -183,6 +194,7 @@ def test_malformed_answer_is_an_errored_verdict_per_rule_of_the_group(
     assert rerun.calls_made == 1 and rerun.cache_hits == 3
     bad.refresh_from_db()
     assert bad.error == "" and bad.judge_run == rerun
+    assert verdict_counts_differences() == 0  # the counts followed the re-run's update
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ def _tally_triggers(sender, using, **kwargs):
     from django.db import connections
 
     from labeling.services.tally import tally_triggers_install, verdict_tally_rebuild_if_empty
-    from labeling.services.tally_cells import tally_cells_rebuild_if_empty
+    from labeling.services.tally_cells import TALLY_CELLS
 
     connection = connections[using]
     if (
@@ -16,7 +16,7 @@ def _tally_triggers(sender, using, **kwargs):
         and tally_triggers_install(connection=connection)
         and verdict_tally_rebuild_if_empty(connection=connection) is None
     ):
-        tally_cells_rebuild_if_empty(connection=connection)
+        TALLY_CELLS.rebuild_if_empty(connection=connection)
     from labeling.services.classifier_spans import classifier_spans_triggers_install
 
     classifier_spans_triggers_install(connection=connection)

@@ -131,7 +131,7 @@ def marks_write(
     )
     done.created, done.updated = len(new), len(changed)
     if new or changed:
-        tally_cells_compact_on_commit(verdict_ids={m.verdict_id for m in [*new, *changed]})
+        tally_cells_compact_on_commit()
     # A page or client that read these calls must learn they changed (labeling.services.held).
     assignment_version_bump(*(done.assignments[k] for k in touched if k in done.assignments))
     if renew_leases:
@@ -227,7 +227,7 @@ def mark_rest_right(*, reviewer, transcript: Transcript, version: int | None = N
     )
     if ids:
         assignment_version_bump(assignment)
-        tally_cells_compact_on_commit(verdict_ids=ids)
+        tally_cells_compact_on_commit()
     logger.info(
         "mark_rest_right",
         extra={"transcript_id": transcript.pk, "reviewer_id": reviewer.pk, "marked": len(ids)},
@@ -247,7 +247,7 @@ def mark_undo_many(
     ).delete()
     if deleted:
         assignment_version_bump(assignment)
-        tally_cells_compact_on_commit(verdict_ids=verdict_ids)
+        tally_cells_compact_on_commit()
     logger.info(
         "marks_undone",
         extra={"transcript_id": transcript.pk, "reviewer_id": reviewer.pk, "undone": deleted},
@@ -262,6 +262,6 @@ def mark_undo(*, reviewer, verdict: Verdict, version: int | None = None) -> bool
     deleted, _ = Mark.objects.filter(verdict=verdict, reviewer=reviewer).delete()
     if deleted:
         assignment_version_bump(assignment)
-        tally_cells_compact_on_commit(verdict_ids=[verdict.pk])
+        tally_cells_compact_on_commit()
         logger.info("mark_undone", extra={"verdict_id": verdict.pk, "reviewer_id": reviewer.pk})
     return bool(deleted)

@@ -33,7 +33,7 @@ def verdict_settle(*, verdict: Verdict, actor, correct: bool, reason: str = "") 
     settlement, created = Settlement.objects.update_or_create(
         verdict=verdict, defaults={"correct": bool(correct), "settled_by": actor, "reason": reason}
     )
-    tally_cells_compact_on_commit(verdict_ids=[verdict.pk])
+    tally_cells_compact_on_commit()
     logger.info(
         "verdict_settled",
         extra={

@@ -35,8 +35,8 @@ from labeling.models import VerdictTally
 from labeling.selectors.resolution import resolved_verdicts_sql
 from labeling.services.tally_cells import (
     CELLS,
+    TALLY_CELLS,
     tally_cells_differences,
-    tally_cells_rebuild_sql,
     tally_cells_triggers_install,
 )
 
@@ -275,8 +275,7 @@ def verdict_tally_rebuild(*, connection=None) -> int:
         tables_empty(cursor, [TALLY, CELLS])
         cursor.execute(f"INSERT INTO {TALLY} ({COLUMNS}) {tally_select_sql('')}")
         n = cursor.rowcount
-        for sql in tally_cells_rebuild_sql():  # one folded row per cell, whatever the triggers did
-            cursor.execute(sql)
+        TALLY_CELLS.rebuild(connection=connection)  # one row per cell, whatever triggers did
     logger.info("verdict_tally_rebuilt", extra={"verdicts": n})
     return n
 

@@ -8,14 +8,13 @@ changed it (the tally is itself kept by triggers on marks, settlements and sampl
 whoever writes those keeps these). On PostgreSQL they are statement triggers with transition
 tables (one grouped insert per statement); on SQLite, row triggers.
 
-As with the decision cells (evals.decisions.services.cells), the rows are deltas: a trigger only
-appends (+1 and the weight for a tally row that arrives, -1 and minus the weight for one that
-leaves), so two reviewers marking verdicts of the same rule version never wait on each other's
-row, and a marks import holds no row a reviewer needs. The mark and settlement services fold the
-rule versions they touched once they commit (`tally_cells_compact_on_commit`); the marks import
-and the tally's rebuild fold them all. Folding deletes only committed rows it sees and writes
-their sums back in the same transaction, so it is exact while others append. A cell whose count
-sums to 0 is dropped (its weight sums are then rounding left over from adding and taking away).
+The rows are deltas (core.deltas): a trigger only appends (+1 and the weight for a tally row that
+arrives, -1 and minus the weight for one that leaves), so two reviewers marking verdicts of the
+same rule version never wait on each other's row, and a marks import holds no row a reviewer
+needs. The mark and settlement services fold them once they commit
+(`tally_cells_compact_on_commit`: only the cells with more than one row). A cell whose count sums
+to 0 is dropped (its weight sums are then rounding left over from adding and taking away), and
+`--check` compares the weight sums to 6 decimals.
 
 `verdict_tally_rebuild` recomputes these with the tally, and its `--check` compares both with a
 full recount.
@@ -23,18 +22,19 @@ full recount.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from django.db import connection as default_connection
-from django.db import transaction
-
-from core.sql import empty_while_filled, rows_differing, sqlite_row_trigger, triggers_install
+from core.deltas import DeltaTable
+from core.sql import sqlite_row_trigger, statement_trigger
 from labeling.models import TallyCell, VerdictTally
 
 CELLS = TallyCell._meta.db_table
 TALLY = VerdictTally._meta.db_table
 KEY = "rule_version_id, judge_id, cell, pair, outside"
-COLUMNS = f"{KEY}, n, w, w2"
+SUMS = "n, w, w2"
+COLUMNS = f"{KEY}, {SUMS}"
+
+
+def _insert(select: str) -> str:
+    return f"INSERT INTO {CELLS} ({COLUMNS}) {select}"
 
 
 def _grouped(rows: str, sign: str) -> str:
@@ -51,46 +51,29 @@ def cells_select_sql() -> str:
 
 
 def _postgres_sql() -> list[str]:
-    def fn(name: str, select: str) -> str:
-        return (
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
-            f"BEGIN\nINSERT INTO {CELLS} ({COLUMNS}) {select};\nRETURN NULL;\nEND\n$body$"
-        )
-
     updated = (
         f"SELECT {KEY}, sum(n), sum(w), sum(w2) FROM ("
         f"{_grouped('new_rows', '')} UNION ALL {_grouped('old_rows', '-')}"
         f") u GROUP BY {KEY} HAVING sum(n) <> 0 OR sum(w) <> 0 OR sum(w2) <> 0"
     )
-    out = [
-        fn("docket_tally_cells_on_ins", _grouped("new_rows", "") + f" ORDER BY {KEY}"),
-        fn("docket_tally_cells_on_del", _grouped("old_rows", "-") + f" ORDER BY {KEY}"),
-        fn("docket_tally_cells_on_upd", updated + f" ORDER BY {KEY}"),
-    ]
-    for event, name, func in (
-        ("INSERT", "docket_tally_cells_ins", "docket_tally_cells_on_ins"),
-        ("DELETE", "docket_tally_cells_del", "docket_tally_cells_on_del"),
-        ("UPDATE", "docket_tally_cells_upd", "docket_tally_cells_on_upd"),
-    ):
-        tables = {"INSERT": "NEW TABLE AS new_rows", "DELETE": "OLD TABLE AS old_rows"}.get(
-            event, "OLD TABLE AS old_rows NEW TABLE AS new_rows"
+    return [
+        sql
+        for event, name, body in (
+            ("INSERT", "ins", _insert(_grouped("new_rows", ""))),
+            ("DELETE", "del", _insert(_grouped("old_rows", "-"))),
+            ("UPDATE", "upd", _insert(updated)),
         )
-        out += [
-            f"DROP TRIGGER IF EXISTS {name} ON {TALLY}",
-            (
-                f"CREATE TRIGGER {name} AFTER {event} ON {TALLY} REFERENCING {tables} "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {func}()"
-            ),
-        ]
-    return out
+        for sql in statement_trigger(
+            TALLY, event, f"docket_tally_cells_{name}", f"docket_tally_cells_on_{name}", body
+        )
+    ]
 
 
 def _sqlite_sql() -> list[str]:
     def one(row: str, sign: str) -> str:
-        return (
-            f"INSERT INTO {CELLS} ({COLUMNS}) VALUES ({row}.rule_version_id, {row}.judge_id, "
-            f"{row}.cell, {row}.pair, {row}.outside, {sign}1, {sign}{row}.weight, "
-            f"{sign}{row}.weight * {row}.weight)"
+        return _insert(
+            f"VALUES ({row}.rule_version_id, {row}.judge_id, {row}.cell, {row}.pair, "
+            f"{row}.outside, {sign}1, {sign}{row}.weight, {sign}{row}.weight * {row}.weight)"
         )
 
     triggers = [
@@ -105,105 +88,21 @@ def _sqlite_sql() -> list[str]:
     ]
 
 
-def tally_cells_triggers_install(*, connection=None) -> bool:
-    """(Re)create the cells' triggers (idempotent); return False when the tables are not there."""
-    return triggers_install(
-        connection or default_connection,
-        what="tally cells",
-        tables=(TALLY, CELLS),
-        postgres=_postgres_sql,
-        sqlite=_sqlite_sql,
-    )
-
-
-def tally_cells_rebuild_sql() -> list[str]:
-    """Statements recomputing every cell from the tally (inside the tally's rebuild)."""
-    return [f"DELETE FROM {CELLS}", f"INSERT INTO {CELLS} ({COLUMNS}) {cells_select_sql()}"]
-
-
-def tally_cells_rebuild_if_empty(*, connection=None) -> bool:
-    """Count the cells of a database whose tally came before them; return whether it did."""
-    connection = connection or default_connection
-    if not empty_while_filled(CELLS, TALLY, connection=connection):
-        return False
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        for sql in tally_cells_rebuild_sql():
-            cursor.execute(sql)
-    return True
-
-
-def tally_cells_differences(*, connection=None) -> int:
-    """Return how many cells differ from a full recount of the tally (0 when all agree); the
-    weight sums are compared to 6 decimals (added in another order, they may differ in the last
-    bits)."""
-
-    def rounded(select: str) -> str:
-        return (
-            f"SELECT {KEY}, n, ROUND(CAST(w AS NUMERIC), 6), ROUND(CAST(w2 AS NUMERIC), 6) "
-            f"FROM ({select}) x"
-        )
-
-    fresh = cells_select_sql()
-    stored = f"SELECT {KEY}, sum(n) AS n, sum(w) AS w, sum(w2) AS w2 FROM {CELLS} GROUP BY {KEY} "
-    stored += "HAVING sum(n) <> 0"
-    differ = rows_differing(
-        rounded(fresh), rounded(stored), KEY, connection=connection or default_connection
-    )
-    return len(differ)
-
-
-def tally_cells_compact(rule_version_ids: Iterable[int] | None = None, *, connection=None) -> int:
-    """Fold the cells' delta rows (of these rule versions; every one when None) into one row per
-    cell, dropping cells that count 0; return the rows written."""
-    connection = connection or default_connection
-    where, params = "", []
-    if rule_version_ids is not None:
-        ids = sorted(set(rule_version_ids))
-        if not ids:
-            return 0
-        where = f"WHERE rule_version_id IN ({', '.join(['%s'] * len(ids))})"
-        params = ids
-    fold = f"SELECT {KEY}, sum(n), sum(w), sum(w2) FROM gone GROUP BY {KEY} HAVING sum(n) <> 0"
-    with transaction.atomic(using=connection.alias), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"WITH gone AS (DELETE FROM {CELLS} {where} RETURNING {COLUMNS}) "
-                f"INSERT INTO {CELLS} ({COLUMNS}) {fold}",
-                params,
-            )
-            return cursor.rowcount
-        # SQLite: one writer at a time: sum, clear, write back
-        cursor.execute(
-            f"SELECT {KEY}, sum(n), sum(w), sum(w2) FROM {CELLS} {where} GROUP BY {KEY} "
-            "HAVING sum(n) <> 0",
-            params,
-        )
-        rows = cursor.fetchall()
-        cursor.execute(f"DELETE FROM {CELLS} {where}", params)
-        cursor.executemany(
-            f"INSERT INTO {CELLS} ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows
-        )
-        return len(rows)
-
-
-def tally_cells_compact_on_commit(*, verdict_ids: Iterable[int] | None = None) -> None:
-    """Fold the cells of these verdicts' rule versions (every cell when None) once the current
-    transaction commits."""
-    ids = None if verdict_ids is None else sorted(set(verdict_ids))
-
-    def fold():
-        if ids is None:
-            tally_cells_compact()
-            return
-        from evals.judging.models import Verdict
-
-        versions = set()
-        for part in range(0, len(ids), 5000):
-            versions.update(
-                Verdict.objects.filter(pk__in=ids[part : part + 5000])
-                .values_list("rule_version_id", flat=True)
-                .distinct()
-            )
-        tally_cells_compact(versions)
-
-    transaction.on_commit(fold)
+TALLY_CELLS = DeltaTable(
+    what="tally cells",
+    table=CELLS,
+    key=KEY,
+    sums=SUMS,
+    source=TALLY,
+    locks="labeling_mark, labeling_settlement",
+    recount=cells_select_sql,
+    trigger_tables=(TALLY, CELLS),
+    postgres=_postgres_sql,
+    sqlite=_sqlite_sql,
+    live="sum(n) <> 0",
+    inexact="w, w2",
+)
+tally_cells_triggers_install = TALLY_CELLS.triggers_install
+tally_cells_differences = TALLY_CELLS.differences
+tally_cells_compact = TALLY_CELLS.fold
+tally_cells_compact_on_commit = TALLY_CELLS.fold_on_commit

@@ -5,6 +5,8 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.importing import PAGE, ImportFailed, Invalid
 from evals.catalog.models import Agent, AgentVersion, Transcript, Turn
@@ -686,6 +688,199 @@ def test_errors_are_collected_up_to_a_limit(judged):
         "31",
         "confidence",
     )  # parse errors too, in line order
+
+
+# --- verdicts: the fast reader and COPY's text ---------------------------------------------------
+
+# Text that COPY's text format must escape (tab, newline, carriage return, backslash), its null
+# marker and end-of-data marker as text, and characters it passes through as they are.
+AWKWARD_TEXTS = [
+    "tab\there",
+    "new\nline",
+    "cr\rlf\r\n",
+    "back\\slash",
+    "\\N",
+    "\\.",
+    "ends in a backslash \\",
+    "\\t and \\n as two characters",
+    "a\tb\\nc\n\\N\t",
+    "form\ffeed \b \v and \x7f",
+    "quotes \" ' and \u00e9 \U0001f600",
+    "",
+]
+
+
+def test_awkward_text_round_trips_exactly_through_the_write(judged, monkeypatch):
+    """Rationales and errors go to COPY as text lines (PostgreSQL), escaped only where needed:
+    what is read back is what the file said, in a batch that also holds plain text, and through
+    the path that skips keys stored meanwhile (a temporary table, then INSERT ... ON CONFLICT)."""
+    from evals.judging.services import importing as module
+
+    def line(i: int, text: str) -> str:
+        transcript, version, judge = f"call-{1 + i % 2}", 1 + i // 2 % 2, f"judge/{i // 4}"
+        if i % 3 == 0:
+            return verdict(
+                transcript=transcript, rule_version=version, judge=judge, flagged=False,
+                turn=None, severity=None, error=text or "plain", rationale=text,
+            )  # fmt: skip
+        return verdict(transcript=transcript, rule_version=version, judge=judge, rationale=text)
+
+    lines = [line(i, text) for i, text in enumerate([*AWKWARD_TEXTS, "plain", "plain too"])]
+    result = verdicts_import(lines=lines)
+    assert result.created == len(lines)
+    stored = {
+        (v.transcript.external_id, v.rule_version.number, v.judge.name): (v.rationale, v.error)
+        for v in Verdict.objects.select_related("transcript", "rule_version", "judge")
+    }
+    for text_line in lines:
+        record = json.loads(text_line)
+        key = (record["transcript"], record["rule_version"], record["judge"])
+        assert stored[key] == (record.get("rationale", ""), record.get("error", ""))
+
+    monkeypatch.setattr(module._Import, "_existing", lambda *args: set())
+    more = [
+        *lines,
+        verdict(judge="judge/late", rationale=AWKWARD_TEXTS[8], turn=None, turns=[2, 0]),
+    ]
+    again = verdicts_import(lines=more)
+    assert (again.created, again.unchanged) == (1, len(lines))
+    late = Verdict.objects.get(judge__name="judge/late")
+    assert (late.rationale, late.turn, late.turns) == (AWKWARD_TEXTS[8], 2, [2, 0])
+
+
+def test_a_bad_line_amid_good_ones_names_its_line_and_field_and_nothing_is_written(
+    judged, monkeypatch
+):
+    """Good lines take the fast reader; a bad one among them, in any chunk, is read again by the
+    detailed checker, which names its line and field, and nothing is written."""
+    from evals.judging.services import importing as module
+
+    monkeypatch.setattr(module, "CHUNK_LINES", 3)
+    lines = [
+        verdict(transcript=f"call-{1 + i % 2}", rule_version=1 + i // 2 % 2, judge=f"j/{i // 4}")
+        for i in range(12)
+    ]
+    lines[4] = verdict(judge="j/x", turn=2, turns=[1, 2])  # every field fine, not together
+    lines[8] = verdict(judge="j/y", confidence=100.5)
+    lines[9] = json.dumps({**json.loads(verdict(judge="j/z")), "rationale": "a\x00b"})
+    with pytest.raises(ImportFailed) as excinfo:
+        verdicts_import(lines=lines, source="v.jsonl")
+    assert str(excinfo.value).splitlines() == [
+        "v.jsonl:5: turn: must be the first of turns (1), not 2",
+        "v.jsonl:9: confidence: must be a whole number from 0 to 100, not 100.5",
+        "v.jsonl:10: rationale: contains a NUL character (\\u0000), which cannot be stored",
+    ]
+    assert Verdict.objects.count() == 0 and Judge.objects.count() == 0
+
+
+def test_lines_the_fast_reader_leaves_are_imported_as_before(judged):
+    """Another field, a whole number written as a float, a null, an error without `flagged`, a
+    byte order mark, blank lines and bytes: read by json_records and _verdict, as before."""
+    lines = [
+        b"\xef\xbb\xbf" + verdict(model="gpt-4o-mini").encode(),
+        b"   \n",
+        verdict(transcript="call-2", confidence=80.0, rule_version=1.0),
+        verdict(rule_version=2, rationale=None, severity=""),
+        verdict(transcript="call-2", rule_version=2, flagged=None, turn=None, error="timeout"),
+    ]
+    result = verdicts_import(lines=lines)
+    assert result.created == 4
+    assert sorted(
+        Verdict.objects.values_list(
+            "transcript__external_id", "rule_version__number", "flagged", "confidence", "error"
+        )
+    ) == [
+        ("call-1", 1, True, 80, ""),
+        ("call-1", 2, True, 80, ""),
+        ("call-2", 1, True, 80, ""),
+        ("call-2", 2, False, 80, "timeout"),
+    ]
+
+
+def test_the_common_line_takes_the_fast_reader():
+    from evals.judging.services.importing import _verdict_reader
+
+    read = _verdict_reader({})
+    assert read(verdict()) == read(verdict().encode() + b"\n") == (
+        "call-1", "asking.one-question", 1, "gpt-4o-mini/conduct-v3", True, 1, [1], "minor",
+        "Asked two questions.", 80, "",
+    )  # fmt: skip
+    assert read(verdict(rule_version=2, turns=[1, 3], turn=None))[5:7] == (1, [1, 3])
+
+
+def _verdict_outcome(line, *, fast: bool):
+    """What one line becomes: _verdict's tuple, or the (field, reason) of each error."""
+    from core.importing import Errors, json_records
+    from evals.judging.services.importing import _verdict, _verdict_reader
+
+    errors = Errors("v.jsonl")
+    read = _verdict_reader({}) if fast else None
+    records = list(json_records([line], errors, check="nul", fast=read))
+    if errors:
+        return [(e.field, e.reason) for e in errors.items]
+    [(_, obj)] = records
+    if type(obj) is tuple:
+        return obj
+    try:
+        return _verdict(obj)
+    except Invalid as exc:
+        return [(exc.field, exc.reason)]
+
+
+_names = st.sampled_from(["call-1", "", "x" * 200, "x" * 201, "\u00e9" * 200, "a\tb", None])
+_numbers = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([-1, 0, 1, 2, 3, 100, 101, 2**31 - 1, 2**31, 2**64, 1.0, 2.5, 1e300]),
+    st.text(max_size=3),
+)
+_verdict_fields = {
+    "transcript": _names,
+    "rule": _names,
+    "rule_version": _numbers,
+    "judge": _names,
+    "flagged": st.one_of(st.none(), st.booleans(), st.sampled_from([0, 1, "yes"])),
+    "turn": _numbers,
+    "turns": st.one_of(_numbers, st.lists(_numbers, max_size=3)),
+    "severity": st.sampled_from(["minor", "major", "critical", "", "awful", None, 1, ["major"]]),
+    "rationale": st.one_of(st.none(), st.text(max_size=8), st.sampled_from([0, False, ["a"]])),
+    "confidence": _numbers,
+    "error": st.one_of(st.none(), st.text(max_size=8), st.sampled_from([0, False, {}])),
+    "extra": st.sampled_from([1, None, [[[]]]]),
+}
+
+
+_good_names = st.sampled_from(["call-1", "x" * 200, "\u00e9" * 200, "a\tb"])
+_good_turns = st.integers(0, 3)
+_good_verdict = st.fixed_dictionaries(  # mostly well-formed, now and then not together
+    {
+        "transcript": _good_names,
+        "rule": _good_names,
+        "rule_version": st.integers(1, 3),
+        "judge": _good_names,
+        "flagged": st.booleans(),
+    },
+    optional={
+        "turn": st.one_of(st.none(), _good_turns),
+        "turns": st.lists(_good_turns, max_size=2),
+        "severity": st.sampled_from(["minor", "critical", "", None]),
+        "rationale": st.one_of(st.none(), st.text(max_size=8)),
+        "confidence": st.one_of(st.none(), st.integers(0, 100), st.just(80.0)),
+        "error": st.one_of(st.none(), st.text(max_size=3)),
+        "extra": st.just(1),
+    },
+)
+
+
+@given(
+    record=st.one_of(_good_verdict, st.fixed_dictionaries({}, optional=_verdict_fields)),
+    as_bytes=st.booleans(),
+)
+@settings(max_examples=400)
+def test_the_fast_reader_accepts_nothing_the_checker_refuses_and_reads_the_same(record, as_bytes):
+    line = json.dumps(record, ensure_ascii=as_bytes)
+    line = line.encode() if as_bytes else line
+    assert _verdict_outcome(line, fast=True) == _verdict_outcome(line, fast=False)
 
 
 # --- commands ----------------------------------------------------------------------------------

@@ -101,6 +101,8 @@ def _assert_current(question):
         calls, question=question
     )
     assert {r["transcript"] for r in outcome_bad_unflagged(question=question)} == unflagged
+    # The page's count comes from the sums; it is the number of rows listed.
+    assert outcomes._bad_unflagged_count(question) == len(unflagged)
     for by in ("week", "day"):
         stored = outcome_figures_stored(question=question, by=by)
         assert stored == outcome_figures(calls, by=by)

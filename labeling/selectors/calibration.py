@@ -626,13 +626,12 @@ def calibration_cell_verdicts(
     if cell == "errored":
         qs = Verdict.objects.filter(rule_version=rule_version).exclude(error="")
         qs = qs.filter(judge=judge) if judge is not None else qs
-    else:
-        ids = [
-            v.verdict_id
-            for v in verdict_outcomes(rule_version=rule_version, judge=judge)
-            if v.cell == cell
-        ]
-        qs = Verdict.objects.filter(pk__in=ids)
+    else:  # the tally holds each marked verdict's cell, indexed by rule version, judge, cell
+        code = {name: k for k, name in K_CELLS.items()}[cell]
+        qs = Verdict.objects.filter(
+            tally__rule_version_id=rule_version.pk, tally__cell=code, rule_version=rule_version
+        )
+        qs = qs.filter(tally__judge_id=judge.pk) if judge is not None else qs
     return (
         qs.select_related("transcript", "judge", "settlement__settled_by")
         .prefetch_related("marks__reviewer")

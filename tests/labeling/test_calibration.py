@@ -219,3 +219,16 @@ def test_overall_kappa(known):
     assert overall["kappa"] == pytest.approx(
         metrics.cohen_kappa(rows[0].counts.pairs + rows[1].counts.pairs)
     )
+
+
+def test_a_cells_page_lists_exactly_the_verdicts_of_that_cell(known):
+    rv, j1 = known["rv_a"], known["j1"]
+    seen = 0
+    for judge in (None, j1):
+        outcomes = cal.verdict_outcomes(rule_version=rv, judge=judge)
+        for cell in ("tp", "fp", "fn", "tn", "waiting"):
+            listed = cal.calibration_cell_verdicts(rule_version=rv, judge=judge, cell=cell)
+            want = {v.verdict_id for v in outcomes if v.cell == cell}
+            assert set(listed.values_list("pk", flat=True)) == want, (judge, cell)
+            seen += len(want)
+    assert seen > 0

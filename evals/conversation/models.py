@@ -66,10 +66,18 @@ class ConversationSums(models.Model):
     (evals.conversation.figures); a figure is the sum of its rows, folded into one by
     `conversation_figures_compact` and checked by `conversation_figures_rebuild --check`."""
 
+    # No constraint in the database (the ORM still cascades): the triggers append rows here while
+    # a flush or a cascade is deleting the scores, after their agent version may be gone.
     agent_version = models.ForeignKey(
-        "catalog.AgentVersion", on_delete=models.CASCADE, related_name="+", db_index=False
+        "catalog.AgentVersion",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+", db_index=False)
+    judge = models.ForeignKey(
+        Judge, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     calls = models.BigIntegerField(help_text="Scores without an error.")
     errored = models.BigIntegerField(help_text="Scores with an error.")
     n = models.BigIntegerField(help_text="Scores without an error that have a score.")
@@ -89,10 +97,18 @@ class ConversationFindingCount(models.Model):
     """Per agent version, conversation judge and finding type ('?': none given): how many
     findings the scores without an error name. Delta rows, kept as ConversationSums are."""
 
+    # No constraint in the database (the ORM still cascades): the triggers append rows here while
+    # a flush or a cascade is deleting the scores, after their agent version may be gone.
     agent_version = models.ForeignKey(
-        "catalog.AgentVersion", on_delete=models.CASCADE, related_name="+", db_index=False
+        "catalog.AgentVersion",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
-    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="+", db_index=False)
+    judge = models.ForeignKey(
+        Judge, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     kind = models.TextField(help_text="The finding's type.")
     n = models.BigIntegerField(help_text="Findings added (negative: removed).")
 

@@ -26,6 +26,7 @@ class Migration(migrations.Migration):
                 (
                     "agent_version",
                     models.ForeignKey(
+                        db_constraint=False,
                         db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="+",
@@ -35,6 +36,7 @@ class Migration(migrations.Migration):
                 (
                     "judge",
                     models.ForeignKey(
+                        db_constraint=False,
                         db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="+",
@@ -70,6 +72,7 @@ class Migration(migrations.Migration):
                 (
                     "agent_version",
                     models.ForeignKey(
+                        db_constraint=False,
                         db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="+",
@@ -79,6 +82,7 @@ class Migration(migrations.Migration):
                 (
                     "judge",
                     models.ForeignKey(
+                        db_constraint=False,
                         db_index=False,
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="+",

@@ -36,6 +36,28 @@ def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix, t
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _sqlite_flush_without_triggers():
+    """On SQLite, a transactional test's flush deletes every table in no fixed order (a set of
+    names), and the triggers that keep the precomputed figures would append rows while it does:
+    into a table already emptied (a leak into the next test) or naming a parent already gone (a
+    foreign key failure at commit). The flush drops them first; the post_migrate signal the flush
+    sends puts them back, as after a migrate. PostgreSQL flushes with TRUNCATE, which fires none."""
+    from django.db.backends.sqlite3.operations import DatabaseOperations
+
+    flush = DatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self, sql_list):
+        with self.connection.cursor() as cursor:
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+            drops = [f'DROP TRIGGER IF EXISTS "{name}"' for (name,) in cursor.fetchall()]
+        flush(self, [*drops, *sql_list])
+
+    DatabaseOperations.execute_sql_flush = execute_sql_flush
+    yield
+    DatabaseOperations.execute_sql_flush = flush
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked `postgres` need a real PostgreSQL: fail on CI without one, skip elsewhere."""
     for item in items:

@@ -43,9 +43,13 @@ def _sqlite_flush_without_triggers():
     into a table already emptied (a leak into the next test) or naming a parent already gone (a
     foreign key failure at commit). The flush drops them first; the post_migrate signal the flush
     sends puts them back, as after a migrate. PostgreSQL flushes with TRUNCATE, which fires none."""
-    from django.db.backends.sqlite3.operations import DatabaseOperations
-
-    flush = DatabaseOperations.execute_sql_flush
+    if connection.vendor != "sqlite":
+        yield
+        return
+    # The class is taken from the open connection: importing SQLite's backend module on its own,
+    # before its package has loaded, is a circular import.
+    ops_class = type(connection.ops)
+    flush = ops_class.execute_sql_flush
 
     def execute_sql_flush(self, sql_list):
         with self.connection.cursor() as cursor:
@@ -53,9 +57,9 @@ def _sqlite_flush_without_triggers():
             drops = [f'DROP TRIGGER IF EXISTS "{name}"' for (name,) in cursor.fetchall()]
         flush(self, [*drops, *sql_list])
 
-    DatabaseOperations.execute_sql_flush = execute_sql_flush
+    ops_class.execute_sql_flush = execute_sql_flush
     yield
-    DatabaseOperations.execute_sql_flush = flush
+    ops_class.execute_sql_flush = flush
 
 
 def pytest_collection_modifyitems(config, items):

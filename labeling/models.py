@@ -596,7 +596,10 @@ class ClassifierSpan(models.Model):
     agent_version_id = models.BigIntegerField(help_text="0: the call names no agent version.")
     category = models.CharField(max_length=50)
     flagged = models.BooleanField()
-    confidence = models.SmallIntegerField(help_text="-1: none given.")
+    confidence = models.SmallIntegerField(
+        help_text="A flagged and marked verdict's own, any other's histogram bin (0, 10, ... 90); "
+        "-1: none given."
+    )
     truth = models.SmallIntegerField(help_text="1 right, 0 wrong, -1 unmarked or tied.")
     n = models.IntegerField()
 

@@ -141,6 +141,6 @@ def test_counts_survive_a_flush_and_hold_outside_a_test_transaction(settings, le
     settings.DOCKET_SAMPLE_SIZE = 3
     for i in range(5):
         TranscriptFactory(started_at=datetime(2026, 11, 28, 23, tzinfo=UTC) - timedelta(hours=i))
-    sample, _ = daily_sample_make(day=DAY)
+    daily_sample_make(day=DAY)
     assert list(SampleItemCount.objects.values_list("n", flat=True)) == [3]
     assert_exact()

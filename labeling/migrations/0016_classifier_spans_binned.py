@@ -18,7 +18,7 @@ def spans_recount(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("labeling", "0014_tally_cells"),
+        ("labeling", "0015_sample_item_counts"),
     ]
 
     operations = [

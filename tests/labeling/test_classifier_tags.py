@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from evals.classifiers.thresholds import Item, pr_curve
 from labeling.templatetags.classifier_tags import _fixed, curve_marks, curve_rows
 from labeling.views.classifiers import curve_chart
+from tests.evals.classifiers.test_classifier_thresholds import items_st
 
 ROWS = Template(
     '{% for p in curve %}<tr><td class="num">{{ p.threshold }}</td><td class="num">{{ p.tp }}'
@@ -26,15 +27,9 @@ MARKS = Template(
     "</title></circle>{% endfor %}"
 )
 
-items_st = st.lists(
-    st.builds(
-        Item,
-        st.booleans(),
-        st.one_of(st.none(), st.integers(0, 100)),
-        st.one_of(st.none(), st.booleans()),
-        st.integers(1, 40),
-    ),
-    max_size=60,
+# Verdicts alike counted together: n of each, as the figures receive them.
+counted_st = items_st.map(
+    lambda items: [Item(i.flagged, i.confidence, i.right, n % 40 + 1) for n, i in enumerate(items)]
 )
 
 
@@ -47,7 +42,7 @@ def test_proportions_round_as_floatformat_does(a, b, places):
 
 
 @settings(max_examples=40)
-@given(items_st)
+@given(counted_st)
 def test_the_rows_and_marks_read_as_the_template_did(items):
     curve = pr_curve(items)
     assert str(curve_rows(curve)) == ROWS.render(Context({"curve": curve}))

@@ -16,6 +16,28 @@ UPDATE labeling_outcome_call SET
 """
 
 
+def drop_sqlite_triggers(apps, schema_editor):
+    """SQLite: drop the triggers that write labeling_outcome_call (the outcome sums'), which
+    SQLite checks when AddField remakes the table and which name the old columns; post_migrate
+    installs them again after migrate."""
+    if schema_editor.connection.vendor != "sqlite":
+        return
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND sql LIKE %s",
+            ["%labeling_outcome_call%"],
+        )
+        for (name,) in cursor.fetchall():
+            cursor.execute(f'DROP TRIGGER IF EXISTS "{name}"')
+
+
+def analyze(apps, schema_editor):
+    """PostgreSQL: fresh statistics of the filled columns, so the bad calls' page is planned as
+    a walk of the new index (autovacuum would get there later)."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("ANALYZE labeling_outcome_call")
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("catalog", "0001_initial"),
@@ -24,6 +46,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(drop_sqlite_triggers, migrations.RunPython.noop),
         migrations.RemoveIndex(
             model_name="outcomecall",
             name="outcome_call_bad",
@@ -49,4 +72,5 @@ class Migration(migrations.Migration):
                 name="outcome_call_bad",
             ),
         ),
+        migrations.RunPython(analyze, migrations.RunPython.noop),
     ]

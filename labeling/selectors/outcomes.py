@@ -431,6 +431,18 @@ def _bad_unflagged_count(question: OutcomeQuestion) -> int:
     return (bad or 0) - (flagged or 0)
 
 
+def _issue_rows_of(transcript_ids: list[int]) -> dict[int, int]:
+    """How many issue rows each of these calls has (those with none left out)."""
+    if not transcript_ids:
+        return {}
+    return dict(
+        IssueRow.objects.filter(transcript_id__in=transcript_ids)
+        .values("transcript_id")
+        .annotate(n=Count("id"))
+        .values_list("transcript_id", "n")
+    )
+
+
 def _bad_unflagged_slice(
     question: OutcomeQuestion, start: int, stop: int | None
 ) -> list[tuple[CallOutcome, int]]:
@@ -442,6 +454,7 @@ def _bad_unflagged_slice(
     has_rows = Exists(IssueRow.objects.filter(transcript_id=OuterRef("transcript_id")))
     columns = ("transcript_id", "external_id", "x", "ratings", "w", "outside")
     rows = list(ordered.filter(~has_rows).values_list(*columns)[start:stop])
+    with_rows = []
     if stop is None or len(rows) < stop - start:  # A ends on this page or before it
         if rows or not start:
             a_len = start + len(rows)
@@ -449,13 +462,9 @@ def _bad_unflagged_slice(
             a_len = _bad_unflagged_count(question) - ordered.filter(has_rows).count()
         b_start = max(0, start - a_len)
         b_stop = None if stop is None else max(b_start, stop - a_len)
-        rows += ordered.filter(has_rows).values_list(*columns)[b_start:b_stop]
-    issues = dict(
-        IssueRow.objects.filter(transcript_id__in=[r[0] for r in rows])
-        .values("transcript_id")
-        .annotate(n=Count("id"))
-        .values_list("transcript_id", "n")
-    )
+        with_rows = list(ordered.filter(has_rows).values_list(*columns)[b_start:b_stop])
+    issues = _issue_rows_of([r[0] for r in with_rows])
+    rows += with_rows
     calls = {
         pk: (version, started or imported)
         for pk, version, started, imported in Transcript.objects.filter(
@@ -491,12 +500,7 @@ def _bad_unflagged_ordered(
         return _bad_unflagged_slice(question, 0, None)
     flagged = set(_flagged_bad(question).values_list("transcript_id", flat=True))
     bad = {c.transcript_id: c for c in calls if c.bad and c.transcript_id not in flagged}
-    rows = dict(
-        IssueRow.objects.filter(transcript_id__in=list(bad))
-        .values("transcript_id")
-        .annotate(n=Count("id"))
-        .values_list("transcript_id", "n")
-    )
+    rows = _issue_rows_of(list(bad))
     ordered = [(c, rows.get(tid, 0)) for tid, c in bad.items()]
     ordered.sort(key=lambda ci: (ci[1] > 0, ci[0].rating, ci[0].external_id))
     return ordered

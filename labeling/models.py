@@ -553,7 +553,9 @@ class OutcomeCheckSums(models.Model):
 class OutcomeCall(models.Model):
     """One rated call's outcome on one question, kept by the outcome triggers
     (labeling/services/outcome_sums.py): its mean rating x, ratings, weight w (outside: no rating
-    came through the sample), agent version and day (its start, else import, in TIME_ZONE)."""
+    came through the sample), agent version and day (its start, else import, in TIME_ZONE), its
+    external id, and whether any non-errored verdict on it was flagged (the bad ones nothing
+    flagged are listed from `outcome_call_bad`, in the report's order)."""
 
     question_id = models.BigIntegerField()
     transcript_id = models.BigIntegerField()
@@ -563,12 +565,20 @@ class OutcomeCall(models.Model):
     ratings = models.IntegerField()
     outside = models.SmallIntegerField()
     w = models.FloatField()
+    external_id = models.CharField(max_length=200, default="", help_text="The call's.")
+    flagged = models.SmallIntegerField(
+        default=0, help_text="1 when any non-errored verdict on the call was flagged."
+    )
 
     class Meta:
         db_table = "labeling_outcome_call"
         indexes = [
             models.Index(fields=["transcript_id"], name="outcome_call_call"),
-            models.Index(fields=["question_id", "x"], name="outcome_call_bad"),
+            models.Index(
+                fields=["question_id", "x", "external_id"],
+                condition=models.Q(x__lte=BAD_AT_MOST, flagged=0),
+                name="outcome_call_bad",
+            ),
         ]
 
 

@@ -24,16 +24,13 @@ from dataclasses import astuple, dataclass, fields
 
 from django.db.models import (
     Avg,
-    Case,
     Count,
+    Exists,
     Max,
     OuterRef,
     QuerySet,
-    Subquery,
     Sum,
-    When,
 )
-from django.db.models.functions import Coalesce, Round
 from django.utils import timezone
 
 from core import stats as metrics
@@ -416,35 +413,16 @@ def _flagged_bad(question: OutcomeQuestion) -> QuerySet:
     ).values("transcript_id")
 
 
-def _bad_unflagged_sorted(question: OutcomeQuestion) -> QuerySet:
-    """The calls rated bad on the question that nothing flagged, with their issue rows, in the
-    report's order (no issue row yet first, then the worst, then by the call's external id),
-    sorted in the database from OutcomeCall (an index range over the bad ones): slice it."""
-    issue_rows = (
-        IssueRow.objects.filter(transcript_id=OuterRef("transcript_id"))
-        .order_by()
-        .values("transcript_id")
-        .annotate(n=Count("id"))
-        .values("n")
-    )
-    transcript = Transcript.objects.filter(pk=OuterRef("transcript_id"))
-    return (
-        OutcomeCall.objects.filter(question_id=question.pk, x__lte=BAD_AT_MOST)
-        .exclude(transcript_id__in=_flagged_bad(question))
-        .annotate(
-            issue_rows=Coalesce(Subquery(issue_rows), 0),
-            external_id=Subquery(transcript.values("external_id")),
-        )
-        .order_by(
-            Case(When(issue_rows__gt=0, then=1), default=0),
-            Round("x", 2),
-            "external_id",
-        )
-    )
+def _bad_unflagged_in_order(question: OutcomeQuestion) -> QuerySet:
+    """The calls rated bad on the question that nothing flagged, the worst (exact mean) first,
+    then by external id: a range of OutcomeCall's partial index outcome_call_bad, in order."""
+    return OutcomeCall.objects.filter(
+        question_id=question.pk, x__lte=BAD_AT_MOST, flagged=0
+    ).order_by("x", "external_id")
 
 
 def _bad_unflagged_count(question: OutcomeQuestion) -> int:
-    """How many calls `_bad_unflagged_sorted` lists, from the sums the triggers keep: the bad
+    """How many calls `_bad_unflagged_in_order` lists, from the sums the triggers keep: the bad
     calls of every version and day less the bad ones some check flagged (no bad call is read)."""
     bad = OutcomeDaySums.objects.filter(question_id=question.pk).aggregate(n=Sum("bad"))["n"]
     flagged = OutcomeCheckSums.objects.filter(
@@ -453,15 +431,40 @@ def _bad_unflagged_count(question: OutcomeQuestion) -> int:
     return (bad or 0) - (flagged or 0)
 
 
-def _bad_unflagged_slice(
-    question: OutcomeQuestion, start: int, stop: int
-) -> list[tuple[CallOutcome, int]]:
-    """Rows start to stop of `_bad_unflagged_sorted`, as (call, issue rows)."""
-    rows = list(
-        _bad_unflagged_sorted(question).values_list(
-            "transcript_id", "external_id", "x", "ratings", "w", "outside", "issue_rows"
-        )[start:stop]
+def _issue_rows_of(transcript_ids: list[int]) -> dict[int, int]:
+    """How many issue rows each of these calls has (those with none left out)."""
+    if not transcript_ids:
+        return {}
+    return dict(
+        IssueRow.objects.filter(transcript_id__in=transcript_ids)
+        .values("transcript_id")
+        .annotate(n=Count("id"))
+        .values_list("transcript_id", "n")
     )
+
+
+def _bad_unflagged_slice(
+    question: OutcomeQuestion, start: int, stop: int | None
+) -> list[tuple[CallOutcome, int]]:
+    """Rows start to stop of the report's order, as (call, issue rows): first the calls with no
+    issue row (A: the index range in order, skipping those with one, so a page reads about a
+    page of rows), then those with some (B: few, the issue rows' calls). B is read only by a
+    page that reaches past A's end; A's length is then the count less B's."""
+    ordered = _bad_unflagged_in_order(question)
+    has_rows = Exists(IssueRow.objects.filter(transcript_id=OuterRef("transcript_id")))
+    columns = ("transcript_id", "external_id", "x", "ratings", "w", "outside")
+    rows = list(ordered.filter(~has_rows).values_list(*columns)[start:stop])
+    with_rows = []
+    if stop is None or len(rows) < stop - start:  # A ends on this page or before it
+        if rows or not start:
+            a_len = start + len(rows)
+        else:
+            a_len = _bad_unflagged_count(question) - ordered.filter(has_rows).count()
+        b_start = max(0, start - a_len)
+        b_stop = None if stop is None else max(b_start, stop - a_len)
+        with_rows = list(ordered.filter(has_rows).values_list(*columns)[b_start:b_stop])
+    issues = _issue_rows_of([r[0] for r in with_rows])
+    rows += with_rows
     calls = {
         pk: (version, started or imported)
         for pk, version, started, imported in Transcript.objects.filter(
@@ -480,9 +483,9 @@ def _bad_unflagged_slice(
                 weight=w,
                 outside_sample=bool(outside),
             ),
-            issues,
+            issues.get(tid, 0),
         )
-        for tid, ext, x, ratings, w, outside, issues in rows
+        for tid, ext, x, ratings, w, outside in rows
     ]
 
 
@@ -490,21 +493,16 @@ def _bad_unflagged_ordered(
     calls: list[CallOutcome] | None, question: OutcomeQuestion
 ) -> list[tuple[CallOutcome, int]]:
     """The bad calls nothing flagged with their issue rows, in the report's order: no issue row
-    yet first, then the worst, then by id."""
+    yet first, then the worst (by the exact mean rating), then by external id."""
     if question.pk is None:
         return []
     if calls is None:
         return _bad_unflagged_slice(question, 0, None)
     flagged = set(_flagged_bad(question).values_list("transcript_id", flat=True))
     bad = {c.transcript_id: c for c in calls if c.bad and c.transcript_id not in flagged}
-    rows = dict(
-        IssueRow.objects.filter(transcript_id__in=list(bad))
-        .values("transcript_id")
-        .annotate(n=Count("id"))
-        .values_list("transcript_id", "n")
-    )
+    rows = _issue_rows_of(list(bad))
     ordered = [(c, rows.get(tid, 0)) for tid, c in bad.items()]
-    ordered.sort(key=lambda ci: (ci[1] > 0, _r(ci[0].rating, 2), ci[0].external_id))
+    ordered.sort(key=lambda ci: (ci[1] > 0, ci[0].rating, ci[0].external_id))
     return ordered
 
 
@@ -542,8 +540,9 @@ def outcome_bad_unflagged(
     calls: list[CallOutcome] | None = None, *, question: OutcomeQuestion
 ) -> list[dict]:
     """Return the calls rated bad (mean at most BAD_AT_MOST) on which no check flagged anything:
-    failures no rule names yet. Calls with no issue row yet first, then the worst. `calls`: the
-    rated calls (call_outcomes), else the bad ones are read from OutcomeCall."""
+    failures no rule names yet. Calls with no issue row yet first, then the worst (by the exact
+    mean rating), then by external id. `calls`: the rated calls (call_outcomes), else the bad
+    ones are read from OutcomeCall."""
     if question.pk is None:
         return []
     return _bad_unflagged_rows(_bad_unflagged_ordered(calls, question), question)

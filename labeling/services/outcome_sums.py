@@ -1,7 +1,8 @@
 """The outcome sums: the outcomes report's figures, precomputed per question.
 
 Four tables (labeling.models): `OutcomeCall`, one row per rated call and question (mean rating,
-weight, agent version, day); `OutcomeDaySums`, their sums per question, agent version and day
+weight, agent version, day, external id, flagged or not: the bad ones nothing flagged are listed
+from it); `OutcomeDaySums`, their sums per question, agent version and day
 (the figures per version, week and day add these); `OutcomeCheck`, one row per rated call,
 question and check (fired or not) with the call's outcome; `OutcomeCheckSums`, their count and
 weighted sums per question, check and side (what predicts the outcome).
@@ -13,11 +14,12 @@ scores, a sample item's inclusion probability or an assignment's item. A change 
 calls it touched: their old rows are subtracted from the sums, recomputed from the sources, and
 added back. Verdicts of calls nobody rated cost the import only a look-up per call.
 
-A call's agent version or start moving (evals_transcript) refreshes it too. What the triggers do
-not follow: renaming a rule's id or a judge, changing a judge's kind (the check's name and source
-are copied), or changing DOCKET_TIME_ZONE (days are cut in TIME_ZONE); `outcome_sums_rebuild`
-puts that right, and its `--check` compares the four tables with a full recompute (exit 1 on a
-difference; sums to within 1e-9, as adding and subtracting floats call by call rounds).
+A call's agent version, start or external id changing (evals_transcript) refreshes it too. What
+the triggers do not follow: renaming a rule's id or a judge, changing a judge's kind (the check's
+name and source are copied), or changing DOCKET_TIME_ZONE (days are cut in TIME_ZONE);
+`outcome_sums_rebuild` puts that right, and its `--check` compares the four tables with a full
+recompute (exit 1 on a difference; sums to within 1e-9, as adding and subtracting floats call by
+call rounds).
 
 On PostgreSQL the verdict, rating and score triggers are per statement (transition tables), so a
 COPY of 400,000 verdicts refreshes each rated call once; SQLite's are per row. The triggers are
@@ -51,7 +53,10 @@ logger = logging.getLogger(__name__)
 
 CALLS = OutcomeCall._meta.db_table
 CHECKS = OutcomeCheck._meta.db_table
-CALL_COLUMNS = "question_id, transcript_id, agent_version_id, day, x, ratings, outside, w"
+CALL_COLUMNS = (
+    "question_id, transcript_id, agent_version_id, day, x, ratings, outside, w, "
+    "external_id, flagged"
+)
 CHECK_COLUMNS = "question_id, transcript_id, src, chk, fired, x, w"
 BAD = f"x <= {BAD_AT_MOST}"
 
@@ -119,21 +124,28 @@ def _day_sql(ts: str, vendor: str) -> str:
 def calls_select_sql(where: str, vendor: str) -> str:
     """Return the SELECT of OutcomeCall rows (CALL_COLUMNS) of the rated calls whose transcript id
     passes `where` (a condition on `tid`, "" for all): the same outcome and weight as
-    labeling.selectors.outcomes.call_outcomes."""
+    labeling.selectors.outcomes.call_outcomes; flagged when any non-errored verdict on the call
+    was (as checks_select_sql's ANY row fires)."""
     cond = f"AND {where.replace('tid', 'r.transcript_id')}" if where else ""
+    flagged = (
+        "SELECT 1 FROM evals_verdict v WHERE v.transcript_id = r.transcript_id "
+        "AND v.error = '' AND v.flagged"
+    )
     at = "COALESCE(t.started_at, t.imported_at)"
     return f"""
 SELECT r.question_id AS question_id, r.transcript_id AS transcript_id,
        t.agent_version_id AS agent_version_id, {_day_sql(at, vendor)} AS day,
        AVG(CAST(r.rating AS DOUBLE PRECISION)) AS x, COUNT(*) AS ratings,
        CASE WHEN MAX(i.inclusion_probability) IS NULL THEN 1 ELSE 0 END AS outside,
-       {weight_sql("MAX(i.inclusion_probability)")} AS w
+       {weight_sql("MAX(i.inclusion_probability)")} AS w, t.external_id AS external_id,
+       CASE WHEN EXISTS ({flagged}) THEN 1 ELSE 0 END AS flagged
 FROM labeling_outcomerating r
 JOIN evals_transcript t ON t.id = r.transcript_id
 LEFT JOIN labeling_assignment a ON a.id = r.assignment_id
 LEFT JOIN labeling_sampleitem i ON i.id = a.item_id
 WHERE 1 = 1 {cond}
-GROUP BY r.question_id, r.transcript_id, t.agent_version_id, t.started_at, t.imported_at"""
+GROUP BY r.question_id, r.transcript_id, t.agent_version_id, t.started_at, t.imported_at,
+         t.external_id"""
 
 
 def checks_select_sql(where: str, calls: str) -> str:
@@ -207,8 +219,8 @@ def _refresh_statements(rhs: str, vendor: str) -> list[str]:
 
 # (table, event, rhs) of SQLite's row triggers; PostgreSQL's come from the same lists.
 _CALL_TABLES = ("labeling_outcomerating", "evals_verdict", "evals_conversationscore")
-# A call's version and day come from these columns of evals_transcript.
-_CALL_MOVES = ("agent_version_id", "started_at", "imported_at")
+# A call's version, day and external id come from these columns of evals_transcript.
+_CALL_MOVES = ("agent_version_id", "started_at", "imported_at", "external_id")
 _RATINGS_OF_ASSIGNMENT = "SELECT transcript_id FROM labeling_outcomerating WHERE assignment_id = "
 _RATINGS_OF_ITEM = (
     "SELECT r.transcript_id FROM labeling_outcomerating r "

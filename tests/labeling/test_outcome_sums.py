@@ -32,6 +32,7 @@ from labeling.selectors.outcomes import (
     outcome_summary,
 )
 from labeling.selectors.resolution import sample_weight
+from labeling.services.issue_rows import issue_row_create
 from labeling.services.outcome_sums import outcome_sums_differences, outcome_sums_rebuild
 from labeling.services.outcomes import outcome_rate, outcome_unrate
 from tests.factories import (
@@ -212,3 +213,75 @@ def test_the_bad_calls_nothing_flagged_come_a_page_at_a_time(client, lead, revie
     html = client.get("/outcomes/?agent=phone-screen&bad_page=2").content.decode()
     assert "page 2 of 3" in html and "· 5 calls" in html
     assert html.count('class="mono" href="/calls/') == 2
+
+
+def test_any_slice_of_the_stored_bad_calls_is_the_recomputed_order_sliced(
+    reviewer, make_user, monkeypatch
+):
+    """The stored list, those without an issue row (the index, in order) then those with, sliced
+    anywhere (within the first part, across its end, within the second, past it) and paged,
+    equals the order recomputed from call_outcomes sliced alike: no issue row first, the worst
+    by exact mean, then by external id."""
+    other = make_user("reviewer")
+    rv = RuleVersionFactory()
+    for i in range(9):
+        call = TranscriptFactory(external_id=f"bad-{i * 5 % 9}")
+        VerdictFactory(transcript=call, rule_version=rv, flagged=i == 4)  # bad-2: flagged
+        outcome_rate(reviewer=reviewer, transcript=call, rating=1 + i % 2, reason="Bad.")
+        if i % 3 == 0:  # means 1.5, 2 and 1.5: ties broken by external id
+            outcome_rate(reviewer=other, transcript=call, rating=2, reason="Bad.")
+        if i in (1, 2, 6):
+            issue_row_create(
+                reporter=reviewer, transcript=call, turn=None, what="Slow.", severity="major"
+            )
+    outcome_rate(reviewer=reviewer, transcript=TranscriptFactory(), rating=4)
+    question = OutcomeQuestion.objects.get()
+    want = outcome_bad_unflagged(call_outcomes(question=question), question=question)
+    assert [(r["transcript"], r["rating"], r["issue_rows"]) for r in want] == [
+        ("bad-4", 1.0, 0),
+        ("bad-0", 1.5, 0),
+        ("bad-6", 2.0, 0),
+        ("bad-7", 2.0, 0),
+        ("bad-8", 2.0, 0),
+        ("bad-1", 1.0, 1),
+        ("bad-3", 1.5, 1),
+        ("bad-5", 2.0, 1),
+    ]
+    for start in range(10):
+        for stop in (*range(start, 11), None):
+            got = outcomes._bad_unflagged_slice(question, start, stop)
+            assert outcomes._bad_unflagged_rows(got, question) == want[start:stop], (start, stop)
+    monkeypatch.setattr(outcomes, "BAD_PAGE_SIZE", 3)
+    pages = [outcome_data({"agent": "phone-screen", "bad_page": str(n)}) for n in (1, 2, 3)]
+    assert [p["bad_unflagged"] for p in pages] == [want[0:3], want[3:6], want[6:]]
+
+
+def test_renaming_a_call_or_flagging_a_verdict_on_it_moves_it_in_the_bad_calls(reviewer):
+    rv = RuleVersionFactory()
+    verdicts = {}
+    for ext in ("bad-a", "bad-b", "bad-c"):
+        call = TranscriptFactory(external_id=ext)
+        verdicts[ext] = VerdictFactory(transcript=call, rule_version=rv, flagged=False)
+        outcome_rate(reviewer=reviewer, transcript=call, rating=1, reason="Bad.")
+    question = OutcomeQuestion.objects.get()
+
+    def listed() -> list[str]:
+        assert outcome_sums_differences() == 0
+        stored = outcome_data({"agent": "phone-screen"})
+        recomputed = outcome_bad_unflagged(call_outcomes(question=question), question=question)
+        assert stored["bad_unflagged"] == recomputed
+        assert stored["bad_unflagged_total"] == len(recomputed)
+        return [r["transcript"] for r in recomputed]
+
+    assert listed() == ["bad-a", "bad-b", "bad-c"]
+    Transcript.objects.filter(external_id="bad-a").update(external_id="bad-z")
+    assert listed() == ["bad-b", "bad-c", "bad-z"]
+    Verdict.objects.filter(pk=verdicts["bad-b"].pk).update(flagged=True)
+    assert listed() == ["bad-c", "bad-z"]
+    Verdict.objects.filter(pk=verdicts["bad-b"].pk).update(error="timeout")  # says nothing
+    assert listed() == ["bad-b", "bad-c", "bad-z"]
+    flag = VerdictFactory(transcript=verdicts["bad-c"].transcript, flagged=True)
+    assert listed() == ["bad-b", "bad-z"]
+    flag.delete()
+    assert listed() == ["bad-b", "bad-c", "bad-z"]
+    call_command("outcome_sums_rebuild", "--check")

@@ -42,7 +42,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("catalog", "0001_initial"),
         ("judging", "0007_verdict_counts"),
-        ("labeling", "0015_sample_item_counts"),
+        ("labeling", "0016_classifier_spans_binned"),
     ]
 
     operations = [

@@ -204,11 +204,20 @@ def _verdict_reader(
 ) -> Callable[[str | bytes], tuple | None]:
     """Return a reader of one well-formed line into _verdict's tuple, its names kept once in
     `names` (many lines name the same transcript, rule and judge); None when _verdict must tell
-    why not. With `copy`, the rationale and error come as fields of COPY's text format."""
+    why not (a line holding a NUL escape among them: json_records leaves that check to it). With
+    `copy`, the rationale and error come as fields of COPY's text format."""
     decode = msgspec.json.Decoder(_Line).decode
     intern = names.setdefault
 
     def read(line: str | bytes) -> tuple | None:
+        # A JSON string holds a backslash, tab, newline, carriage return or NUL only as an escape,
+        # which starts with a backslash: a line without one has nothing COPY must escape and no
+        # NUL. Looked for in the line (memchr) rather than in each text: a regular expression per
+        # text was a sixth of the CPU of the loop that checks the lines (bench/import_verdicts.py).
+        is_bytes = type(line) is bytes
+        escaped = line.find(b"\\" if is_bytes else "\\") >= 0
+        if escaped and line.find(b"\\u0000" if is_bytes else "\\u0000") >= 0:
+            return None
         v = decode(line)
         flagged, turn, turns, error = v.flagged, v.turn, v.turns, v.error or ""
         if turns:
@@ -227,11 +236,7 @@ def _verdict_reader(
         if not flagged and turn is not None:
             return None
         t, r, j, rationale = v.transcript, v.rule, v.judge, v.rationale or ""
-        # A JSON string holds a backslash, tab, newline or carriage return only as an escape,
-        # which starts with a backslash: a line without one has nothing COPY must escape. Looked
-        # for in the line (memchr) rather than in each text: a regular expression per text was a
-        # sixth of the CPU of the loop that checks the lines (bench/import_verdicts.py).
-        if copy and line.find(b"\\" if type(line) is bytes else "\\") >= 0:
+        if copy and escaped:
             rationale, error = copy_text(rationale), copy_text(error)
         return (
             intern(t, t),

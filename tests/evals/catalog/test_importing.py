@@ -837,6 +837,8 @@ def test_the_common_line_takes_the_fast_reader():
         "Asked two questions.", 80, "",
     )  # fmt: skip
     assert read(verdict(rule_version=2, turns=[1, 3], turn=None))[5:7] == (1, [1, 3])
+    # A NUL escape is left to json_records, which refuses it with its field.
+    assert read(verdict(rationale="a\u0000b")) is None is read(verdict(error="\u0000").encode())
 
 
 def _verdict_outcome(line, *, fast: bool):

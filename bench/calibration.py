@@ -29,6 +29,7 @@ from support import (
     counts_line,
     django_setup,
     postgres_url,
+    process_cpu_seconds,
     scratch_database,
     sequences_reset,
 )
@@ -356,11 +357,7 @@ def backend_cpu_s() -> float | None:
     with connection.cursor() as cur:
         cur.execute("SELECT pg_backend_pid()")
         pid = cur.fetchone()[0]
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return process_cpu_seconds(pid)
 
 
 def timed(fn, repeat: int = 5) -> tuple[float, float, object, float | None, float]:

@@ -2,16 +2,18 @@
 
 Builds a quarter of a busy team's data on PostgreSQL through Docket's own importers and services,
 at two sizes, and times every GET page of the console and every API list (as a role that may see
-it; the dashboard as each role) with Django's test client, DEBUG off, the median of --rounds
-requests after a warm-up, with the query count of the last. It prints one table:
+it; the dashboard as each role) with Django's test client, DEBUG off: a cold request at each
+point (the cache cleared), then --rounds requests at each point in turn, interleaved so that what
+else loads the machine weighs on both alike; the median, with the query count of the last. It
+prints one table:
 
     page · CPU ms at the small point · CPU ms at the large point · growth · ms at the large point
     · cold ms · queries
 
 (CPU ms: this process's and its PostgreSQL backend's CPU for one request, the median of the
-rounds; growth is its ratio between the points: the machine may be shared, and CPU time does not
-count others' work, where wall-clock time does; cold ms: the first request after the cache is
-cleared.)
+rounds, the backend's to the nanosecond from /proc/PID/schedstat; growth is its ratio between
+the points: the machine may be shared, and CPU time does not count others' work, where
+wall-clock time does; cold ms: the first request after the cache is cleared.)
 
 What a call carries, per call (the issue's quarter, 50,604 calls, divided by its calls): 30 timed
 turns; about 80 conduct verdicts (80 rules, 197 rule versions: a call is judged on the version of
@@ -45,6 +47,7 @@ import statistics
 import sys
 import time
 import warnings
+from collections import defaultdict
 from pathlib import Path
 
 from support import cpu_seconds, django_setup, postgres_url, scratch_database
@@ -409,69 +412,122 @@ def pages(n: int) -> list[tuple[str, str, str]]:
     return out
 
 
-def time_pages(n: int, rounds: int, only: str) -> dict[str, tuple[float, int]]:
+class Point:
+    """One size's database, with its own connection, cache key prefix and signed-in clients."""
+
+    def __init__(self, n: int, name: str):
+        import copy
+
+        from django.db import connections
+        from django.test import Client
+
+        self.n = n
+        settings_dict = copy.deepcopy(connections.settings["default"])
+        settings_dict["NAME"] = name
+        self.connection = type(connections["default"])(settings_dict, "default")
+        self.use()
+        from tests.factories import UserFactory, api_key
+
+        users = {r: UserFactory(username=f"bench-{r}", roles=[r]) for r in ROLES}
+        self.keys = {r: api_key(u) for r, u in users.items()}
+        self.clients = {}
+        for role, user in users.items():
+            self.clients[role] = Client()
+            self.clients[role].force_login(user)
+        self.pages = {label: (url, role) for label, url, role in pages(n)}
+
+    def use(self) -> None:
+        """Make this point's database and cache entries the ones Django serves from."""
+        from django.core.cache import cache
+        from django.db import connections
+
+        connections["default"] = self.connection
+        cache.key_prefix = f"scale{self.n}"
+
+    def get(self, label: str):
+        from django.test import Client
+
+        url, role = self.pages[label]
+        if url.startswith("/api/"):
+            response = Client().get(
+                url, headers={"Authorization": f"Token {self.keys[role]}"}, secure=True
+            )
+        else:
+            response = self.clients[role].get(url, secure=True)
+        b"".join(response) if response.streaming else response.content
+        return response
+
+
+ROLES = ("lead", "engineer", "reviewer")
+
+
+def time_pages(points: list[Point], rounds: int, only: str) -> dict[int, dict]:
+    """Time every page at every point, interleaved: the cold request at each point, then each
+    round requests it at each point in turn, so that whatever else loads the machine weighs on
+    both points alike and the growth between them stays fair."""
     from django.core.cache import cache
     from django.db import connection
-    from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from tests.factories import UserFactory, api_key
-
-    users = {r: UserFactory(username=f"bench-{r}", roles=[r]) for r in ("lead", "engineer")}
-    users["reviewer"] = UserFactory(username="bench-reviewer", roles=["reviewer"])
-    keys = {r: api_key(u) for r, u in users.items()}
-    results = {}
-    for label, url, role in pages(n):
+    results = {p.n: {} for p in points}
+    for label in points[-1].pages:
         if only and only not in label:
             continue
-        client = Client()
-        headers = {}
-        if url.startswith("/api/"):
-            headers["Authorization"] = f"Token {keys[role]}"
+        at = [p for p in points if label in p.pages]
+        cold, seconds, cpu, queries = {}, defaultdict(list), defaultdict(list), {}
+        for p in at:
+            p.use()
+            cache.clear()
+            t0 = time.perf_counter()
+            response = p.get(label)
+            cold[p.n] = time.perf_counter() - t0
+            if response.status_code != 200:
+                print(f"  {label} at {p.n:,}: {response.status_code}, left out", flush=True)
+                break
         else:
-            client.force_login(users[role])
-        cache.clear()
-        t0 = time.perf_counter()
-        response = client.get(url, headers=headers, secure=True)
-        cold = time.perf_counter() - t0
-        if response.status_code != 200:
-            print(f"  {label}: {response.status_code}, left out", flush=True)
-            continue
-        seconds, cpu = [], []
-        for _ in range(rounds):
-            with CaptureQueriesContext(connection) as ctx:
-                c0 = cpu_seconds()
-                t0 = time.perf_counter()
-                response = client.get(url, headers=headers, secure=True)
-                b"".join(response) if response.streaming else response.content
-                seconds.append(time.perf_counter() - t0)
-                c1 = cpu_seconds()
-                cpu.append(c1[0] - c0[0] + ((c1[1] - c0[1]) if c0[1] is not None else 0))
-        results[label] = (
-            statistics.median(seconds),
-            len(ctx.captured_queries),
-            cold,
-            statistics.median(cpu),
-        )
-        ms, queries, _, cpu = results[label]
-        print(
-            f"  {label:44} {ms * 1000:8.0f} ms {cpu * 1000:6.0f} CPU ms {queries:4d} q", flush=True
-        )
+            for _ in range(rounds):
+                for p in at:
+                    p.use()
+                    with CaptureQueriesContext(connection) as ctx:
+                        c0 = cpu_seconds()
+                        t0 = time.perf_counter()
+                        p.get(label)
+                        seconds[p.n].append(time.perf_counter() - t0)
+                        c1 = cpu_seconds()
+                    cpu[p.n].append(c1[0] - c0[0] + ((c1[1] - c0[1]) if c0[1] is not None else 0))
+                    queries[p.n] = len(ctx.captured_queries)
+            for p in at:
+                results[p.n][label] = (
+                    statistics.median(seconds[p.n]),
+                    queries[p.n],
+                    cold[p.n],
+                    statistics.median(cpu[p.n]),
+                )
+            print(
+                f"  {label:44} "
+                + "  ".join(
+                    f"{statistics.median(cpu[p.n]) * 1000:6.1f} CPU ms @{p.n:,}" for p in at
+                ),
+                flush=True,
+            )
     return results
 
 
 def main() -> None:
+    from contextlib import ExitStack
+
     url = postgres_url("scale.py", "docket_scalepages", "a dedicated database: dropped and made")
     large = int(arg("--calls", "5000"))
     small = round(large * float(arg("--small", "0.1")))
     reuse = os.environ.get("BENCH_REUSE") == "1"
     rounds = int(arg("--rounds", "5"))
     only = arg("--only", "")
-    results = {}
     base = url.rsplit("/", 1)[1]
-    for n in (small, large) if small else (large,):
-        with scratch_database(url, name=f"{base}_{n}", reuse=reuse) as db_url:
-            if results:  # Django is set up already: point its connection at this database
+    sizes = (small, large) if small else (large,)
+    with ExitStack() as stack:
+        for n in sizes:
+            db_url = stack.enter_context(scratch_database(url, name=f"{base}_{n}", reuse=reuse))
+            if n != sizes[0]:  # Django is set up already: point its connection at this database
                 from django.db import connection
 
                 connection.close()
@@ -497,11 +553,15 @@ def main() -> None:
                 print(f"building {n:,} calls ...", flush=True)
                 t0 = time.perf_counter()
                 build(n)
-                print(f"  built in {time.perf_counter() - t0:.0f} s; timing pages", flush=True)
-            results[n] = time_pages(n, rounds, only)
+                print(f"  built in {time.perf_counter() - t0:.0f} s", flush=True)
             connection.close()
+        print("timing pages", flush=True)
+        points = [Point(n, f"{base}_{n}") for n in sizes]
+        results = time_pages(points, rounds, only)
+        for p in points:
+            p.connection.close()
     print(
-        f"\nmedian of {rounds}, DEBUG off, {os.cpu_count()} cores, "
+        f"\nmedian of {rounds}, the points interleaved, DEBUG off, {os.cpu_count()} cores, "
         f"load average {os.getloadavg()[0]:.1f}\n"
     )
     head = (

@@ -13,6 +13,7 @@ from evals.rules.models import Rule, RuleVersion
 from labeling.charts import outcome_chart
 from labeling.models import Assignment, DailySample, IssueRow, OutcomeQuestion, SampleItem
 from labeling.selectors.outcomes import outcome_figures_stored
+from labeling.selectors.sampling import sample_item_count
 
 OK = Q(error="")
 STATUS_ORDER = ["gated", "candidate", "draft", "retired"]
@@ -133,7 +134,7 @@ def next_steps(user) -> list[dict]:
     if user_can(user, "review"):
         sample = DailySample.objects.filter(day=today).first()
         items = SampleItem.objects.filter(sample=sample) if sample else SampleItem.objects.none()
-        total = items.count() if sample else 0
+        total = sample_item_count(sample) if sample else 0
         mine_done = (
             Assignment.objects.filter(
                 item__sample=sample, reviewer=user, finished_at__isnull=False

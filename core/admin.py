@@ -10,8 +10,8 @@ from core.tokens import api_token_revoke
 
 class KeptByTriggersAdmin(admin.ModelAdmin):
     """Read-only, for the figures database triggers keep (the verdict tally, outcome sums,
-    classifier spans, decision cells, verdict counts, tally cells, conversation figures): an
-    operator looks, its rebuild command repairs."""
+    classifier spans, decision cells, verdict counts, tally cells, conversation figures, sample
+    item counts): an operator looks, its rebuild command repairs."""
 
     def has_add_permission(self, request):
         return False

@@ -60,10 +60,11 @@ class VerdictTallyAdmin(KeptByTriggersAdmin):
     raw_id_fields = ["verdict"]
 
 
-# Kept by database triggers: outcome_sums_rebuild, classifier_spans_rebuild and
-# verdict_tally_rebuild (the tally cells) repair them.
+# Kept by database triggers: outcome_sums_rebuild, classifier_spans_rebuild,
+# sample_item_counts_rebuild and verdict_tally_rebuild (the tally cells) repair them.
 for model in [
     models.TallyCell,
+    models.SampleItemCount,
     models.OutcomeCall,
     models.OutcomeDaySums,
     models.OutcomeCheck,

@@ -62,3 +62,12 @@ class LabelingConfig(AppConfig):
         post_migrate.connect(
             _outcome_triggers, sender=self, dispatch_uid="labeling-outcome-triggers"
         )
+        from labeling.services.sample_counts import SAMPLE_ITEM_COUNTS
+
+        # After every migrate: the counts' triggers back, the items counted if need be.
+        post_migrate.connect(
+            SAMPLE_ITEM_COUNTS.after_migrate,
+            sender=self,
+            weak=False,
+            dispatch_uid="sample-item-counts-triggers",
+        )

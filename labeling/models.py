@@ -65,6 +65,24 @@ class SampleItem(models.Model):
         return f"{self.sample.day} {self.transcript_id}"
 
 
+class SampleItemCount(models.Model):
+    """How many calls a day's sample holds: the samples list's figure. The rows are deltas
+    appended by database triggers on sample items (labeling.services.sample_counts); a sample's
+    count is the sum of its rows, folded into one after the draw and a call queued by hand, and
+    checked by `sample_item_counts_rebuild --check`. No foreign key: a deleted sample's rows sum
+    to 0 and the next fold drops them, whichever of the sample and its items goes first."""
+
+    sample_id = models.BigIntegerField()
+    n = models.BigIntegerField(help_text="Items added to the sample (negative: removed).")
+
+    class Meta:
+        db_table = "labeling_sample_item_count"
+        indexes = [models.Index(fields=["sample_id"], name="sample_item_count_sample")]
+
+    def __str__(self):
+        return f"sample {self.sample_id}: {self.n:+d}"
+
+
 class Assignment(models.Model):
     """A reviewer's hold on a sample item: claimed under a lease, then finished or given back."""
 
@@ -596,7 +614,10 @@ class ClassifierSpan(models.Model):
     agent_version_id = models.BigIntegerField(help_text="0: the call names no agent version.")
     category = models.CharField(max_length=50)
     flagged = models.BooleanField()
-    confidence = models.SmallIntegerField(help_text="-1: none given.")
+    confidence = models.SmallIntegerField(
+        help_text="A flagged and marked verdict's own, any other's histogram bin (0, 10, ... 90); "
+        "-1: none given."
+    )
     truth = models.SmallIntegerField(help_text="1 right, 0 wrong, -1 unmarked or tied.")
     n = models.IntegerField()
 

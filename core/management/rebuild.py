@@ -1,7 +1,7 @@
 """The one shape of the rebuild commands of figures database triggers keep (the verdict tally,
-outcome sums, classifier spans, decision cells, verdict counts, conversation figures): `--check`
-counts what differs from a full recompute and exits 1 on any; without it the triggers are
-reinstalled and everything recomputed."""
+outcome sums, classifier spans, decision cells, verdict counts, conversation figures, sample item
+counts): `--check` counts what differs from a full recompute and exits 1 on any; without it the
+triggers are reinstalled and everything recomputed."""
 
 import time
 from collections.abc import Callable

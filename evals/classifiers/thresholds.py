@@ -13,7 +13,7 @@ No Django: plain numbers in, plain numbers out.
 """
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.stats import proportion, wilson_interval
 
@@ -31,6 +31,14 @@ class Item:
     def positive(self) -> bool | None:
         """Whether the turn truly was a finding, by the marks."""
         return None if self.right is None else (self.flagged == self.right)
+
+    def counted(self) -> "Item":
+        """Return this item with only the confidence the figures read: its own when it is
+        flagged and marked (the curve's thresholds), else its histogram bin's lowest (the
+        classifier spans count verdicts so)."""
+        if self.confidence is None or (self.flagged and self.right is not None):
+            return self
+        return replace(self, confidence=_bin(self.confidence) * (100 // BINS))
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,10 @@ def _ci(ci) -> list[float] | None:
     return None if ci is None else [round(ci[0], 4), round(ci[1], 4)]
 
 
+def _bin(confidence: int) -> int:
+    return min(BINS - 1, max(0, confidence) * BINS // 100)
+
+
 def histogram(items: Iterable[Item]) -> dict[str, list[int]]:
     """Return the confidence distribution of flagged and of unflagged verdicts in BINS bins
     (verdicts without a confidence are counted apart, under "none")."""
@@ -73,22 +85,26 @@ def histogram(items: Iterable[Item]) -> dict[str, list[int]]:
         if it.confidence is None:
             out["none"][0 if it.flagged else 1] += it.n
             continue
-        b = min(BINS - 1, max(0, it.confidence) * BINS // 100)
-        out["flagged" if it.flagged else "unflagged"][b] += it.n
+        out["flagged" if it.flagged else "unflagged"][_bin(it.confidence)] += it.n
     return out
 
 
 def pr_curve(items: Iterable[Item]) -> list[Point]:
     """Return precision and recall at every threshold where they change (each confidence of a
     marked flagged verdict, and 0), lowest threshold first."""
-    marked = [it for it in items if it.positive is not None]
-    positives = sum(it.n for it in marked if it.positive)
-    flagged = [((it.confidence or 0), bool(it.positive), it.n) for it in marked if it.flagged]
-    thresholds = sorted({0, *(c for c, _, _ in flagged)})
+    positives = 0
+    at: dict[int, list[int]] = {0: [0, 0]}  # confidence: [true, false] positives flagged at it
+    for it in items:
+        if it.positive is None:
+            continue
+        positives += it.n if it.positive else 0
+        if it.flagged:
+            at.setdefault(it.confidence or 0, [0, 0])[0 if it.positive else 1] += it.n
     points = []
-    for t in thresholds:
-        tp = sum(n for c, pos, n in flagged if c >= t and pos)
-        fp = sum(n for c, pos, n in flagged if c >= t and not pos)
+    tp = fp = 0
+    # From the highest threshold down, each adding the verdicts flagged at its confidence.
+    for t in sorted(at, reverse=True):
+        tp, fp = tp + at[t][0], fp + at[t][1]
         fn = positives - tp
         points.append(
             Point(
@@ -102,7 +118,7 @@ def pr_curve(items: Iterable[Item]) -> list[Point]:
                 wilson_interval(tp, positives),
             )
         )
-    return points
+    return points[::-1]
 
 
 @dataclass(frozen=True)

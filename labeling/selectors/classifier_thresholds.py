@@ -87,7 +87,9 @@ def classifier_rows(
     verdict one by one; and the categories among them.
 
     On PostgreSQL from the spans counted ahead (labeling/services/classifier_spans.py) when the
-    current time zone is theirs; otherwise from the verdicts."""
+    current time zone is theirs, where a verdict that is not both flagged and marked has only its
+    histogram bin's confidence (`Item.counted`: all the figures read of it); otherwise from the
+    verdicts."""
     args = (rule_id, judge_id, tenant, agent, category, since, until)
     if spans.spans_kept() and timezone.get_current_timezone_name() == spans.spans_time_zone():
         return _span_rows(*args)
@@ -138,9 +140,10 @@ def _categories(qs, field: str) -> list[str]:
 def _span_rows(
     rule_id, judge_id, tenant, agent, category, since, until
 ) -> tuple[list[Row], list[str]]:
-    qs = ClassifierSpan.objects.filter(
-        rule_version_id__in=RuleVersion.objects.filter(rule__rule_id=rule_id).values("pk")
-    )
+    # The rule's versions fetched first: a list the span key's index probes, where a subquery
+    # would read every classifier's rows of each span and join them.
+    versions = list(RuleVersion.objects.filter(rule__rule_id=rule_id).values_list("pk", flat=True))
+    qs = ClassifierSpan.objects.filter(rule_version_id__in=versions)
     if since or until:
         covering = spans.spans_covering(since or spans.EPOCH, until or dt.date(9999, 12, 31))
         span = Q(pk__in=[])
@@ -161,13 +164,13 @@ def _span_rows(
         qs = qs.filter(category=category)
     # Counted per agent, not per agent version (the figures split by tenant and by agent only):
     # fewer rows to bring back and to curve.
-    versions: dict[int, list[int]] = {}
+    agent_versions: dict[int, list[int]] = {}
     names: dict[int, str] = {}
     for pk, agent_id, name in AgentVersion.objects.values_list("pk", "agent_id", "agent__name"):
-        versions.setdefault(agent_id, []).append(pk)
+        agent_versions.setdefault(agent_id, []).append(pk)
         names[agent_id] = name
     agent_of = Case(
-        *[When(agent_version_id__in=pks, then=Value(a)) for a, pks in versions.items()],
+        *[When(agent_version_id__in=pks, then=Value(a)) for a, pks in agent_versions.items()],
         default=Value(0),
         output_field=BigIntegerField(),
     )

@@ -1,10 +1,10 @@
 """Reads for the daily sample: which rule versions
-the judge is not yet trusted on, the day's window."""
+the judge is not yet trusted on, the day's window, how many calls each sample holds."""
 
 from datetime import date, datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, IntegerField, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from evals.catalog.models import Transcript
@@ -12,7 +12,7 @@ from evals.judging.models import Verdict
 from evals.judging.selectors.browse import day_start
 from evals.rules.models import RuleVersion
 from evals.rules.selectors import rule_versions_replaced
-from labeling.models import DailySample
+from labeling.models import DailySample, SampleItemCount
 from labeling.selectors.calibration import rule_version_ids_eligible
 
 
@@ -61,8 +61,8 @@ def flagged_untrusted_filter() -> Q:
 
 
 def daily_sample_for_day(*, day: date) -> DailySample | None:
-    """Return the sample of that day, or None."""
-    return DailySample.objects.filter(day=day).first()
+    """Return the sample of that day with `n_items` (see samples_with_item_counts), or None."""
+    return samples_with_item_counts(DailySample.objects.filter(day=day)).first()
 
 
 def transcripts_versions_disagree(*, start: datetime, end: datetime) -> set[int]:
@@ -84,3 +84,27 @@ def transcripts_versions_disagree(*, start: datetime, end: datetime) -> set[int]
             .values_list("transcript_id", flat=True)
         )
     return out
+
+
+def samples_with_item_counts(samples: QuerySet[DailySample]) -> QuerySet[DailySample]:
+    """Return `samples` each annotated with `n_items`, how many calls it holds (from the counts'
+    few rows per sample, not its items)."""
+    return samples.annotate(
+        n_items=Coalesce(
+            Subquery(
+                SampleItemCount.objects.filter(sample_id=OuterRef("pk"))
+                .order_by()
+                .values("sample_id")
+                .annotate(n=Sum("n"))
+                .values("n"),
+                output_field=IntegerField(),
+            ),
+            0,
+        )
+    )
+
+
+def sample_item_count(sample: DailySample) -> int:
+    """Return how many calls `sample` holds."""
+    total = SampleItemCount.objects.filter(sample_id=sample.pk).aggregate(n=Sum("n"))["n"]
+    return total or 0

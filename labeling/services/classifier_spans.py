@@ -4,7 +4,11 @@ a few thousand counts instead of every verdict (issue 26).
 A row counts the classifier verdicts (errored ones left out) alike in everything the figures read
 or filter by: rule version, judge, tenant, agent version, category, flagged, confidence and truth
 (the tally's: 1 right, 0 wrong, -1 unmarked or tied), over one span of the calls' days (a call's
-day is when it started, or came in, in the time zone the spans were installed with). The spans
+day is when it started, or came in, in the time zone the spans were installed with). The
+confidence is a marked flagged verdict's own (the precision-recall thresholds are read from
+those) and any other verdict's histogram bin (0, 10, ... 90; -1 for none): those are read only
+by the histogram, so the rows of the many unmarked verdicts are bounded by the bins, not by the
+distinct confidences a growing window fills in, and every figure stays exact. The spans
 nest by fours: level L (0..3) counts the 4^L days from a multiple of 4^L (days since 1970-01-01);
 level 4 counts every day. A window of days is a union of a few such spans (`spans_covering`: at
 most 3 of each size at either end, and 64-day spans between), and a span of many days holds at most
@@ -33,6 +37,7 @@ from django.db import transaction
 
 from core.sql import triggers_install
 from evals.classifiers.services import RULE_OF
+from evals.classifiers.thresholds import BINS
 from labeling.models import ClassifierSpan
 
 logger = logging.getLogger(__name__)
@@ -56,6 +61,17 @@ def spans_time_zone() -> str:
     return settings.TIME_ZONE
 
 
+def _confidence(flagged: str, truth: str, confidence: str) -> str:
+    """The confidence a span row keys on: a marked flagged verdict's own (the thresholds are read
+    from those), any other's histogram bin (its lowest confidence, 0, 10, ... 90), -1 for none.
+    Kept in step with evals.classifiers.thresholds.Item.counted, which the tests check it by."""
+    return (
+        f"CASE WHEN {confidence} IS NULL THEN -1 "
+        f"WHEN {flagged} AND ({truth}) >= 0 THEN {confidence} "
+        f"ELSE least({BINS - 1}, {confidence} * {BINS} / 100) * (100 / {BINS}) END"
+    )
+
+
 def _keys(
     sign: int,
     *,
@@ -70,7 +86,8 @@ def _keys(
     tz = spans_time_zone().replace("'", "")
     return f"""
 SELECT v.rule_version_id, v.judge_id, t.tenant, coalesce(t.agent_version_id, 0) AS agent_version_id,
-       {category} AS category, v.flagged, coalesce(v.confidence, -1) AS confidence,
+       {category} AS category, v.flagged, {_confidence("v.flagged", truth, "v.confidence")}
+           AS confidence,
        {truth} AS truth,
        ((coalesce(t.started_at, t.imported_at) AT TIME ZONE '{tz}')::date - DATE '1970-01-01')
            AS dn,

@@ -57,6 +57,7 @@ from labeling.selectors.sampling import (
     transcripts_in_window,
     transcripts_versions_disagree,
 )
+from labeling.services.sample_counts import sample_item_counts_compact_on_commit
 
 logger = logging.getLogger(__name__)
 
@@ -176,6 +177,7 @@ def daily_sample_make(
             if pk not in already
         ]
     )
+    sample_item_counts_compact_on_commit()
     sample.size = size
     sample.params = {
         **sample.params,
@@ -243,6 +245,7 @@ def sample_item_queue_by_hand(
         },
     )
     if created:
+        sample_item_counts_compact_on_commit()
         logger.info(
             "sample_item_queued_by_hand",
             extra={"day": day.isoformat(), "transcript_id": transcript.pk},

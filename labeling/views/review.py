@@ -29,7 +29,7 @@ from labeling.selectors.queue import (
     verdicts_markable,
     verdicts_unmarked_count,
 )
-from labeling.selectors.sampling import daily_sample_for_day
+from labeling.selectors.sampling import daily_sample_for_day, sample_item_count
 from labeling.services.held import ReviewChanged
 from labeling.services.issue_rows import issue_row_create
 from labeling.services.marks import mark_rest_right, mark_set, mark_undo, mark_undo_many
@@ -102,7 +102,7 @@ def review_next(request):
 @require("manage_sample")
 def review_sample_make(request):
     sample, _ = daily_sample_make(day=timezone.localdate())
-    messages.success(request, f"Today's sample has {sample.items.count()} calls.")
+    messages.success(request, f"Today's sample has {sample_item_count(sample)} calls.")
     return redirect("review")
 
 

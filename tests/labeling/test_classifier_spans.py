@@ -36,9 +36,12 @@ WINDOWS = [
 
 
 def counted(rows) -> Counter:
+    """The rows' counts by what the figures read (the spans keep a confidence's bin only where
+    the curve does not read it: Item.counted)."""
     out = Counter()
     for r in rows:
-        out[r.item.flagged, r.item.confidence, r.item.positive, r.tenant, r.agent] += r.item.n
+        item = r.item.counted()
+        out[item.flagged, item.confidence, item.positive, r.tenant, r.agent] += item.n
     return out
 
 
@@ -54,6 +57,8 @@ def assert_spans_right():
                 args = (rule, None, extra.get("tenant", ""), "", extra.get("category", ""))
                 direct, direct_categories = sel.verdict_rows(*args, since, until)
                 assert counted(spans) == counted(direct), (rule, since, until, extra)
+                figures = [sel._group("all", "", r, 0.9).as_dict() for r in (spans, direct)]
+                assert figures[0] == figures[1], (rule, since, until, extra)
                 assert categories == direct_categories, (rule, since, until, extra)
 
 
@@ -170,6 +175,40 @@ def test_check_catches_a_tampered_row_and_rebuild_repairs_it(calls, capsys):
     call_command("classifier_spans_rebuild", "--check")
     assert "0 rows differ" in capsys.readouterr().out
     assert sel.classifier_thresholds(rule_id="classifiers.injection")["all"].verdicts == before
+
+
+@pytest.mark.django_db
+@pytest.mark.postgres
+def test_unmarked_verdicts_count_in_a_row_per_histogram_bin_not_per_confidence(calls, reviewer):
+    """However many distinct confidences come in, the verdicts not both flagged and marked fill
+    at most a row per bin of a span; a marked flagged verdict keeps its own, for the curve."""
+    rv = RuleVersion.objects.get(rule__rule_id="classifiers.injection")
+    judge = Judge.objects.create(name="platform/injection", kind=Judge.Kind.CLASSIFIER)
+    av = f.AgentVersionFactory()
+    Verdict.objects.bulk_create(
+        Verdict(
+            transcript=Transcript.objects.create(
+                external_id=f"many-{c}",
+                checksum=f"{c + 500:064x}",
+                started_at=DAY0,
+                agent_version=av,
+            ),
+            rule_version=rv,
+            judge=judge,
+            flagged=c % 2 == 0,
+            confidence=c,
+        )
+        for c in range(101)
+    )
+    every = ClassifierSpan.objects.filter(level=4)
+    assert sorted(set(every.values_list("confidence", flat=True))) == list(range(0, 100, 10))
+    assert every.count() == 2 * 10  # flagged or not, by bin
+    v = Verdict.objects.get(confidence=37)
+    assert v.flagged is False
+    Verdict.objects.filter(pk=v.pk).update(flagged=True)
+    Mark.objects.create(verdict=v, reviewer=reviewer, correct=True)
+    assert every.filter(confidence=37, truth=1).get().n == 1
+    assert_spans_right()
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,5 @@
 """Thresholds from marks, the pure maths: against scikit-learn's PR curve and statsmodels'
-Wilson interval, and on a worked example."""
+Wilson interval, the definition counted threshold by threshold, and on a worked example."""
 
 import pytest
 from hypothesis import given, settings
@@ -73,3 +73,32 @@ def test_the_chosen_threshold_is_the_lowest_reaching_the_target(items, target):
     assert choice.threshold == (min(reaching) if reaching else None)
     if choice.conservative is not None:
         assert choice.conservative >= (choice.threshold or 0)
+
+
+@given(
+    items_st.map(
+        lambda items: [Item(i.flagged, i.confidence, i.right, n) for n, i in enumerate(items, 1)]
+    )
+)
+def test_the_curve_counts_each_threshold_as_its_definition_says(items):
+    """TP(t), FP(t) and FN(t) summed afresh at each threshold, the thresholds being 0 and each
+    confidence of a marked flagged verdict."""
+    marked = [i for i in items if i.positive is not None]
+    positives = sum(i.n for i in marked if i.positive)
+    flagged = [i for i in marked if i.flagged]
+    curve = pr_curve(items)
+    assert [p.threshold for p in curve] == sorted({0, *((i.confidence or 0) for i in flagged)})
+    for p in curve:
+        above = [i for i in flagged if (i.confidence or 0) >= p.threshold]
+        tp = sum(i.n for i in above if i.positive)
+        assert (p.tp, p.fp, p.fn) == (tp, sum(i.n for i in above) - tp, positives - tp)
+
+
+@given(items_st)
+def test_the_figures_read_no_more_of_a_confidence_than_the_spans_keep(items):
+    """A verdict that is not both flagged and marked keeps only its histogram bin
+    (Item.counted, as the classifier spans count it): the histogram and curve stay the same."""
+    counted = [i.counted() for i in items]
+    assert histogram(counted) == histogram(items) and pr_curve(counted) == pr_curve(items)
+    kept = {i.confidence for i in counted if not (i.flagged and i.right is not None)}
+    assert kept <= {None, *range(0, 100, 10)}

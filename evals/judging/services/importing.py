@@ -199,14 +199,25 @@ class _Line(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     error: str | None = None
 
 
-def _verdict_reader(names: dict[str, str]) -> Callable[[str | bytes], tuple | None]:
+def _verdict_reader(
+    names: dict[str, str], *, copy: bool = False
+) -> Callable[[str | bytes], tuple | None]:
     """Return a reader of one well-formed line into _verdict's tuple, its names kept once in
     `names` (many lines name the same transcript, rule and judge); None when _verdict must tell
-    why not."""
+    why not (a line holding a NUL escape among them: json_records leaves that check to it). With
+    `copy`, the rationale and error come as fields of COPY's text format."""
     decode = msgspec.json.Decoder(_Line).decode
     intern = names.setdefault
 
     def read(line: str | bytes) -> tuple | None:
+        # A JSON string holds a backslash, tab, newline, carriage return or NUL only as an escape,
+        # which starts with a backslash: a line without one has nothing COPY must escape and no
+        # NUL. Looked for in the line (memchr) rather than in each text: a regular expression per
+        # text was a sixth of the CPU of the loop that checks the lines (bench/import_verdicts.py).
+        is_bytes = type(line) is bytes
+        escaped = line.find(b"\\" if is_bytes else "\\") >= 0
+        if escaped and line.find(b"\\u0000" if is_bytes else "\\u0000") >= 0:
+            return None
         v = decode(line)
         flagged, turn, turns, error = v.flagged, v.turn, v.turns, v.error or ""
         if turns:
@@ -224,7 +235,9 @@ def _verdict_reader(names: dict[str, str]) -> Callable[[str | bytes], tuple | No
             flagged = False
         if not flagged and turn is not None:
             return None
-        t, r, j = v.transcript, v.rule, v.judge
+        t, r, j, rationale = v.transcript, v.rule, v.judge, v.rationale or ""
+        if copy and escaped:
+            rationale, error = copy_text(rationale), copy_text(error)
         return (
             intern(t, t),
             intern(r, r),
@@ -234,7 +247,7 @@ def _verdict_reader(names: dict[str, str]) -> Callable[[str | bytes], tuple | No
             turn,
             turns,
             v.severity or "",
-            v.rationale or "",
+            rationale,
             v.confidence,
             error,
         )
@@ -276,8 +289,10 @@ class _Import:
     def __init__(self, errors: Errors, progress: Progress | None):
         self.errors = errors
         self.progress = progress
-        self.transcripts: dict[str, tuple[int, int] | None] = {}  # external id -> (pk, turns)
-        self.versions: dict[tuple[str, int], tuple[int, str]] = {}  # (rule, n) -> (pk, severity)
+        # external id -> (pk, turns, its part of a packed key, its COPY field)
+        self.transcripts: dict[str, tuple[int, int, int, str] | None] = {}
+        # (rule, n) -> (pk, severity, its part of a packed key, its COPY field)
+        self.versions: dict[tuple[str, int], tuple[int, str, int, str]] = {}
         self.rules_seen: set[str] = set()
         self.judges: dict[str, int] = {}
         self.new_judges: set[str] = set()
@@ -303,6 +318,9 @@ class _Import:
         # Bound once: this loop runs once a line.
         transcript_of, version_of, judges = self.transcripts.get, self.versions.get, self.judges
         first_seen, now, copy_lines = self.seen.setdefault, self.now, self.copy_lines
+        # Each id is made text (and its part of the key) once, not once a line: a fifth of this
+        # loop's CPU (bench/import_verdicts.py).
+        judge_field = {name: f"{pk}\t" for name, pk in judges.items()}
         stamp = copy_text(str(now))
         unchanged = 0
         for where, (
@@ -342,8 +360,8 @@ class _Import:
                     f"turn {turns[bad]} is beyond {t}'s {tr[1]} turns",
                 )
                 continue
-            tid, vid, judge = tr[0], rv[0], judges[j]
-            key = (tid << 64) | (vid << 32) | judge  # _key, inline
+            judge = judges[j]
+            key = tr[2] | rv[2] | judge  # _key, its parts made once
             first = first_seen(key, where)
             if first is not where:
                 add_error(
@@ -359,16 +377,17 @@ class _Import:
                 severity = rv[1]
             turns = orjson.dumps(turns).decode() if turns else "[]"
             if copy_lines:
-                # Only the texts from the file can hold what COPY escapes: the severity is one of
+                # The rationale and error come escaped (_parsed_chunks); the severity is one of
                 # three words and the turns are JSON numbers.
-                rationale, error = copy_text(rationale), copy_text(error) if error else ""
                 append(
-                    f"{tid}\t{vid}\t{judge}\t{'t' if flagged else 'f'}\t"
+                    f"{tr[3]}{rv[3]}{judge_field[j]}{'t' if flagged else 'f'}\t"
                     f"{'\\N' if turn is None else turn}\t{turns}\t{severity}\t{rationale}\t"
                     f"{'\\N' if conf is None else conf}\t{error}\t{stamp}\n"
                 )
                 continue
-            append((tid, vid, judge, flagged, turn, turns, severity, rationale, conf, error, now))
+            append(
+                (tr[0], rv[0], judge, flagged, turn, turns, severity, rationale, conf, error, now)
+            )
         self.unchanged += unchanged
         if rows and not self.errors:
             self._write(rows)
@@ -379,14 +398,14 @@ class _Import:
         for part in chunked(new_ext):
             self.transcripts.update(dict.fromkeys(part))
             for ext, pk, last in _transcripts_last_turn(part):
-                self.transcripts[ext] = (pk, 0 if last is None else last + 1)
+                self.transcripts[ext] = (pk, 0 if last is None else last + 1, pk << 64, f"{pk}\t")
         new_rules = sorted(rules - self.rules_seen)
         for part in chunked(new_rules):
             self.rules_seen.update(part)
             for rid, number, pk, severity in RuleVersion.objects.filter(
                 rule__rule_id__in=part
             ).values_list("rule__rule_id", "number", "pk", "rule__severity"):
-                self.versions[(rid, number)] = (pk, severity)
+                self.versions[(rid, number)] = (pk, severity, pk << 32, f"{pk}\t")
         new_judges = judges - self.judges.keys()
         if new_judges:
             self.judges.update(Judge.objects.filter(name__in=new_judges).values_list("name", "pk"))
@@ -455,8 +474,11 @@ def verdict_rows_write(rows: list[tuple] | list[str]) -> int:
         )
 
 
-def _parsed_chunks(lines: Iterable[str | bytes], errors: Errors) -> Iterator[list[tuple]]:
-    """Yield the lines' records, parsed and checked field by field, CHUNK_LINES at a time.
+def _parsed_chunks(
+    lines: Iterable[str | bytes], errors: Errors, *, copy: bool = False
+) -> Iterator[list[tuple]]:
+    """Yield the lines' records, parsed and checked field by field, CHUNK_LINES at a time (with
+    `copy`, their rationale and error as fields of COPY's text format).
 
     The parsing runs in a thread a chunk ahead, so it overlaps the database's work on the chunk
     before (its COPY and foreign-key checks): only pure Python runs there, never a query.
@@ -478,7 +500,7 @@ def _parsed_chunks(lines: Iterable[str | bytes], errors: Errors) -> Iterator[lis
         try:
             names: dict[str, str] = {}
             intern = names.setdefault
-            read = _verdict_reader(names)
+            read = _verdict_reader(names, copy=copy)
             # Each field kept is checked (by `read` or _verdict), so records are not walked whole.
             records = json_records(lines, errors, check="nul", fast=read)
             while batch := list(itertools.islice(records, CHUNK_LINES)):
@@ -491,6 +513,8 @@ def _parsed_chunks(lines: Iterable[str | bytes], errors: Errors) -> Iterator[lis
                         except Invalid as exc:
                             errors.add(where, exc.field, exc.reason)
                             continue
+                        if copy:
+                            rest[4], rest[6] = copy_text(rest[4]), copy_text(rest[6])
                         item = (where, (intern(t, t), intern(r, r), number, intern(j, j), *rest))
                     parsed.append(item)
                 if not put(parsed):
@@ -532,7 +556,7 @@ def verdicts_import(
         job = _Import(errors, progress)
         # The keys are checked once per COPY (core.bulk_keys), each chunk locking the calls it
         # names: files in call order (as judges write them) lock each call once.
-        for parsed in _parsed_chunks(lines, errors):
+        for parsed in _parsed_chunks(lines, errors, copy=job.copy_lines):
             job.add(parsed)
         errors.check()
         data_changed("verdicts")  # again once committed: the trigger's bump came before the commit

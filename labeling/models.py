@@ -144,6 +144,11 @@ class Mark(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["verdict", "reviewer"], name="mark_once_per_reviewer")
         ]
+        indexes = [
+            # The issue trends' judge errors a day (issue_trends): the wrong marks of the window,
+            # read from the index alone rather than every mark ever made.
+            models.Index(fields=["created_at"], condition=Q(correct=False), name="mark_wrong_at"),
+        ]
 
     def __str__(self):
         return f"{'right' if self.correct else 'wrong'} on {self.verdict_id}"

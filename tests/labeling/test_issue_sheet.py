@@ -395,7 +395,12 @@ def test_sheet_query_count_is_constant_at_100000_rows(
 
 def test_trends_split_reviewed_items_by_reason_and_count_judge_errors(reviewer):
     from labeling.models import Assignment, Mark
-    from tests.factories import DailySampleFactory, SampleItemFactory, VerdictFactory
+    from tests.factories import (
+        DailySampleFactory,
+        SampleItemFactory,
+        UserFactory,
+        VerdictFactory,
+    )
 
     today = timezone.localdate()
     sample = DailySampleFactory(day=today)
@@ -410,6 +415,14 @@ def test_trends_split_reviewed_items_by_reason_and_count_judge_errors(reviewer):
         )
     Assignment.objects.create(
         item=items[3], reviewer=reviewer, claimed_at=now, lease_expires_at=now
+    )
+    # A second finished review of the first item: still one call reviewed.
+    Assignment.objects.create(
+        item=items[0],
+        reviewer=UserFactory(roles=["reviewer"]),
+        claimed_at=now,
+        lease_expires_at=now,
+        finished_at=now,
     )
     Mark.objects.create(verdict=VerdictFactory(), reviewer=reviewer, correct=False)
     Mark.objects.create(verdict=VerdictFactory(), reviewer=reviewer, correct=True)

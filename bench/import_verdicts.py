@@ -14,7 +14,7 @@ the verdicts as JSON Lines to a temporary file, then times, in one run:
   4. a COPY of the same rows into the real verdict table (emptied first), with its keys, indexes
      and foreign keys: the floor of any importer that keeps the table's checks.
 
-1 and 4 run BENCH_REPEAT times (3) in turn, each into the emptied table, and the median of each
+1 and 4 run BENCH_REPEAT times (5) in turn, each into the emptied table, and the median of each
 is printed: a single run of each swings by a quarter with PostgreSQL's background work.
 
 It prints the ratios (import / bare COPY, import / COPY into the verdict table, and that COPY /
@@ -192,7 +192,7 @@ def main() -> None:
     n_verdicts = int(os.environ.get("BENCH_VERDICTS", "1000000"))
     n_rules = int(os.environ.get("BENCH_RULES", "25"))
     n_turns = int(os.environ.get("BENCH_TURNS", "20"))
-    repeat = int(os.environ.get("BENCH_REPEAT", "3"))
+    repeat = int(os.environ.get("BENCH_REPEAT", "5"))
 
     with scratch_database(url, name=bench_database_name(url)) as bench_url:
         django_setup(migrate=True, DATABASE_URL=bench_url)

@@ -2,9 +2,7 @@
 
 import itertools
 import logging
-import queue
 import re
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Annotated, Any, Literal
@@ -480,59 +478,30 @@ def _parsed_chunks(
     """Yield the lines' records, parsed and checked field by field, CHUNK_LINES at a time (with
     `copy`, their rationale and error as fields of COPY's text format).
 
-    The parsing runs in a thread a chunk ahead, so it overlaps the database's work on the chunk
-    before (its COPY and foreign-key checks): only pure Python runs there, never a query.
+    In the importing thread: parsing a chunk ahead in a thread of its own, to overlap the
+    database's work on the chunk before, saved no wall-clock time and cost a quarter more of
+    Python's CPU in the two threads' turns at the interpreter lock (bench/import_verdicts.py).
     """
-    chunks: queue.Queue = queue.Queue(maxsize=1)
-    stop = threading.Event()
-    done = object()
-
-    def put(item) -> bool:
-        while not stop.is_set():
-            try:
-                chunks.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def parse() -> None:
-        try:
-            names: dict[str, str] = {}
-            intern = names.setdefault
-            read = _verdict_reader(names, copy=copy)
-            # Each field kept is checked (by `read` or _verdict), so records are not walked whole.
-            records = json_records(lines, errors, check="nul", fast=read)
-            while batch := list(itertools.islice(records, CHUNK_LINES)):
-                parsed = []
-                for item in batch:
-                    if type(item[1]) is not tuple:  # a line `read` left to _verdict
-                        where, obj = item
-                        try:
-                            t, r, number, j, *rest = _verdict(obj)
-                        except Invalid as exc:
-                            errors.add(where, exc.field, exc.reason)
-                            continue
-                        if copy:
-                            rest[4], rest[6] = copy_text(rest[4]), copy_text(rest[6])
-                        item = (where, (intern(t, t), intern(r, r), number, intern(j, j), *rest))
-                    parsed.append(item)
-                if not put(parsed):
-                    return
-            put(done)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
-            put(exc)
-
-    thread = threading.Thread(target=parse, name="verdicts-parse", daemon=True)
-    thread.start()
-    try:
-        while (item := chunks.get()) is not done:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        thread.join()
+    names: dict[str, str] = {}
+    intern = names.setdefault
+    read = _verdict_reader(names, copy=copy)
+    # Each field kept is checked (by `read` or _verdict), so records are not walked whole.
+    records = json_records(lines, errors, check="nul", fast=read)
+    while batch := list(itertools.islice(records, CHUNK_LINES)):
+        parsed = []
+        for item in batch:
+            if type(item[1]) is not tuple:  # a line `read` left to _verdict
+                where, obj = item
+                try:
+                    t, r, number, j, *rest = _verdict(obj)
+                except Invalid as exc:
+                    errors.add(where, exc.field, exc.reason)
+                    continue
+                if copy:
+                    rest[4], rest[6] = copy_text(rest[4]), copy_text(rest[6])
+                item = (where, (intern(t, t), intern(r, r), number, intern(j, j), *rest))
+            parsed.append(item)
+        yield parsed
 
 
 def verdicts_import(
@@ -543,8 +512,8 @@ def verdicts_import(
     never changes. Judges are created by name when new. Nothing is written unless every line
     is valid.
 
-    Streamed (bench/import_verdicts.py): CHUNK_LINES lines at a time are parsed (a chunk ahead,
-    in a thread), their names looked up once each, and their new verdicts copied in, all in one
+    Streamed (bench/import_verdicts.py): CHUNK_LINES lines at a time are parsed, their names
+    looked up once each, and their new verdicts copied in, all in one
     transaction; the memory held does not grow with the file. A well-formed line is parsed and
     checked by a typed decoder (_Line); any other is read again by _verdict, whose error names
     the line and the field.

@@ -59,12 +59,8 @@ class ConversationScore(models.Model):
         return f"{self.transcript_id}/{self.judge_id}: {self.score}"
 
 
-class ConversationSums(models.Model):
-    """Per agent version and conversation judge: scores counted (errored apart), the sum and sum
-    of squares of the scores, and calls with findings: the figures of the conversation pages.
-    The rows are deltas appended by database triggers on scores and calls
-    (evals.conversation.figures); a figure is the sum of its rows, folded into one by
-    `conversation_figures_compact` and checked by `conversation_figures_rebuild --check`."""
+class _FigureKey(models.Model):
+    """The key of the conversation figures' delta rows: agent version and conversation judge."""
 
     # No constraint in the database (the ORM still cascades): the triggers append rows here while
     # a flush or a cascade is deleting the scores, after their agent version may be gone.
@@ -78,6 +74,18 @@ class ConversationSums(models.Model):
     judge = models.ForeignKey(
         Judge, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
     )
+
+    class Meta:
+        abstract = True
+
+
+class ConversationSums(_FigureKey):
+    """Per agent version and conversation judge: scores counted (errored apart), the sum and sum
+    of squares of the scores, and calls with findings: the figures of the conversation pages.
+    The rows are deltas appended by database triggers on scores and calls
+    (evals.conversation.figures); a figure is the sum of its rows, folded into one by
+    `conversation_figures_compact` and checked by `conversation_figures_rebuild --check`."""
+
     calls = models.BigIntegerField(help_text="Scores without an error.")
     errored = models.BigIntegerField(help_text="Scores with an error.")
     n = models.BigIntegerField(help_text="Scores without an error that have a score.")
@@ -93,22 +101,10 @@ class ConversationSums(models.Model):
         return f"{self.agent_version_id}/{self.judge_id}: {self.calls} calls"
 
 
-class ConversationFindingCount(models.Model):
+class ConversationFindingCount(_FigureKey):
     """Per agent version, conversation judge and finding type ('?': none given): how many
     findings the scores without an error name. Delta rows, kept as ConversationSums are."""
 
-    # No constraint in the database (the ORM still cascades): the triggers append rows here while
-    # a flush or a cascade is deleting the scores, after their agent version may be gone.
-    agent_version = models.ForeignKey(
-        "catalog.AgentVersion",
-        on_delete=models.CASCADE,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-    )
-    judge = models.ForeignKey(
-        Judge, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
-    )
     kind = models.TextField(help_text="The finding's type.")
     n = models.BigIntegerField(help_text="Findings added (negative: removed).")
 
